@@ -1,0 +1,48 @@
+"""The registry of targets. Backends are imported lazily; nothing outside `backends/` names a target."""
+
+from __future__ import annotations
+
+import importlib
+
+# target name -> module defining `BACKEND` (an object with the Backend protocol of base.py)
+_TARGETS = {
+    "sim": "xblock.sim.backend",
+    "cpu": "xblock.backends.cpu",
+    "cuda": "xblock.backends.cuda",
+    "ascend": "xblock.backends.ascend",
+}
+_LOADED: dict = {}
+
+
+from ..errors import XBlockError  # noqa: E402
+
+
+class TargetUnavailable(XBlockError):
+    """The target exists but cannot compile or run here (not built yet, or missing a toolchain)."""
+
+
+def targets() -> list[str]:
+    return list(_TARGETS)
+
+
+def get_backend(name: str):
+    """The backend object of target `name`."""
+    if name not in _TARGETS:
+        raise ValueError(f"unknown target '{name}' (known: {', '.join(_TARGETS)})")
+    if name not in _LOADED:
+        mod = importlib.import_module(_TARGETS[name])
+        backend = getattr(mod, "BACKEND", None)
+        if backend is None:
+            raise TargetUnavailable(f"target '{name}' is not available in this version of xblock")
+        _LOADED[name] = backend
+    return _LOADED[name]
+
+
+def default_target(args) -> str:
+    """The target implied by the launch arguments: each backend says which arrays it owns."""
+    for name in _TARGETS:
+        mod = importlib.import_module(_TARGETS[name])
+        claims = getattr(mod, "claims_arguments", None)
+        if claims is not None and claims(args):
+            return name
+    return "cpu"

@@ -1,0 +1,3 @@
+"""The 'cpu' target: not built yet in this version (see docs/STATUS.md); compiling for it says so."""
+
+BACKEND = None

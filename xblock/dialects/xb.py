@@ -1,0 +1,335 @@
+"""The xb dialect: IRDL definitions, documentation and a snake_case builder per op.
+
+IRDL ops print in MLIR's generic form and carry attributes (not properties). IRDL cannot
+mark an op pure or as a terminator, so xblock's own passes (``xb-dce``) know which xb ops
+are free of side effects (``PURE_OPS``), and combine regions of ``xb.reduce``/``xb.scan``
+end with upstream ``gpu.yield``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import irdl
+
+
+@dataclass(frozen=True)
+class OpDoc:
+    """One op of the dialect: its name, IRDL body and documentation."""
+
+    name: str
+    irdl: str
+    doc: str
+
+
+_ANY = "%t = irdl.any\n"
+
+OPS: list[OpDoc] = [
+    OpDoc(
+        "program_id",
+        "%i32 = irdl.is i32\n%a = irdl.any\nirdl.attributes {\"axis\" = %a}\nirdl.results(result: %i32)",
+        "Index of this program instance along grid axis `axis` (0, 1 or 2), as i32.",
+    ),
+    OpDoc(
+        "num_programs",
+        "%i32 = irdl.is i32\n%a = irdl.any\nirdl.attributes {\"axis\" = %a}\nirdl.results(result: %i32)",
+        "Number of program instances along grid axis `axis`, as i32.",
+    ),
+    OpDoc(
+        "arange",
+        "%t = irdl.any\n%s = irdl.any\n%e = irdl.any\n"
+        "irdl.attributes {\"start\" = %s, \"end\" = %e}\nirdl.results(result: %t)",
+        "`tensor<(end-start)xi32>` holding start, start+1, ..., end-1.",
+    ),
+    OpDoc(
+        "splat",
+        _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(result: %r)",
+        "Block of the result's shape with every element equal to the scalar operand.",
+    ),
+    OpDoc(
+        "broadcast",
+        _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(result: %r)",
+        "Block broadcast to the result's shape; the ranks agree and each source dim is 1 or equal.",
+    ),
+    OpDoc(
+        "expand_dims",
+        _ANY + "%r = irdl.any\n%a = irdl.any\nirdl.attributes {\"axis\" = %a}\n"
+        "irdl.operands(src: %t)\nirdl.results(result: %r)",
+        "Block with a new dimension of size 1 inserted at `axis`.",
+    ),
+    OpDoc(
+        "reshape",
+        _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(result: %r)",
+        "Block reshaped to the result's shape in row-major order (same number of elements).",
+    ),
+    OpDoc(
+        "trans",
+        _ANY + "%r = irdl.any\n%a = irdl.any\nirdl.attributes {\"order\" = %a}\n"
+        "irdl.operands(src: %t)\nirdl.results(result: %r)",
+        "Block with dimensions permuted: result dim i is source dim order[i].",
+    ),
+    OpDoc(
+        "ptr_cast",
+        _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(result: %r)",
+        "Pointer (or block of pointers) reinterpreted as pointing to another element type.",
+    ),
+    OpDoc(
+        "addptr",
+        "%p = irdl.any\n%o = irdl.any\nirdl.operands(ptr: %p, offset: %o)\nirdl.results(result: %p)",
+        "Pointer plus an integer offset counted in elements of the pointee type; scalar or block.",
+    ),
+    OpDoc(
+        "load",
+        "%p = irdl.any\n%m = irdl.any\n%v = irdl.any\n%c = irdl.any\n%e = irdl.any\n%vol = irdl.any\n"
+        "irdl.operands(ptr: %p, mask: optional %m, other: optional %v)\n"
+        "irdl.attributes {\"cache\" = %c, \"evict\" = %e, \"volatile\" = %vol}\nirdl.results(result: %v)",
+        "Masked gather from global memory. Lanes whose mask is false read nothing and take "
+        "`other` (undefined without it). Operand segment sizes are in `operandSegmentSizes`.",
+    ),
+    OpDoc(
+        "store",
+        "%p = irdl.any\n%v = irdl.any\n%m = irdl.any\n%c = irdl.any\n%e = irdl.any\n"
+        "irdl.operands(ptr: %p, value: %v, mask: optional %m)\n"
+        "irdl.attributes {\"cache\" = %c, \"evict\" = %e}",
+        "Masked scatter to global memory; lanes whose mask is false write nothing.",
+    ),
+    OpDoc(
+        "reduce",
+        "%v = irdl.any\n%w = irdl.any\n%k = irdl.any\n%a = irdl.any\n%r = irdl.region\n"
+        "irdl.operands(srcs: variadic %v)\nirdl.attributes {\"axis\" = %a, \"kind\" = %k}\n"
+        "irdl.regions(combine: %r)\nirdl.results(results: variadic %w)",
+        "Reduction along `axis`. `kind` is sum, prod, max, min, argmax, argmin, xor_sum, or "
+        "generic (the combine region takes 2N scalars and yields N with gpu.yield). argmax/argmin "
+        "return the smallest index of the extreme value; max/min ignore NaN unless all are NaN.",
+    ),
+    OpDoc(
+        "scan",
+        "%v = irdl.any\n%k = irdl.any\n%a = irdl.any\n%rev = irdl.any\n%r = irdl.region\n"
+        "irdl.operands(srcs: variadic %v)\n"
+        "irdl.attributes {\"axis\" = %a, \"kind\" = %k, \"reverse\" = %rev}\n"
+        "irdl.regions(combine: %r)\nirdl.results(results: variadic %v)",
+        "Inclusive scan along `axis`: cumsum, cumprod or generic (combine region as for reduce).",
+    ),
+    OpDoc(
+        "dot",
+        "%a = irdl.any\n%b = irdl.any\n%c = irdl.any\n%p = irdl.any\n%o = irdl.any\n"
+        "irdl.operands(a: %a, b: %b, acc: %c)\n"
+        "irdl.attributes {\"input_precision\" = %p, \"out_dtype\" = %o}\nirdl.results(result: %c)",
+        "Block matrix product acc + a @ b for MxK and KxN blocks, accumulated in the acc type.",
+    ),
+    OpDoc(
+        "atomic_rmw",
+        "%p = irdl.any\n%v = irdl.any\n%m = irdl.any\n%k = irdl.any\n%s = irdl.any\n%sc = irdl.any\n"
+        "irdl.operands(ptr: %p, val: %v, mask: optional %m)\n"
+        "irdl.attributes {\"kind\" = %k, \"sem\" = %s, \"scope\" = %sc}\nirdl.results(result: %v)",
+        "Atomic read-modify-write (add, fadd, max, min, umax, umin, xchg, and, or, xor) of each "
+        "lane's address; returns the old value. Masked-off lanes touch no memory.",
+    ),
+    OpDoc(
+        "atomic_cas",
+        "%p = irdl.any\n%v = irdl.any\n%s = irdl.any\n%sc = irdl.any\n"
+        "irdl.operands(ptr: %p, cmp: %v, val: %v)\n"
+        "irdl.attributes {\"sem\" = %s, \"scope\" = %sc}\nirdl.results(result: %v)",
+        "Atomic compare-and-swap: stores `val` where memory equals `cmp`; returns the old value.",
+    ),
+    OpDoc(
+        "print",
+        "%v = irdl.any\n%p = irdl.any\n%h = irdl.any\n"
+        "irdl.operands(args: variadic %v)\nirdl.attributes {\"prefix\" = %p, \"hex\" = %h}",
+        "Device print of the operands, prefixed with `prefix`, once per program.",
+    ),
+    OpDoc(
+        "assert",
+        "%v = irdl.any\n%m = irdl.any\nirdl.operands(cond: %v)\nirdl.attributes {\"message\" = %m}",
+        "Device assert: every lane of `cond` must be true, or the launch fails with `message`.",
+    ),
+]
+
+# xb ops without side effects: xb-dce may erase them when their results are unused.
+PURE_OPS = frozenset(
+    "xb." + n
+    for n in (
+        "program_id num_programs arange splat broadcast expand_dims reshape trans ptr_cast "
+        "addptr reduce scan dot"
+    ).split()
+)
+ALL_OPS = tuple("xb." + o.name for o in OPS)
+
+
+def irdl_source() -> str:
+    """The IRDL module that defines the dialect."""
+    body = []
+    for op in OPS:
+        inner = "\n    ".join(op.irdl.splitlines())
+        body.append(f"  irdl.operation @{op.name} {{\n    {inner}\n  }}")
+    ptr = "  irdl.type @ptr {\n    %0 = irdl.any\n    irdl.parameters(pointee: %0)\n  }"
+    return "irdl.dialect @xb {\n" + ptr + "\n" + "\n".join(body) + "\n}\n"
+
+
+_CONTEXT: ir.Context | None = None
+
+
+def context() -> ir.Context:
+    """A process-wide context with the xb dialect and all upstream dialects loaded."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        ctx = ir.Context()
+        with ctx:
+            irdl.load_dialects(ir.Module.parse(irdl_source()))
+        _CONTEXT = ctx
+    return _CONTEXT
+
+
+# ---------------------------------------------------------------------------------------------
+# Types
+
+
+def ptr_type(pointee: ir.Type) -> ir.Type:
+    """`!xb.ptr<pointee>`."""
+    return ir.Type.parse(f"!xb.ptr<{pointee}>")
+
+
+def is_ptr(t: ir.Type) -> bool:
+    return str(t).startswith("!xb.ptr<")
+
+
+def pointee(t: ir.Type) -> ir.Type:
+    s = str(t)
+    assert s.startswith("!xb.ptr<"), s
+    return ir.Type.parse(s[len("!xb.ptr<") : -1])
+
+
+def i32_attr(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
+
+
+def str_attr(s: str) -> ir.Attribute:
+    return ir.StringAttr.get(s)
+
+
+def _create(name, results, operands=(), attributes=None, regions=0, loc=None, ip=None):
+    return ir.Operation.create(
+        "xb." + name,
+        results=list(results),
+        operands=list(operands),
+        attributes=attributes or {},
+        regions=regions,
+        loc=loc,
+        ip=ip,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Builders: one per op, keyword-only loc/ip as the upstream bindings do.
+
+
+def program_id(axis: int, *, loc=None, ip=None) -> ir.Value:
+    i32 = ir.IntegerType.get_signless(32)
+    return _create("program_id", [i32], attributes={"axis": i32_attr(axis)}, loc=loc, ip=ip).result
+
+
+def num_programs(axis: int, *, loc=None, ip=None) -> ir.Value:
+    i32 = ir.IntegerType.get_signless(32)
+    return _create("num_programs", [i32], attributes={"axis": i32_attr(axis)}, loc=loc, ip=ip).result
+
+
+def arange(start: int, end: int, *, loc=None, ip=None) -> ir.Value:
+    t = ir.RankedTensorType.get([end - start], ir.IntegerType.get_signless(32))
+    attrs = {"start": i32_attr(start), "end": i32_attr(end)}
+    return _create("arange", [t], attributes=attrs, loc=loc, ip=ip).result
+
+
+def splat(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("splat", [result_type], [src], loc=loc, ip=ip).result
+
+
+def broadcast(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("broadcast", [result_type], [src], loc=loc, ip=ip).result
+
+
+def expand_dims(src: ir.Value, axis: int, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("expand_dims", [result_type], [src], {"axis": i32_attr(axis)}, loc=loc, ip=ip).result
+
+
+def reshape(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("reshape", [result_type], [src], loc=loc, ip=ip).result
+
+
+def trans(src: ir.Value, order, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    attrs = {"order": ir.DenseI32ArrayAttr.get([int(o) for o in order])}
+    return _create("trans", [result_type], [src], attrs, loc=loc, ip=ip).result
+
+
+def ptr_cast(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("ptr_cast", [result_type], [src], loc=loc, ip=ip).result
+
+
+def addptr(ptr: ir.Value, offset: ir.Value, *, loc=None, ip=None) -> ir.Value:
+    return _create("addptr", [ptr.type], [ptr, offset], loc=loc, ip=ip).result
+
+
+def _segments(*present: int) -> ir.Attribute:
+    return ir.DenseI32ArrayAttr.get(list(present))
+
+
+def load(ptr, result_type, mask=None, other=None, *, cache="", evict="", volatile=False, loc=None, ip=None):
+    operands = [ptr] + ([mask] if mask is not None else []) + ([other] if other is not None else [])
+    attrs = {
+        "cache": str_attr(cache),
+        "evict": str_attr(evict),
+        "volatile": ir.BoolAttr.get(bool(volatile)),
+        "operandSegmentSizes": _segments(1, int(mask is not None), int(other is not None)),
+    }
+    return _create("load", [result_type], operands, attrs, loc=loc, ip=ip).result
+
+
+def store(ptr, value, mask=None, *, cache="", evict="", loc=None, ip=None) -> ir.Operation:
+    operands = [ptr, value] + ([mask] if mask is not None else [])
+    attrs = {
+        "cache": str_attr(cache),
+        "evict": str_attr(evict),
+        "operandSegmentSizes": _segments(1, 1, int(mask is not None)),
+    }
+    return _create("store", [], operands, attrs, loc=loc, ip=ip)
+
+
+def reduce(srcs, axis: int, kind: str, result_types, *, loc=None, ip=None) -> ir.Operation:
+    """Reduction; for kind == "generic" the caller fills region 0 (the combine function)."""
+    attrs = {"axis": i32_attr(axis), "kind": str_attr(kind)}
+    return _create("reduce", result_types, srcs, attrs, regions=1, loc=loc, ip=ip)
+
+
+def scan(srcs, axis: int, kind: str, reverse: bool, result_types, *, loc=None, ip=None) -> ir.Operation:
+    attrs = {"axis": i32_attr(axis), "kind": str_attr(kind), "reverse": ir.BoolAttr.get(bool(reverse))}
+    return _create("scan", result_types, srcs, attrs, regions=1, loc=loc, ip=ip)
+
+
+def dot(a, b, acc, *, input_precision="ieee", out_dtype: ir.Type, loc=None, ip=None) -> ir.Value:
+    attrs = {"input_precision": str_attr(input_precision), "out_dtype": ir.TypeAttr.get(out_dtype)}
+    return _create("dot", [acc.type], [a, b, acc], attrs, loc=loc, ip=ip).result
+
+
+def atomic_rmw(kind, ptr, val, mask=None, *, sem="acq_rel", scope="gpu", loc=None, ip=None) -> ir.Value:
+    attrs = {
+        "kind": str_attr(kind),
+        "sem": str_attr(sem),
+        "scope": str_attr(scope),
+        "operandSegmentSizes": _segments(1, 1, int(mask is not None)),
+    }
+    operands = [ptr, val] + ([mask] if mask is not None else [])
+    return _create("atomic_rmw", [val.type], operands, attrs, loc=loc, ip=ip).result
+
+
+def atomic_cas(ptr, cmp, val, *, sem="acq_rel", scope="gpu", loc=None, ip=None) -> ir.Value:
+    attrs = {"sem": str_attr(sem), "scope": str_attr(scope)}
+    return _create("atomic_cas", [val.type], [ptr, cmp, val], attrs, loc=loc, ip=ip).result
+
+
+def print_(prefix: str, args, hex: bool = False, *, loc=None, ip=None) -> ir.Operation:
+    attrs = {"prefix": str_attr(prefix), "hex": ir.BoolAttr.get(bool(hex))}
+    return _create("print", [], list(args), attrs, loc=loc, ip=ip)
+
+
+def assert_(cond, message: str, *, loc=None, ip=None) -> ir.Operation:
+    return _create("assert", [], [cond], {"message": str_attr(message)}, loc=loc, ip=ip)

@@ -1,0 +1,700 @@
+"""Python AST to the xb dialect: one code generator per kernel or helper function.
+
+Every visited node sets the MLIR location to the user's `file:line:col`, and any failure while
+visiting it becomes a `CompilationError` at that node. Helper `@jit` calls become `func.call`s
+to private specialized functions, inlined later by the `xb-inline-calls` pass.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import inspect
+import operator
+import types
+
+from mlir import ir
+from mlir.dialects import func, gpu, scf
+
+from .. import language as xl
+from ..dialects import xb
+from ..errors import CompilationError, debug
+from ..language.core import _unwrap, constexpr, is_builtin, tensor
+from .semantic import Semantic, SemanticError
+from .source import KernelSource, is_jit_function, unwrap_function
+from .triton_compat import translate
+from .types import ir_type
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+           ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.LShift: "lshift",
+           ast.RShift: "rshift"}
+_PY_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.BitAnd: operator.and_,
+              ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
+              ast.RShift: operator.rshift, ast.Pow: operator.pow}
+_CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_PY_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+              ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+              ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_PY_BUILTINS = {"len", "min", "max", "int", "float", "bool", "abs", "isinstance", "tuple", "list", "getattr",
+                "hasattr", "str", "round", "divmod", "enumerate", "zip", "range", "print", "type", "repr",
+                "ValueError", "TypeError", "AssertionError", "sum", "any", "all", "reversed", "sorted",
+                "None", "True", "False", "dict", "set", "frozenset", "slice", "map", "filter", "chr", "ord"}
+_TENSOR_METHODS = {"to": "cast", "reshape": "reshape", "view": "view", "trans": "trans", "permute": "permute",
+                   "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "sum": "sum", "max": "max",
+                   "min": "min", "argmax": "argmax", "argmin": "argmin", "cumsum": "cumsum",
+                   "cumprod": "cumprod", "reduce": "reduce", "associative_scan": "associative_scan",
+                   "xor_sum": "xor_sum", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
+                   "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "abs": "abs",
+                   "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil", "logical_and": None}
+
+
+class _Method:
+    """A builtin bound to a block value (`x.to(...)`, `x.sum(0)`)."""
+
+    def __init__(self, fn, self_value):
+        self.fn, self.self_value = fn, self_value
+
+
+def _is_py_value(v) -> bool:
+    return not isinstance(v, tensor) and not (isinstance(v, (tuple, list)) and any(map(_has_tensor, v)))
+
+
+def _has_tensor(v) -> bool:
+    if isinstance(v, tensor):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(_has_tensor(x) for x in v)
+    return False
+
+
+def _assigned_names(stmts) -> set[str]:
+    out = set()
+    for st in stmts:
+        for node in ast.walk(st):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+    return out
+
+
+class ModuleBuilder:
+    """Owns the module being built and the cache of specialized helper functions."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.helpers: dict = {}
+        self.sources: dict = {}
+
+    def source(self, fn) -> KernelSource:
+        fn = unwrap_function(fn)
+        if fn not in self.sources:
+            self.sources[fn] = KernelSource(fn)
+        return self.sources[fn]
+
+
+class CodeGenerator(ast.NodeVisitor):
+    """Generates IR for one function body into the current insertion point."""
+
+    def __init__(self, ks: KernelSource, mb: ModuleBuilder, scope: dict):
+        self.ks, self.mb, self.scope = ks, mb, scope
+        self.sem = Semantic(self)
+        self.ret = None
+        self.returned = False
+
+    # ----------------------------------------------------------------------------- errors, locs
+    def loc(self, node) -> ir.Location:
+        return ir.Location.file(self.ks.file, self.ks.abs_line(node.lineno), node.col_offset + self.ks.indent + 1)
+
+    def error(self, node, msg) -> CompilationError:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0) + self.ks.indent + 1
+        return CompilationError(self.ks.file, self.ks.abs_line(line), col, msg, self.ks.source_line(line))
+
+    def visit(self, node):
+        if node is None:
+            return None
+        if not hasattr(node, "lineno"):
+            return super().visit(node)
+        with self.loc(node):
+            try:
+                return super().visit(node)
+            except CompilationError:
+                raise
+            except (SemanticError, TypeError, ValueError, NameError, AttributeError, IndexError, KeyError,
+                    ZeroDivisionError, AssertionError, RuntimeError, OverflowError) as e:
+                if debug():
+                    raise
+                msg = str(e) if isinstance(e, (SemanticError, NameError)) else f"{type(e).__name__}: {e}"
+                raise self.error(node, msg) from None
+            except Exception as e:  # an MLIR or internal failure still points at the user's line
+                if debug():
+                    raise
+                raise self.error(node, f"internal error: {type(e).__name__}: {e}") from None
+
+    def generic_visit(self, node):
+        raise SemanticError(f"unsupported syntax: {type(node).__name__}")
+
+    def visit_stmts(self, stmts):
+        for st in stmts:
+            if self.returned:
+                raise self.error(st, "statements after `return` are not supported")
+            self.visit(st)
+
+    # ----------------------------------------------------------------------------- statements
+    def visit_Expr(self, node):
+        self.visit(node.value)
+
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Assign(self, node):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            return
+        self.assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            raise SemanticError("augmented assignment needs a plain name on the left")
+        cur = self.lookup(node.target.id)
+        self.assign(node.target, self.binop(type(node.op), cur, self.visit(node.value)))
+
+    def assign(self, target, value):
+        if isinstance(target, ast.Name):
+            self.scope[target.id] = _unwrap(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            value = _unwrap(value)
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                raise SemanticError(f"cannot unpack {value!r} into {len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            raise SemanticError("only names and tuples of names can be assigned to (blocks are immutable)")
+
+    def visit_Return(self, node):
+        self.ret = self.visit(node.value) if node.value is not None else None
+        self.returned = True
+
+    def visit_Assert(self, node):
+        cond = self.visit(node.test)
+        msg = self.visit(node.msg) if node.msg is not None else ast.unparse(node.test)
+        if _is_py_value(cond):
+            if not cond:
+                raise SemanticError(f"assertion failed: {msg}")
+            return
+        self.sem.device_assert(cond, msg)
+
+    def visit_Break(self, node):
+        raise SemanticError("`break` is not supported in kernels; use a `while` condition")
+
+    def visit_Continue(self, node):
+        raise SemanticError("`continue` is not supported in kernels")
+
+    # ----------------------------------------------------------------------------- if
+    def visit_If(self, node):
+        cond = self.visit(node.test)
+        if _is_py_value(cond):
+            self.visit_stmts(node.body if cond else node.orelse)
+            return
+        cond = self.sem.to_bool(cond)
+        if cond.shape:
+            raise SemanticError(f"an `if` condition must be a scalar, got a block of shape {list(cond.shape)}")
+        saved = dict(self.scope)
+        probe = scf.IfOp(cond.handle, [], has_else=True)
+        branches = []
+        for block, stmts in ((probe.then_block, node.body), (probe.else_block, node.orelse)):
+            self.scope = dict(saved)
+            with ir.InsertionPoint(block):
+                self.visit_stmts(stmts)
+            if self.returned:
+                raise SemanticError("`return` inside a non-constexpr `if` is not supported")
+            branches.append(self.scope)
+        self.scope = saved
+        names = sorted(n for n in _assigned_names(node.body) | _assigned_names(node.orelse)
+                       if n in saved or (n in branches[0] and n in branches[1]))
+        results, consts = [], {}
+        for n in names:
+            tv, ev = branches[0].get(n, saved.get(n)), branches[1].get(n, saved.get(n))
+            if _is_py_value(tv) and _is_py_value(ev) and (tv is ev or (type(tv) is type(ev) and tv == ev)):
+                consts[n] = tv
+            else:
+                results.append(n)
+        yields = [[], []]
+        for n in results:
+            tv, ev = branches[0].get(n, saved.get(n)), branches[1].get(n, saved.get(n))
+            dt = tv.dtype if isinstance(tv, tensor) else ev.dtype if isinstance(ev, tensor) else None
+            for i, (block, v) in enumerate(((probe.then_block, tv), (probe.else_block, ev))):
+                with ir.InsertionPoint(block):
+                    if not isinstance(v, tensor) and not isinstance(v, (int, float, bool)):
+                        raise SemanticError(f"variable '{n}' must be a block or number in both branches of `if`")
+                    yields[i].append(self.sem.to_tensor(v, dt if not isinstance(v, tensor) else None))
+            t0, t1 = yields[0][-1], yields[1][-1]
+            if t0.dtype != t1.dtype or t0.shape != t1.shape:
+                raise SemanticError(
+                    f"variable '{n}' has type {t0.type} after the `if` branch but {t1.type} after `else`")
+        if not results:
+            for block in (probe.then_block, probe.else_block):
+                with ir.InsertionPoint(block):
+                    scf.YieldOp([])
+            self.scope.update(consts)
+            return
+        with ir.InsertionPoint(probe):
+            real = scf.IfOp(cond.handle, [t.handle.type for t in yields[0]], has_else=True)
+        for src, dst, ys in ((probe.then_block, real.then_block, yields[0]),
+                             (probe.else_block, real.else_block, yields[1])):
+            with ir.InsertionPoint(dst):
+                y = scf.YieldOp([t.handle for t in ys])
+            for op in list(src.operations):
+                op.move_before(y)
+        probe.operation.erase()
+        self.scope.update(consts)
+        for n, r, t in zip(results, real.results, yields[0]):
+            self.scope[n] = tensor(r, t.dtype, t.shape)
+
+    # ----------------------------------------------------------------------------- loops
+    def visit_For(self, node):
+        if node.orelse:
+            raise SemanticError("`for ... else` is not supported")
+        it = node.iter
+        if not isinstance(it, ast.Call):
+            raise SemanticError("`for` must iterate over range(...), xl.range(...) or xl.static_range(...)")
+        fn = self.visit(it.func)
+        args = [self.visit(a) for a in it.args]
+        kwargs = {k.arg: self.visit(k.value) for k in it.keywords}
+        if fn is xl.static_range:
+            bounds = [_unwrap(a) for a in args]
+            if not all(isinstance(b, int) for b in bounds):
+                raise SemanticError("static_range bounds must be constexpr integers")
+            if not isinstance(node.target, ast.Name):
+                raise SemanticError("the loop variable must be a plain name")
+            for v in range(*bounds):
+                self.scope[node.target.id] = v
+                self.visit_stmts(node.body)
+            return
+        if fn is not builtins.range and fn is not xl.range:
+            raise SemanticError("`for` must iterate over range(...), xl.range(...) or xl.static_range(...)")
+        if not isinstance(node.target, ast.Name):
+            raise SemanticError("the loop variable must be a plain name")
+        del kwargs  # num_stages and other hints do not change semantics
+        args = [_unwrap(a) for a in args]
+        lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+        if isinstance(step, int) and step <= 0:
+            raise SemanticError(f"range step must be positive, got {step}")
+        iv_dt = xl.int64 if any(isinstance(b, tensor) and b.dtype.primitive_bitwidth == 64
+                                for b in (lb, ub, step)) else xl.int32
+        lb, ub, step = (self.sem.cast(self.sem.to_tensor(b), iv_dt) for b in (lb, ub, step))
+        for b in (lb, ub, step):
+            if b.shape:
+                raise SemanticError("range bounds must be scalars")
+        self.gen_loop(node, node.target.id, lb, ub, step)
+
+    def _loop_inits(self, names):
+        inits = {}
+        for n in names:
+            v = self.scope[n]
+            if isinstance(v, (bool, int, float)):
+                inits[n] = (self.sem.to_tensor(v), True)
+            elif isinstance(v, tensor):
+                inits[n] = (v, False)
+            else:
+                raise SemanticError(f"loop-carried variable '{n}' must be a block or a number, got {v!r}")
+        return inits
+
+    def gen_loop(self, node, iv_name, lb, ub, step):
+        carried = sorted(n for n in _assigned_names(node.body) if n in self.scope and n != iv_name)
+        inits = self._loop_inits(carried)
+        saved = dict(self.scope)
+        for attempt in range(2):
+            loop = scf.ForOp(lb.handle, ub.handle, step.handle, [inits[n][0].handle for n in carried])
+            self.scope = dict(saved)
+            with ir.InsertionPoint(loop.body):
+                self.scope[iv_name] = tensor(loop.induction_variable, lb.dtype, ())
+                for n, arg in zip(carried, loop.inner_iter_args):
+                    self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
+                self.visit_stmts(node.body)
+                outs, retry = self._loop_yields(carried, inits, attempt)
+                if not retry:
+                    scf.YieldOp([o.handle for o in outs])
+            self.scope = saved
+            if not retry:
+                break
+            # a number that became a block (or changed dtype) in the body: start from that type
+            loop.operation.erase()
+            for n, o in zip(carried, outs):
+                if n in retry:
+                    inits[n] = (self.sem.broadcast_to(self.sem.cast(inits[n][0], o.dtype), o.shape), False)
+        for n, r, o in zip(carried, loop.results, outs):
+            self.scope[n] = tensor(r, o.dtype, o.shape)
+
+    def _loop_yields(self, carried, inits, attempt):
+        outs, retry = [], set()
+        for n in carried:
+            init, weak = inits[n]
+            v = self.scope[n]
+            v = self.sem.to_tensor(v, init.dtype if not isinstance(v, tensor) else None)
+            if v.dtype != init.dtype or v.shape != init.shape:
+                if weak and attempt == 0:
+                    retry.add(n)
+                else:
+                    raise SemanticError(
+                        f"loop-carried variable '{n}' has type {init.type} before the loop but {v.type} "
+                        "at the end of the body; make its type the same (e.g. start from xl.zeros(...))")
+            outs.append(v)
+        return outs, retry
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise SemanticError("`while ... else` is not supported")
+        carried = sorted(n for n in _assigned_names(node.body) if n in self.scope)
+        inits = self._loop_inits(carried)
+        types_ = [inits[n][0].handle.type for n in carried]
+        loop = scf.WhileOp(types_, [inits[n][0].handle for n in carried])
+        before = loop.before.blocks.append(*types_)
+        after = loop.after.blocks.append(*types_)
+        saved = dict(self.scope)
+        with ir.InsertionPoint(before):
+            for n, arg in zip(carried, before.arguments):
+                self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
+            cond = self.visit(node.test)
+            if _is_py_value(cond):
+                raise SemanticError("a `while` condition must depend on values computed in the kernel")
+            cond = self.sem.to_bool(cond)
+            if cond.shape:
+                raise SemanticError("a `while` condition must be a scalar")
+            scf.ConditionOp(cond.handle, list(before.arguments))
+        self.scope = dict(saved)
+        with ir.InsertionPoint(after):
+            for n, arg in zip(carried, after.arguments):
+                self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
+            self.visit_stmts(node.body)
+            outs = []
+            for n in carried:
+                v = self.sem.to_tensor(self.scope[n], inits[n][0].dtype if not isinstance(self.scope[n], tensor) else None)
+                if v.dtype != inits[n][0].dtype or v.shape != inits[n][0].shape:
+                    raise SemanticError(f"loop-carried variable '{n}' changes type from {inits[n][0].type} "
+                                        f"to {v.type} in the `while` body")
+                outs.append(v)
+            scf.YieldOp([o.handle for o in outs])
+        self.scope = saved
+        for n, r in zip(carried, loop.results):
+            self.scope[n] = tensor(r, inits[n][0].dtype, inits[n][0].shape)
+
+    # ----------------------------------------------------------------------------- expressions
+    def visit_Constant(self, node):
+        return node.value
+
+    def visit_Tuple(self, node):
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_List(self, node):
+        return [self.visit(e) for e in node.elts]
+
+    def visit_JoinedStr(self, node):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                val = _unwrap(self.visit(v.value))
+                if isinstance(val, tensor):
+                    raise SemanticError("f-strings may only format constexpr values")
+                parts.append(format(val, self.visit(v.format_spec) if v.format_spec else ""))
+        return "".join(parts)
+
+    def visit_FormattedValue(self, node):
+        return self.visit(node.value)
+
+    def lookup(self, name):
+        if name in self.scope:
+            return self.scope[name]
+        g = self.ks.globals
+        if name in g:
+            return _unwrap(translate(g[name]))
+        if name in _PY_BUILTINS and hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise NameError(f"name '{name}' is not defined")
+
+    def visit_Name(self, node):
+        return self.lookup(node.id)
+
+    def binop(self, op_type, a, b):
+        a, b = _unwrap(a), _unwrap(b)
+        if _is_py_value(a) and _is_py_value(b):
+            return _PY_BINOPS[op_type](a, b)
+        if op_type not in _BINOPS:
+            raise SemanticError(f"operator {op_type.__name__} is not supported on blocks")
+        return self.sem.binary(_BINOPS[op_type], a, b)
+
+    def visit_BinOp(self, node):
+        return self.binop(type(node.op), self.visit(node.left), self.visit(node.right))
+
+    def visit_UnaryOp(self, node):
+        v = _unwrap(self.visit(node.operand))
+        op = type(node.op)
+        if _is_py_value(v):
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+                    ast.Invert: operator.invert}[op](v)
+        if op is ast.USub:
+            return self.sem.neg(v)
+        if op is ast.UAdd:
+            return v
+        if op is ast.Not:
+            return self.sem.logical_not(v)
+        return self.sem.invert(v)
+
+    def visit_BoolOp(self, node):
+        kind = "and" if isinstance(node.op, ast.And) else "or"
+        acc = None
+        for i, e in enumerate(node.values):
+            v = _unwrap(self.visit(e))
+            if acc is None:
+                acc = v
+            elif _is_py_value(acc) and _is_py_value(v):
+                acc = (acc and v) if kind == "and" else (acc or v)
+            else:
+                acc = self.sem.logical(kind, acc, v)
+            if _is_py_value(acc) and ((kind == "and" and not acc) or (kind == "or" and acc)):
+                return acc
+        return acc
+
+    def visit_Compare(self, node):
+        if len(node.ops) != 1:
+            raise SemanticError("chained comparisons are not supported; combine them with `&`")
+        a, b = _unwrap(self.visit(node.left)), _unwrap(self.visit(node.comparators[0]))
+        op = type(node.ops[0])
+        if op in (ast.Is, ast.IsNot, ast.In, ast.NotIn) or (_is_py_value(a) and _is_py_value(b)):
+            return _PY_CMPOPS[op](a, b)
+        return self.sem.compare(_CMPOPS[op], a, b)
+
+    def visit_IfExp(self, node):
+        cond = _unwrap(self.visit(node.test))
+        if _is_py_value(cond):
+            return self.visit(node.body if cond else node.orelse)
+        return self.sem.where(cond, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_Attribute(self, node):
+        base = _unwrap(self.visit(node.value))
+        name = node.attr
+        if isinstance(base, tensor):
+            if name == "dtype":
+                return base.dtype
+            if name == "shape":
+                return tuple(base.shape)
+            if name == "type":
+                return base.type
+            if name == "numel":
+                return base.numel
+            if name == "T":
+                return self.sem.permute(base, None)
+            if name in _TENSOR_METHODS and _TENSOR_METHODS[name]:
+                return _Method(getattr(xl, _TENSOR_METHODS[name]), base)
+            raise SemanticError(f"a block has no attribute '{name}'")
+        if isinstance(base, types.ModuleType):
+            if not hasattr(base, name):
+                raise SemanticError(f"module '{base.__name__}' has no attribute '{name}'")
+            return _unwrap(translate(getattr(base, name)))
+        return _unwrap(translate(getattr(base, name)))
+
+    def visit_Subscript(self, node):
+        base = _unwrap(self.visit(node.value))
+        sl = node.slice
+        if isinstance(base, tensor):
+            items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+            x, dim = base, 0
+            for it in items:
+                if isinstance(it, ast.Slice):
+                    if it.lower or it.upper or it.step:
+                        raise SemanticError("only full slices `:` and `None` can index a block")
+                    dim += 1
+                elif isinstance(it, ast.Constant) and it.value is None:
+                    x = self.sem.expand_dims(x, dim)
+                    dim += 1
+                else:
+                    raise SemanticError("only full slices `:` and `None` can index a block")
+            if dim > len(x.shape) or len([i for i in items if isinstance(i, ast.Slice)]) != len(base.shape):
+                raise SemanticError(f"index has {len(items)} entries for a block of shape {list(base.shape)}")
+            return x
+        idx = _unwrap(self.visit(sl))
+        if isinstance(idx, tensor):
+            raise SemanticError("cannot index a Python value with a block")
+        return base[idx]
+
+    # ----------------------------------------------------------------------------- calls
+    def visit_Call(self, node):
+        fn = _unwrap(self.visit(node.func))
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(_unwrap(self.visit(a.value)))
+            else:
+                args.append(self.visit(a))
+        kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
+        return self.call(fn, args, kwargs)
+
+    def call(self, fn, args, kwargs):
+        if isinstance(fn, _Method):
+            return fn.fn(fn.self_value, *args, _semantic=self.sem, **kwargs)
+        if is_builtin(fn):
+            return fn(*args, _semantic=self.sem, **kwargs)
+        if fn is constexpr:
+            return _unwrap(args[0])
+        if fn is xl.range or fn is xl.static_range:
+            raise SemanticError(f"{fn.__name__}() can only be used as the iterable of a `for` loop")
+        if fn is builtins.print:
+            if any(_has_tensor(a) for a in args):
+                return self.sem.device_print("", args, False)
+            return self.sem.static_print(args)
+        if fn in (builtins.min, builtins.max) and any(_has_tensor(a) for a in args):
+            raise SemanticError(f"Python's {fn.__name__}() cannot take blocks; use xl.minimum/xl.maximum")
+        if is_jit_function(fn):
+            return self.call_helper(fn, args, kwargs)
+        has_tensors = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
+        if inspect.isfunction(fn) and has_tensors:
+            return self.call_helper(fn, args, kwargs)
+        if has_tensors:
+            raise SemanticError(f"cannot call {getattr(fn, '__name__', fn)!r} on blocks inside a kernel")
+        return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+
+    def call_helper(self, fn, args, kwargs):
+        """Call a helper function: specialize it once per argument types, then `func.call` it."""
+        ks = self.mb.source(fn)
+        try:
+            bound = inspect.signature(ks.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise SemanticError(f"bad call to {ks.name}: {e}") from None
+        bound.apply_defaults()
+        params = list(bound.arguments.items())
+        key_parts, tensor_args = [], []
+        for name, v in params:
+            v = _unwrap(v)
+            if isinstance(v, tensor):
+                key_parts.append((name, "t", v.dtype.name, v.shape))
+                tensor_args.append((name, v))
+            elif _has_tensor(v):
+                raise SemanticError(f"helper argument '{name}' mixes blocks in a tuple; pass them separately")
+            else:
+                key_parts.append((name, "c", repr(v)))
+        key = (ks.fn, tuple(key_parts))
+        if key not in self.mb.helpers:
+            self.mb.helpers[key] = self._gen_helper(ks, params, tensor_args, key)
+        sym, ret_spec, result_types = self.mb.helpers[key]
+        call = ir.Operation.create("func.call", results=result_types,
+                                   operands=[v.handle for _, v in tensor_args],
+                                   attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
+        results = list(call.results)
+        return _rebuild(ret_spec, results)
+
+    def _gen_helper(self, ks, params, tensor_args, key):
+        digest = hashlib.sha256(repr(key[1]).encode()).hexdigest()[:10]
+        sym = f"{ks.name}__{digest}"
+        arg_types = [v.handle.type for _, v in tensor_args]
+        kernel_func = self._enclosing_func()
+        with ir.InsertionPoint(kernel_func), ir.Location.file(ks.file, ks.first_line, 1):
+            f = func.FuncOp(sym, ir.FunctionType.get(arg_types, []))
+            f.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            entry = f.add_entry_block()
+        scope = {}
+        it = iter(entry.arguments)
+        for name, v in params:
+            v = _unwrap(v)
+            scope[name] = tensor(next(it), v.dtype, v.shape) if isinstance(v, tensor) else v
+        gen = CodeGenerator(ks, self.mb, scope)
+        with ir.InsertionPoint(entry):
+            gen.visit_stmts(ks.tree.body)
+            flat, spec = _flatten(gen.ret)
+            with gen.loc(ks.tree.body[-1]):
+                func.ReturnOp([t.handle for t in flat])
+        result_types = [t.handle.type for t in flat]
+        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(arg_types, result_types))
+        return sym, spec, result_types
+
+    def _enclosing_func(self):
+        """The top-level func.func that contains the current insertion point."""
+        op = ir.InsertionPoint.current.block.owner
+        while op is not None and op.operation.name != "func.func":
+            op = op.parent
+        return op
+
+    def build_combine(self, region, combine_fn, dtypes):
+        """Fill a reduce/scan combine region: 2N scalar arguments, the helper's body, gpu.yield."""
+        arg_types = [ir_type(d) for d in dtypes] * 2
+        block = region.blocks.append(*arg_types)
+        with ir.InsertionPoint(block):
+            args = [tensor(a, d, ()) for a, d in zip(block.arguments, list(dtypes) * 2)]
+            out = self.call(combine_fn, args, {})
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            if len(outs) != len(dtypes):
+                raise SemanticError(f"the combine function returns {len(outs)} values, expected {len(dtypes)}")
+            vals = [self.sem.cast(self.sem.to_tensor(o, d if not isinstance(o, tensor) else None), d)
+                    for o, d in zip(outs, dtypes)]
+            gpu.YieldOp([v.handle for v in vals])
+
+
+def _flatten(v):
+    """Flatten a helper's return value into tensors plus a spec to rebuild it."""
+    v = _unwrap(v)
+    if isinstance(v, tensor):
+        return [v], ("t", v.dtype, v.shape)
+    if isinstance(v, (tuple, list)):
+        flat, specs = [], []
+        for x in v:
+            f, s = _flatten(x)
+            flat += f
+            specs.append(s)
+        return flat, ("tuple", specs)
+    return [], ("py", v)
+
+
+def _rebuild(spec, results):
+    kind = spec[0]
+    if kind == "t":
+        return tensor(results.pop(0), spec[1], spec[2])
+    if kind == "tuple":
+        return tuple(_rebuild(s, results) for s in spec[1])
+    return spec[1]
+
+
+def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: dict) -> ir.Module:
+    """Build the xb module of one kernel specialization.
+
+    Args:
+        ks: the kernel's source.
+        arg_types: parameter name -> dtype, for runtime (non-constexpr) parameters.
+        constexprs: parameter name -> Python value, for constexpr parameters.
+        divisibility: parameter name -> 16 where the argument is known divisible by 16.
+    Returns:
+        The module, with one `func.func` marked `xb.kernel`.
+    """
+    ctx = xb.context()
+    with ctx, ir.Location.file(ks.file, ks.first_line, 1):
+        module = ir.Module.create()
+        mb = ModuleBuilder(module)
+        runtime = [p for p in ks.params if p in arg_types]
+        types_ = [ir_type(arg_types[p]) for p in runtime]
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp(ks.name, ir.FunctionType.get(types_, []))
+        f.attributes["xb.kernel"] = ir.UnitAttr.get()
+        f.attributes["xb.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(p) for p in runtime])
+        arg_attrs = []
+        for p in runtime:
+            d = {}
+            if divisibility.get(p):
+                d["xb.divisibility"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), divisibility[p])
+            arg_attrs.append(ir.DictAttr.get(d))
+        f.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
+        entry = f.add_entry_block()
+        scope = {p: tensor(a, arg_types[p], ()) for p, a in zip(runtime, entry.arguments)}
+        scope.update(constexprs)
+        gen = CodeGenerator(ks, mb, scope)
+        mb.sources[ks.fn] = ks
+        with ir.InsertionPoint(entry):
+            gen.visit_stmts(ks.tree.body)
+            if gen.ret is not None:
+                raise gen.error(ks.tree, "a kernel cannot return a value")
+            func.ReturnOp([])
+    return module

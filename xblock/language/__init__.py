@@ -1,0 +1,16 @@
+"""`import xblock.language as xl`: the block language, the same surface as `triton.language`."""
+
+from . import extra, math  # noqa: F401
+from .core import *  # noqa: F401,F403
+from .core import (  # noqa: F401
+    PropagateNan,
+    block_type,
+    builtin,
+    constexpr,
+    dtype,
+    is_builtin,
+    pointer_type,
+    range,
+    static_range,
+    tensor,
+)

@@ -1,0 +1,26 @@
+"""`xl.math`: the math functions, also reachable as `xl.<name>` (as `triton.language.math`)."""
+
+from .core import (  # noqa: F401
+    abs,
+    ceil,
+    cdiv,
+    cos,
+    div_rn,
+    erf,
+    exp,
+    exp2,
+    fdiv,
+    floor,
+    fma,
+    log,
+    log2,
+    maximum,
+    minimum,
+    rsqrt,
+    sigmoid,
+    sin,
+    sqrt,
+    sqrt_rn,
+    tanh,
+    umulhi,
+)

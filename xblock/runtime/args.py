@@ -1,0 +1,56 @@
+"""Launch arguments: their signature types and specialization, as Triton derives them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_NP_SIG = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
+           "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+           "uint64": "u64", "bool": "i1"}
+_TORCH_SIG = {"torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float32": "fp32",
+              "torch.float64": "fp64", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32",
+              "torch.int64": "i64", "torch.uint8": "u8", "torch.bool": "i1", "torch.uint16": "u16",
+              "torch.uint32": "u32", "torch.uint64": "u64"}
+
+
+class ArgError(Exception):
+    """An argument xblock cannot pass to a kernel; the caller adds the kernel's location."""
+
+
+def is_tensor_like(v) -> bool:
+    return isinstance(v, np.ndarray) or hasattr(v, "data_ptr")
+
+
+def describe(name: str, v) -> tuple:
+    """(signature string, specialization key) of one runtime argument."""
+    if isinstance(v, np.ndarray):
+        sig = _NP_SIG.get(v.dtype.name)
+        if sig is None:
+            raise ArgError(f"argument '{name}' has dtype {v.dtype}, which kernels cannot take")
+        if not v.flags.c_contiguous:
+            raise ArgError(f"argument '{name}' is not contiguous; pass np.ascontiguousarray(...) instead")
+        return "*" + sig, "D" if v.ctypes.data % 16 == 0 else ""
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+        sig = _TORCH_SIG.get(str(v.dtype))
+        if sig is None:
+            raise ArgError(f"argument '{name}' has dtype {v.dtype}, which kernels cannot take")
+        return "*" + sig, "D" if v.data_ptr() % 16 == 0 else ""
+    if isinstance(v, (bool, np.bool_)):
+        return "i1", ""
+    if isinstance(v, (int, np.integer)):
+        v = int(v)
+        if -(2**31) <= v < 2**31:
+            sig = "i32"
+        elif 2**31 <= v < 2**32:
+            sig = "u32"
+        elif -(2**63) <= v < 2**63:
+            sig = "i64"
+        elif v < 2**64:
+            sig = "u64"
+        else:
+            raise ArgError(f"argument '{name}' = {v} does not fit in 64 bits")
+        return sig, "1" if v == 1 else ("D" if v % 16 == 0 else "")
+    if isinstance(v, (float, np.floating)):
+        return ("fp64" if type(v) is np.float64 else "fp32"), ""
+    raise ArgError(f"argument '{name}' has type {type(v).__name__}, which kernels cannot take "
+                   "(expected an array, a tensor, an int, a float or a bool)")

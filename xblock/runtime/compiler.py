@@ -1,0 +1,204 @@
+"""`xblock.compile`: frontend, passes, then the target's stages, each cached by content."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+from .. import __version__
+from ..backends import get_backend
+from ..errors import CompilationError, surface
+from ..frontend.source import KernelSource, is_jit_function, unwrap_function
+from .cache import FileCache
+
+_MEMORY: dict = {}  # full cache key -> CompiledKernel, the in-process layer
+
+
+@dataclass
+class Specialization:
+    """What a compiled kernel is specialized on: runtime argument types, constexprs, alignment."""
+
+    arg_types: dict  # name -> signature string ("*fp32", "i32")
+    constexprs: dict  # name -> Python value
+    divisibility: dict = field(default_factory=dict)  # name -> 16
+    equal_to_1: tuple = ()
+
+    def key(self) -> str:
+        return repr((sorted(self.arg_types.items()), sorted((k, repr(v)) for k, v in self.constexprs.items()),
+                     sorted(self.divisibility.items()), tuple(self.equal_to_1)))
+
+
+@dataclass
+class CompiledKernel:
+    """A kernel compiled for one target: every stage's text (`asm`), metadata and a launcher."""
+
+    name: str
+    target: str
+    asm: dict
+    metadata: dict
+    launcher: object = None
+
+    def run(self, grid, args) -> None:
+        self.launcher(grid, args)
+
+    def __getitem__(self, grid):
+        return lambda *args: self.launcher(_normalize_grid(grid, {}), list(args))
+
+
+def _normalize_grid(grid, meta) -> tuple:
+    if callable(grid):
+        grid = grid(meta)
+    if isinstance(grid, int):
+        grid = (grid,)
+    grid = tuple(int(g) for g in grid)
+    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
+        raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {grid}")
+    return grid + (1,) * (3 - len(grid))
+
+
+def dependency_digest(ks: KernelSource, seen=None) -> str:
+    """Hash of a kernel's source, the helpers it calls and the global constants it reads."""
+    seen = set() if seen is None else seen
+    seen.add(ks.fn)
+    h = hashlib.sha256(ks.src.encode())
+    for node in ast.walk(ks.tree):
+        if not isinstance(node, ast.Name) or node.id not in ks.globals:
+            continue
+        v = ks.globals[node.id]
+        if is_jit_function(v) or inspect.isfunction(v):
+            fn = unwrap_function(v)
+            if fn not in seen:
+                try:
+                    h.update(dependency_digest(KernelSource(fn), seen).encode())
+                except (OSError, TypeError):
+                    pass
+        elif isinstance(v, (int, float, str, bool, tuple)) or type(v).__name__ in ("dtype", "constexpr"):
+            h.update(f"{node.id}={v!r}".encode())
+    return h.hexdigest()
+
+
+def _toolchain() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("xtc-mlir-python-bindings")
+    except Exception:
+        return "unknown"
+
+
+def build_options(backend, options: dict):
+    names = {f.name for f in fields(backend.options_cls)}
+    unknown = set(options) - names
+    if unknown:
+        raise TypeError(f"unknown option(s) for target '{backend.name}': {', '.join(sorted(unknown))}")
+    return backend.options_cls(**options)
+
+
+def compile_specialization(ks: KernelSource, spec: Specialization, target: str, options: dict,
+                           digest: str | None = None) -> CompiledKernel:
+    """Compile (or load from cache) one specialization of a kernel for `target`."""
+    backend = get_backend(target)
+    opts = build_options(backend, options)
+    digest = digest or dependency_digest(ks)
+    key_src = "|".join([__version__, _toolchain(), backend.toolchain_key(), digest, spec.key(), target,
+                        repr(opts)])
+    key = hashlib.sha256(key_src.encode()).hexdigest()
+    if key in _MEMORY:
+        return _MEMORY[key]
+    cache = FileCache()
+    files = cache.get(key)
+    if files is not None and "metadata.json" in files:
+        metadata = json.loads(files.pop("metadata.json"))
+        asm = {k: (v if k in backend.binary_stages else v.decode()) for k, v in files.items()}
+    else:
+        asm, metadata = _build(ks, spec, target, backend, opts)
+        cache.put(key, {**asm, "metadata.json": json.dumps(metadata)})
+    ck = CompiledKernel(ks.name, target, asm, metadata, backend.load(asm, metadata))
+    _MEMORY[key] = ck
+    return ck
+
+
+def _build(ks, spec, target, backend, opts):
+    from ..frontend.codegen import generate
+    from ..frontend.types import parse_signature_type
+    from ..passes import run_pipeline
+
+    arg_types = {n: parse_signature_type(s) for n, s in spec.arg_types.items()}
+    constexprs = dict(spec.constexprs)
+    for n in spec.equal_to_1:
+        constexprs.setdefault(n, 1)
+    module = generate(ks, arg_types, constexprs, spec.divisibility)
+    with module.context:
+        run_pipeline(module)
+    metadata = {
+        "name": ks.name, "target": target, "file": ks.file, "line": ks.abs_line(ks.tree.lineno),
+        "arg_names": [p for p in ks.params if p in spec.arg_types],
+        "arg_types": [spec.arg_types[p] for p in ks.params if p in spec.arg_types],
+        "constexprs": {k: repr(v) for k, v in spec.constexprs.items()}, "options": asdict(opts),
+    }
+    asm = {"xb": module.operation.get_asm(enable_debug_info=True)}
+    cur = module
+    for ext, stage in backend.stages(opts).items():
+        try:
+            cur = stage(cur, metadata)
+        except CompilationError:
+            raise
+        asm[ext] = cur
+    return asm, metadata
+
+
+def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
+    """Triton-style `signature` (dict or list of "*fp32", "i32", "constexpr") and constexprs."""
+    constexprs = dict(constexprs or {})
+    if signature is None:
+        raise TypeError("compile() needs a signature, e.g. {'x_ptr': '*fp32', 'n': 'i32'}")
+    if isinstance(signature, (list, tuple)):
+        signature = dict(zip(ks.params, signature))
+    unknown = set(signature) - set(ks.params)
+    if unknown:
+        raise TypeError(f"signature names unknown parameters: {', '.join(sorted(unknown))}")
+    arg_types = {}
+    for p in ks.params:
+        s = signature.get(p)
+        if p in ks.constexpr_params or s == "constexpr":
+            if p not in constexprs:
+                if p in ks.defaults:
+                    constexprs[p] = ks.defaults[p]
+                else:
+                    raise TypeError(f"constexpr parameter '{p}' needs a value in constexprs")
+            continue
+        if p in constexprs:
+            continue
+        if s is None:
+            raise TypeError(f"parameter '{p}' is missing from the signature")
+        from ..frontend.types import parse_signature_type
+
+        parse_signature_type(s)
+        arg_types[p] = s
+    return Specialization(arg_types, constexprs)
+
+
+def compile(fn, target: str = "sim", signature=None, constexprs=None, **options) -> CompiledKernel:
+    """Compile a kernel (an @xblock.jit, @triton.jit or plain function) for `target`.
+
+    Args:
+        fn: the kernel.
+        target: "sim", "cpu", "cuda" or "ascend".
+        signature: parameter name -> Triton type string ("*fp16", "i32", "fp32", "constexpr").
+        constexprs: parameter name -> value for constexpr parameters.
+        **options: target options (num_warps, num_stages, arch, soc, ...).
+    Returns:
+        A CompiledKernel whose `asm` holds every stage.
+    """
+    ks = KernelSource(unwrap_function(fn))
+    try:
+        spec = parse_signature(ks, signature, constexprs)
+        return compile_specialization(ks, spec, target, options)
+    except CompilationError as e:
+        raise surface(e) from None
+    except TypeError as e:
+        raise surface(CompilationError(ks.file, ks.abs_line(ks.tree.lineno), 1, str(e),
+                                       ks.source_line(ks.tree.lineno))) from None

@@ -1,0 +1,120 @@
+"""`@xblock.jit` and `kernel[grid](...)`: bind arguments, specialize, compile once, launch."""
+
+from __future__ import annotations
+
+from ..errors import CompilationError, LaunchError, XBlockError, surface
+from .args import ArgError, describe
+from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
+
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch", "soc", "debug")
+
+
+class JITFunction:
+    """A kernel: launch it with `kernel[grid](*args, **meta)`; compiled once per specialization."""
+
+    def __init__(self, fn, do_not_specialize=(), **_ignored):
+        from ..frontend.source import KernelSource, unwrap_function
+
+        self.fn = unwrap_function(fn)
+        self.__name__ = self.fn.__name__
+        self.__doc__ = self.fn.__doc__
+        self.__wrapped__ = self.fn
+        self._source = None
+        self._KernelSource = KernelSource
+        self.do_not_specialize = set(do_not_specialize)
+        self.kernels: dict = {}
+        self._digest = None
+
+    @property
+    def source(self):
+        if self._source is None:
+            self._source = self._KernelSource(self.fn)
+        return self._source
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.fn.__module__}:{self.__name__})"
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{self.__name__} is a kernel: launch it with {self.__name__}[grid](...)")
+
+    def _error(self, msg) -> LaunchError:
+        ks = self.source
+        return LaunchError(ks.file, ks.abs_line(ks.tree.lineno), self.__name__, msg)
+
+    def bind(self, args, kwargs) -> dict:
+        ks = self.source
+        params = ks.params
+        if len(args) > len(params):
+            raise self._error(f"takes {len(params)} arguments but {len(args)} were given")
+        bound = dict(zip(params, args))
+        for k, v in kwargs.items():
+            if k not in params:
+                raise self._error(f"got an unexpected argument '{k}'")
+            if k in bound:
+                raise self._error(f"got multiple values for argument '{k}'")
+            bound[k] = v
+        for p in params:
+            if p not in bound:
+                if p in ks.defaults:
+                    bound[p] = ks.defaults[p]
+                else:
+                    raise self._error(f"missing argument '{p}'")
+        return bound
+
+    def specialize(self, bound: dict):
+        """(cache key, Specialization, runtime args in order) of one launch."""
+        ks = self.source
+        constexprs, arg_types, div, ones, runtime, key = {}, {}, {}, [], [], []
+        for p in ks.params:
+            v = bound[p]
+            if p in ks.constexpr_params or v is None:
+                constexprs[p] = v
+                key.append(("c", repr(v)))
+                continue
+            try:
+                sig, flag = describe(p, v)
+            except ArgError as e:
+                raise self._error(str(e)) from None
+            if p in self.do_not_specialize:
+                flag = ""
+            arg_types[p] = sig
+            if flag == "D":
+                div[p] = 16
+            elif flag == "1":
+                ones.append(p)
+            runtime.append(v)
+            key.append((sig, flag))
+        return tuple(key), Specialization(arg_types, constexprs, div, tuple(ones)), runtime
+
+    def run(self, *args, grid, target=None, **kwargs):
+        options = {k: kwargs.pop(k) for k in _LAUNCH_OPTIONS if k in kwargs}
+        try:
+            bound = self.bind(args, kwargs)
+            key, spec, runtime = self.specialize(bound)
+            if target is None:
+                from ..backends import default_target
+
+                target = default_target(runtime)
+            full_key = (target, key, tuple(sorted(options.items())))
+            ck = self.kernels.get(full_key)
+            if ck is None:
+                if self._digest is None:
+                    self._digest = dependency_digest(self.source)
+                ck = compile_specialization(self.source, spec, target, options, self._digest)
+                self.kernels[full_key] = ck
+            ck.launcher(_normalize_grid(grid, bound), runtime)
+        except XBlockError as e:
+            raise surface(e) from None
+        return ck
+
+
+def jit(fn=None, **kwargs):
+    """Decorate a kernel (or wrap an existing @triton.jit kernel or plain function)."""
+    if fn is None:
+        return lambda f: JITFunction(f, **kwargs)
+    if isinstance(fn, JITFunction):
+        return fn
+    return JITFunction(fn, **kwargs)

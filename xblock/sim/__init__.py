@@ -1,0 +1,1 @@
+"""The numpy simulator: the reference semantics every target is checked against."""

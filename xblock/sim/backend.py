@@ -1,0 +1,81 @@
+"""The 'sim' target: no stages after xb; the loader parses xb and runs it with numpy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends.base import Backend, BaseOptions
+from ..errors import LaunchError
+from .memory import Memory
+
+
+@dataclass(frozen=True)
+class SimOptions(BaseOptions):
+    """The simulator takes Triton's launch options and ignores them."""
+
+    num_ctas: int = 1
+    debug: bool = False
+
+
+def _stages(options) -> dict:
+    return {}
+
+
+_SCALAR = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+           "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "fp16": np.float16, "bf16": np.float32,
+           "fp32": np.float32, "fp64": np.float64}
+
+
+def _as_numpy(v):
+    if isinstance(v, np.ndarray):
+        return v
+    if hasattr(v, "detach") and hasattr(v, "device"):
+        if str(v.device) != "cpu":
+            raise TypeError("the sim target runs on the host: pass CPU arrays or tensors")
+        return v.detach().numpy() if str(v.dtype) != "torch.bfloat16" else v.detach().view(
+            __import__("torch").int16).numpy()
+    raise TypeError(f"cannot pass {type(v).__name__} to a sim kernel")
+
+
+def _load(asm: dict, metadata: dict):
+    from mlir import ir
+
+    from ..dialects import xb
+    from .executor import Executor
+    from .program import convert
+
+    with xb.context():
+        program = convert(ir.Module.parse(asm["xb"]))
+    sigs = metadata["arg_types"]
+    names = metadata["arg_names"]
+
+    def launch(grid, args):
+        if len(args) != len(sigs):
+            raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                              f"expected {len(sigs)} runtime arguments, got {len(args)}")
+        arrays, arr_names, vals = [], [], []
+        for name, sig, v in zip(names, sigs, args):
+            if sig.startswith("*"):
+                vals.append(None)
+                arrays.append(_as_numpy(v))
+                arr_names.append(name)
+            else:
+                vals.append(np.array([v], dtype=_SCALAR[sig]))
+        # run on copies: a launch that fails half-way leaves the caller's arrays untouched
+        memory = Memory([np.ascontiguousarray(a).copy() for a in arrays], arr_names)
+        it = iter(range(len(arrays)))
+        vals = [np.array([memory.base(next(it))], dtype=np.int64) if v is None else v for v in vals]
+        Executor(program, memory, grid).run(vals)
+        for dst, src in zip(arrays, memory.arrays):
+            np.copyto(dst, src)
+
+    return launch
+
+
+def claims_arguments(args) -> bool:
+    return False  # the simulator runs only when asked for by name
+
+
+BACKEND = Backend("sim", SimOptions, _stages, _load)

@@ -1,0 +1,179 @@
+"""Run a simulator Program over a launch grid: all programs at once, split only where they diverge."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ExecutionError
+from .memory import Memory
+from .program import Block, Program
+from .rules import SIM_RULES
+
+CHUNK_ELEMENTS = 1 << 22  # values per block op above which programs run in chunks
+
+
+def _round_bf16(x: np.ndarray) -> np.ndarray:
+    import ml_dtypes
+
+    return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def _uniform(x: np.ndarray) -> bool:
+    return x.shape[0] == 1 or bool((x == x[0]).all())
+
+
+class Executor:
+    """Executes one launch. `pids` are per-axis program ids of the programs being run now."""
+
+    def __init__(self, program: Program, memory: Memory, grid: tuple):
+        self.program, self.memory, self.grid = program, memory, grid
+        self.env: dict = {}
+
+    # ------------------------------------------------------------------------------ programs
+    def set_programs(self, flat: np.ndarray) -> None:
+        gx, gy, _ = self.grid
+        self.flat_pid = flat
+        self.n_programs = flat.size
+        self.pids = [(flat % gx).astype(np.int32), ((flat // gx) % gy).astype(np.int32),
+                     (flat // (gx * gy)).astype(np.int32)]
+
+    def run(self, args: list) -> None:
+        total = int(np.prod(self.grid))
+        if total == 0:
+            return
+        biggest = max([1] + [int(np.prod(t.shape)) for t in _all_types(self.program.body)])
+        chunk = max(1, CHUNK_ELEMENTS // biggest)
+        for start in range(0, total, chunk):
+            self.set_programs(np.arange(start, min(total, start + chunk), dtype=np.int64))
+            self.env = {}
+            self.run_block(self.program.body, args)
+
+    def on_subset(self, sel: np.ndarray, fn):
+        """Run `fn()` for the programs `sel` (indices into the current ones); restore afterwards."""
+        saved = (self.env, self.flat_pid, self.n_programs, self.pids)
+        n = self.n_programs
+        self.env = {k: (v[sel] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n and n != 1 else v)
+                    for k, v in self.env.items()}
+        self.set_programs(self.flat_pid[sel])
+        try:
+            return fn()
+        finally:
+            self.env, self.flat_pid, self.n_programs, self.pids = saved
+
+    # ------------------------------------------------------------------------------ blocks
+    def run_block(self, block: Block, args: list) -> list:
+        env = self.env
+        for slot, v in zip(block.args, args):
+            env[slot] = v
+        for ins in block.instrs:
+            vals = [env[o] for o in ins.operands]
+            ctl = _CONTROL.get(ins.name)
+            if ctl is not None:
+                out = ctl(self, ins, vals)
+            else:
+                r = ins.rule
+                if r is None:
+                    r = ins.rule = SIM_RULES.get(ins.name)
+                    if r is None:
+                        raise ExecutionError(f"{ins.loc}: the simulator has no rule for {ins.name}")
+                out = r(self, ins, *vals)
+            if not ins.results:
+                continue
+            outs = out if isinstance(out, (list, tuple)) else [out]
+            for slot, t, v in zip(ins.results, ins.rtypes, outs):
+                env[slot] = _round_bf16(v) if t.elem == "bf16" else v
+        if block.term is None:
+            return []
+        return [env[o] for o in block.term.operands]
+
+    def merge(self, parts, types, n):
+        """Assemble per-subset results into arrays over the current programs."""
+        outs = []
+        for i, t in enumerate(types):
+            full = np.empty((n,) + t.shape, dtype=t.dtype)
+            for sel, vals in parts:
+                full[sel] = vals[i]
+            outs.append(full)
+        return outs
+
+
+def _all_types(block: Block):
+    for ins in block.instrs:
+        yield from ins.rtypes
+        for r in ins.regions:
+            if r is not None:
+                yield from _all_types(r)
+
+
+# ---------------------------------------------------------------------------------- control flow
+def _sim_for(ex: Executor, ins, vals):
+    lb, ub, step, *init = vals
+    if _uniform(lb) and _uniform(ub) and _uniform(step):
+        return _for_uniform(ex, ins, int(lb.flat[0]), int(ub.flat[0]), int(step.flat[0]), init)
+    keys = np.stack([np.broadcast_to(v, (ex.n_programs,)) for v in (lb, ub, step)], axis=1)
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    parts = []
+    for g, (lo, hi, st) in enumerate(uniq):
+        sel = np.flatnonzero(inverse.ravel() == g)
+        res = ex.on_subset(sel, lambda: _for_uniform(ex, ins, int(lo), int(hi), int(st),
+                                                      [ex.env_slice(v, sel) for v in init]))
+        parts.append((sel, res))
+    return ex.merge(parts, ins.rtypes, ex.n_programs)
+
+
+def _for_uniform(ex, ins, lo, hi, st, carried):
+    body = ins.regions[0]
+    iv_dtype = body.arg_types[0].dtype
+    for i in range(lo, hi, st):
+        carried = ex.run_block(body, [np.array([i], dtype=iv_dtype)] + list(carried))
+    return list(carried)
+
+
+def _sim_if(ex: Executor, ins, vals):
+    cond = vals[0]
+    then_r, else_r = ins.regions
+    if _uniform(cond):
+        region = then_r if bool(cond.flat[0]) else else_r
+        return ex.run_block(region, []) if region is not None else []
+    c = np.broadcast_to(cond, (ex.n_programs,))
+    parts = []
+    for region, sel in ((then_r, np.flatnonzero(c)), (else_r, np.flatnonzero(~c))):
+        res = ex.on_subset(sel, lambda: ex.run_block(region, []) if region is not None else [])
+        parts.append((sel, res))
+    return ex.merge(parts, ins.rtypes, ex.n_programs)
+
+
+def _sim_while(ex: Executor, ins, vals):
+    before, after = ins.regions
+    carried = list(vals)
+    while True:
+        cond, *args = ex.run_block(before, carried)
+        if not _uniform(cond):
+            break
+        if not bool(cond.flat[0]):
+            return args
+        carried = ex.run_block(after, args)
+    # programs disagree: finish the loop one program at a time
+    parts = []
+    for p in range(ex.n_programs):
+        sel = np.array([p])
+        parts.append((sel, ex.on_subset(sel, lambda: _while_one(ex, ins, [ex.env_slice(v, sel) for v in carried]))))
+    return ex.merge(parts, ins.rtypes, ex.n_programs)
+
+
+def _while_one(ex, ins, carried):
+    before, after = ins.regions
+    while True:
+        cond, *args = ex.run_block(before, carried)
+        if not bool(cond.flat[0]):
+            return args
+        carried = ex.run_block(after, args)
+
+
+def _env_slice(self, v, sel):
+    return v if v.shape[0] == 1 else v[sel]
+
+
+Executor.env_slice = _env_slice
+
+_CONTROL = {"scf.for": _sim_for, "scf.if": _sim_if, "scf.while": _sim_while}

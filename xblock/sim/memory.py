@@ -1,0 +1,185 @@
+"""Global memory of a simulated launch: argument buffers, address decoding and checking.
+
+A pointer is an int64 byte address: buffer `i` starts at `(i + 1) << 40`. Every access is
+checked (unmasked lanes out of bounds, misalignment), and plain stores record which program
+wrote each element so that two programs writing the same element is reported as a race.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ExecutionError
+
+SHIFT = 40
+OFFSET_MASK = (1 << SHIFT) - 1
+
+
+def _bf16_to_f32(u16: np.ndarray) -> np.ndarray:
+    return (u16.astype(np.uint32) << 16).view(np.float32)
+
+
+def _f32_to_bf16_bits(x: np.ndarray) -> np.ndarray:
+    import ml_dtypes
+
+    return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+
+
+_VIEW = {"i1": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+         "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
+
+
+class Memory:
+    """The argument buffers of one launch."""
+
+    def __init__(self, arrays: list, names: list):
+        self.raw = [a.reshape(-1).view(np.uint8) for a in arrays]
+        self.names = names
+        self.arrays = arrays
+        self.writers: dict = {}
+
+    def base(self, i: int) -> int:
+        return (i + 1) << SHIFT
+
+    def _decode(self, addrs: np.ndarray, size: int, what: str, loc, pid_of):
+        buf = (addrs >> SHIFT) - 1
+        off = addrs & OFFSET_MASK
+        ok = (buf >= 0) & (buf < len(self.raw))
+        if ok.all():
+            nbytes = np.array([r.size for r in self.raw], dtype=np.int64)[buf]
+            ok = (off + size <= nbytes)
+        if not ok.all():
+            bad = int(np.flatnonzero(~ok)[0])
+            b = int(buf.flat[bad])
+            pid = pid_of(bad)
+            if 0 <= b < len(self.raw):
+                n = self.raw[b].size // size
+                detail = (f"element {int(off.flat[bad]) // size} of argument '{self.names[b]}' "
+                          f"({n} elements of {size} bytes)")
+            else:
+                detail = "an address outside every argument buffer"
+            raise ExecutionError(f"{loc}: out-of-bounds {what} in program {pid}: an unmasked lane "
+                                 f"accesses {detail}")
+        if (off % size).any():
+            raise ExecutionError(f"{loc}: misaligned {what}: address is not a multiple of {size} bytes")
+        return buf, off // size
+
+    def _groups(self, buf):
+        if buf.size == 0:
+            return []
+        first = int(buf.flat[0])
+        if (buf == first).all():
+            return [(first, slice(None))]
+        return [(int(b), buf == b) for b in np.unique(buf)]
+
+    def load(self, addrs, pointee: str, loc, pid_of) -> np.ndarray:
+        size = 1 if pointee == "i1" else int(np.dtype(_VIEW[pointee]).itemsize)
+        buf, idx = self._decode(addrs, size, "load", loc, pid_of)
+        out = np.empty(addrs.shape, dtype=_VIEW[pointee])
+        for b, sel in self._groups(buf):
+            view = self.raw[b][: self.raw[b].size // size * size].view(_VIEW[pointee])
+            out[sel] = view[idx[sel]]
+        if pointee == "bf16":
+            return _bf16_to_f32(out)
+        if pointee == "i1":
+            return out != 0
+        return out
+
+    def store(self, addrs, values, pointee: str, loc, pid_of, lanes_flat_pid, check_race=True) -> None:
+        size = 1 if pointee == "i1" else int(np.dtype(_VIEW[pointee]).itemsize)
+        buf, idx = self._decode(addrs, size, "store", loc, pid_of)
+        if pointee == "bf16":
+            values = _f32_to_bf16_bits(values)
+        else:
+            values = values.astype(_VIEW[pointee], copy=False)
+        for b, sel in self._groups(buf):
+            i = idx[sel]
+            if check_race:
+                self._check_race(b, size, i, lanes_flat_pid[sel], loc)
+            view = self.raw[b][: self.raw[b].size // size * size].view(_VIEW[pointee])
+            view[i] = values[sel]
+
+    def _check_race(self, b, size, idx, pids, loc) -> None:
+        key = (b, size)
+        if key not in self.writers:
+            self.writers[key] = np.full(self.raw[b].size // size, -1, dtype=np.int64)
+        w = self.writers[key]
+        prev = w[idx]
+        clash = (prev != -1) & (prev != pids)
+        if not clash.any() and idx.size > 1:
+            order = np.argsort(idx, kind="stable")
+            si, sp = idx[order], pids[order]
+            dup = (si[1:] == si[:-1]) & (sp[1:] != sp[:-1])
+            if dup.any():
+                j = int(np.flatnonzero(dup)[0])
+                self._race(b, int(si[j]), int(sp[j]), int(sp[j + 1]), loc)
+        if clash.any():
+            j = int(np.flatnonzero(clash)[0])
+            self._race(b, int(idx[j]), int(prev[j]), int(pids[j]), loc)
+        w[idx] = pids
+
+    def _race(self, b, element, p1, p2, loc):
+        raise ExecutionError(
+            f"{loc}: write-write race: programs {p1} and {p2} (flat ids) both store to element "
+            f"{element} of argument '{self.names[b]}' without an atomic")
+
+    def atomic(self, kind, addrs, vals, cmp, pointee, loc, pid_of):
+        """Apply atomics lane by lane in program order; returns the old values."""
+        size = int(np.dtype(_VIEW[pointee]).itemsize)
+        buf, idx = self._decode(addrs, size, "atomic", loc, pid_of)
+        old = np.empty(addrs.shape, dtype=_VIEW[pointee])
+        if pointee == "bf16":
+            raise ExecutionError(f"{loc}: atomics on bfloat16 are not supported")
+        for b, sel in self._groups(buf):
+            view = self.raw[b][: self.raw[b].size // size * size].view(_VIEW[pointee])
+            lane_idx = idx[sel] if not isinstance(sel, slice) else idx
+            lane_val = (vals[sel] if not isinstance(sel, slice) else vals).astype(view.dtype, copy=False)
+            lane_cmp = None if cmp is None else (cmp[sel] if not isinstance(sel, slice) else cmp)
+            o = _apply_atomic(kind, view, lane_idx.ravel(), lane_val.ravel(),
+                              None if lane_cmp is None else lane_cmp.ravel())
+            if isinstance(sel, slice):
+                old[...] = o.reshape(old.shape)
+            else:
+                old[sel] = o
+        return old
+
+
+def _apply_atomic(kind, view, idx, vals, cmp):
+    """Rounds of unique addresses, each round applied vectorized, lanes in order."""
+    old = np.empty(idx.shape, dtype=view.dtype)
+    pending = np.arange(idx.size)
+    with np.errstate(all="ignore"):
+        while pending.size:
+            _, first = np.unique(idx[pending], return_index=True)
+            lanes = pending[np.sort(first)]
+            i = idx[lanes]
+            cur = view[i]
+            old[lanes] = cur
+            v = vals[lanes]
+            if kind in ("add", "fadd"):
+                new = cur + v
+            elif kind == "max":
+                new = np.fmax(cur, v) if view.dtype.kind == "f" else np.maximum(cur, v)
+            elif kind == "min":
+                new = np.fmin(cur, v) if view.dtype.kind == "f" else np.minimum(cur, v)
+            elif kind in ("umax", "umin"):
+                u = cur.dtype.str.replace("i", "u")
+                fn = np.maximum if kind == "umax" else np.minimum
+                new = fn(cur.view(u), v.view(u)).view(cur.dtype)
+            elif kind == "xchg":
+                new = v
+            elif kind == "and":
+                new = cur & v
+            elif kind == "or":
+                new = cur | v
+            elif kind == "xor":
+                new = cur ^ v
+            elif kind == "cas":
+                new = np.where(cur == cmp[lanes], v, cur)
+            else:
+                raise ValueError(f"unknown atomic kind {kind}")
+            view[i] = new
+            keep = np.ones(pending.size, dtype=bool)
+            keep[np.sort(first)] = False
+            pending = pending[keep]
+    return old

@@ -1,0 +1,489 @@
+"""The simulator's rule per op: numpy on values with a leading program axis (size P, or 1 if uniform).
+
+`SIM_RULES[name](ex, ins, *operands)` returns the result array (or a list of them). Control flow
+(`scf.for`, `scf.if`, `scf.while`) lives in the executor, which splits programs where it diverges.
+"""
+
+from __future__ import annotations
+
+import math as _pymath
+
+import numpy as np
+
+from ..errors import ExecutionError
+from .program import itemsize
+
+SIM_RULES: dict = {}
+
+
+def rule(*names):
+    def deco(fn):
+        for n in names:
+            SIM_RULES[n] = fn
+        return fn
+
+    return deco
+
+
+def _u(x: np.ndarray) -> np.ndarray:
+    """The unsigned view of an integer array (bools stay bools)."""
+    if x.dtype == np.bool_:
+        return x
+    return x.view(x.dtype.str.replace("i", "u"))
+
+
+def _out(ins, x, i=0):
+    """Cast a result to the instruction's result dtype."""
+    return np.asarray(x).astype(ins.rtypes[i].dtype, copy=False)
+
+
+# ------------------------------------------------------------------------------------ constants
+@rule("arith.constant")
+def _sim_constant(ex, ins):
+    v = ins.attrs["value"]
+    t = ins.rtypes[0]
+    if hasattr(v, "is_splat"):
+        if v.is_splat:
+            s = v.get_splat_value()
+            val = s.value if hasattr(s, "value") else s
+            return np.full((1,) + t.shape, _scalar(val, t), dtype=t.dtype)
+        return np.asarray(v).astype(t.dtype).reshape((1,) + t.shape)
+    return np.full((1,), _scalar(v, t), dtype=t.dtype)
+
+
+def _scalar(val, t):
+    if t.elem == "i1":
+        return bool(val)
+    if t.dtype.kind == "i":
+        bits = t.dtype.itemsize * 8
+        val = int(val) & ((1 << bits) - 1)
+        return val - (1 << bits) if val >= 1 << (bits - 1) else val
+    return val
+
+
+# ------------------------------------------------------------------------------------ arithmetic
+def _binary(fn):
+    def impl(ex, ins, a, b):
+        with np.errstate(all="ignore"):
+            return _out(ins, fn(a, b))
+
+    return impl
+
+
+for _name, _fn in {
+    "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.divide,
+    "arith.remf": np.fmod, "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+    "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "arith.maximumf": np.maximum,
+    "arith.minimumf": np.minimum, "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
+    "math.powf": np.power,
+}.items():
+    SIM_RULES[_name] = _binary(_fn)
+
+
+@rule("arith.maxui", "arith.minui")
+def _sim_minmaxui(ex, ins, a, b):
+    fn = np.maximum if ins.name == "arith.maxui" else np.minimum
+    return fn(_u(a), _u(b)).view(a.dtype) if a.dtype != np.bool_ else fn(a, b)
+
+
+def _int_div(a, b, signed):
+    with np.errstate(all="ignore"):
+        if not signed:
+            ua, ub = _u(a), _u(b)
+            safe = np.where(ub == 0, 1, ub)
+            return np.where(ub == 0, 0, ua // safe).astype(ua.dtype).view(a.dtype)
+        safe = np.where(b == 0, 1, b)
+        q = a // safe
+        r = a - q * safe
+        q = q + ((r != 0) & ((a < 0) != (safe < 0)))  # round toward zero, as C does
+        return np.where(b == 0, 0, q).astype(a.dtype)
+
+
+def _int_rem(a, b, signed):
+    with np.errstate(all="ignore"):
+        if not signed:
+            ua, ub = _u(a), _u(b)
+            safe = np.where(ub == 0, 1, ub)
+            return np.where(ub == 0, 0, ua % safe).astype(ua.dtype).view(a.dtype)
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, 0, np.fmod(a, safe)).astype(a.dtype)
+
+
+@rule("arith.divsi", "arith.divui", "arith.remsi", "arith.remui")
+def _sim_divrem(ex, ins, a, b):
+    signed = ins.name.endswith("si")
+    fn = _int_div if "div" in ins.name else _int_rem
+    a, b = np.broadcast_arrays(a, b)
+    return fn(a, b, signed)
+
+
+@rule("arith.shli", "arith.shrsi", "arith.shrui")
+def _sim_shift(ex, ins, a, b):
+    bits = a.dtype.itemsize * 8
+    with np.errstate(all="ignore"):
+        amt = _u(b).astype(np.uint64) % bits
+        if ins.name == "arith.shli":
+            return (_u(a).astype(np.uint64) << amt).astype(_u(a).dtype).view(a.dtype)
+        if ins.name == "arith.shrui":
+            return (_u(a).astype(np.uint64) >> amt).astype(_u(a).dtype).view(a.dtype)
+        return (a.astype(np.int64) >> amt.astype(np.int64)).astype(a.dtype)
+
+
+@rule("arith.negf")
+def _sim_negf(ex, ins, a):
+    return np.negative(a)
+
+
+@rule("arith.mului_extended")
+def _sim_mului_ext(ex, ins, a, b):
+    bits = a.dtype.itemsize * 8
+    prod = _u(a).astype(object) * _u(b).astype(object)
+    lo = np.vectorize(lambda v: v & ((1 << bits) - 1), otypes=[np.uint64])(prod)
+    hi = np.vectorize(lambda v: v >> bits, otypes=[np.uint64])(prod)
+    return [lo.astype(_u(a).dtype).view(a.dtype), hi.astype(_u(a).dtype).view(a.dtype)]
+
+
+_CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater, 5: np.greater_equal,
+         6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
+
+
+@rule("arith.cmpi")
+def _sim_cmpi(ex, ins, a, b):
+    p = ins.attrs["predicate"]
+    if p >= 6:
+        a, b = _u(a), _u(b)
+    return _CMPI[p](a, b)
+
+
+def _cmpf(p, a, b):
+    with np.errstate(all="ignore"):
+        unordered = np.isnan(a) | np.isnan(b)
+        base = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal,
+                6: np.not_equal, 8: np.equal, 9: np.greater, 10: np.greater_equal, 11: np.less,
+                12: np.less_equal, 13: np.not_equal}
+        if p == 0:
+            return np.zeros(np.broadcast(a, b).shape, bool)
+        if p == 15:
+            return np.ones(np.broadcast(a, b).shape, bool)
+        if p == 7:
+            return ~unordered
+        if p == 14:
+            return unordered
+        r = base[p](a, b)
+        return (r & ~unordered) if p <= 6 else (r | unordered)
+
+
+@rule("arith.cmpf")
+def _sim_cmpf(ex, ins, a, b):
+    return _cmpf(ins.attrs["predicate"], a, b)
+
+
+@rule("arith.select")
+def _sim_select(ex, ins, c, a, b):
+    return np.where(c, a, b)
+
+
+# ------------------------------------------------------------------------------------ casts
+@rule("arith.extf", "arith.truncf", "arith.sitofp", "arith.extsi", "arith.trunci")
+def _sim_convert(ex, ins, a):
+    t = ins.rtypes[0]
+    if ins.name == "arith.extsi" and a.dtype == np.bool_:
+        return -(a.astype(t.dtype))
+    if ins.name == "arith.trunci" and t.elem == "i1":
+        return (a & 1) != 0
+    with np.errstate(all="ignore"):
+        return a.astype(t.dtype)
+
+
+@rule("arith.extui", "arith.uitofp")
+def _sim_convert_unsigned(ex, ins, a):
+    with np.errstate(all="ignore"):
+        return _u(a).astype(ins.rtypes[0].dtype)
+
+
+@rule("arith.fptosi", "arith.fptoui")
+def _sim_fptoint(ex, ins, a):
+    t = ins.rtypes[0]
+    with np.errstate(all="ignore"):
+        if ins.name == "arith.fptoui" and t.elem != "i1":
+            return a.astype(np.float64).astype(_u(np.zeros(1, t.dtype)).dtype).view(t.dtype)
+        return a.astype(t.dtype)
+
+
+@rule("arith.bitcast")
+def _sim_bitcast(ex, ins, a):
+    src, dst = ins.otypes[0], ins.rtypes[0]
+    from .memory import _bf16_to_f32, _f32_to_bf16_bits
+
+    if src.elem == "bf16":
+        return _f32_to_bf16_bits(a).view(dst.dtype)
+    if dst.elem == "bf16":
+        return _bf16_to_f32(a.view(np.uint16))
+    return np.ascontiguousarray(a).view(dst.dtype)
+
+
+# ------------------------------------------------------------------------------------ math
+def _erf(x):
+    return np.frompyfunc(_pymath.erf, 1, 1)(x.astype(np.float64)).astype(np.float64)
+
+
+_MATH = {"math.exp": np.exp, "math.exp2": np.exp2, "math.log": np.log, "math.log2": np.log2,
+         "math.sqrt": np.sqrt, "math.rsqrt": lambda x: 1.0 / np.sqrt(x), "math.sin": np.sin,
+         "math.cos": np.cos, "math.erf": _erf, "math.floor": np.floor, "math.ceil": np.ceil,
+         "math.tanh": np.tanh, "math.absf": np.abs, "math.absi": np.abs}
+
+
+@rule(*_MATH)
+def _sim_math(ex, ins, a):
+    with np.errstate(all="ignore"):
+        if a.dtype == np.float16:
+            return _MATH[ins.name](a.astype(np.float32)).astype(np.float16)
+        if a.dtype.kind == "f":
+            return _MATH[ins.name](a).astype(a.dtype)
+        return _MATH[ins.name](a)
+
+
+@rule("math.fma")
+def _sim_fma(ex, ins, a, b, c):
+    with np.errstate(all="ignore"):
+        return _out(ins, a.astype(np.float64) * b + c)
+
+
+# ------------------------------------------------------------------------------------ xb
+@rule("xb.program_id")
+def _sim_program_id(ex, ins):
+    return ex.pids[ins.attrs["axis"]]
+
+
+@rule("xb.num_programs")
+def _sim_num_programs(ex, ins):
+    return np.array([ex.grid[ins.attrs["axis"]]], dtype=np.int32)
+
+
+@rule("xb.arange")
+def _sim_arange(ex, ins):
+    return np.arange(ins.attrs["start"], ins.attrs["end"], dtype=np.int32)[None]
+
+
+@rule("xb.splat")
+def _sim_splat(ex, ins, x):
+    shape = ins.rtypes[0].shape
+    return np.broadcast_to(x.reshape((x.shape[0],) + (1,) * len(shape)), (x.shape[0],) + shape)
+
+
+@rule("xb.broadcast")
+def _sim_broadcast(ex, ins, x):
+    return np.broadcast_to(x, (x.shape[0],) + ins.rtypes[0].shape)
+
+
+@rule("xb.expand_dims")
+def _sim_expand_dims(ex, ins, x):
+    return np.expand_dims(x, ins.attrs["axis"] + 1)
+
+
+@rule("xb.reshape")
+def _sim_reshape(ex, ins, x):
+    return np.reshape(x, (x.shape[0],) + ins.rtypes[0].shape)
+
+
+@rule("xb.trans")
+def _sim_trans(ex, ins, x):
+    return np.transpose(x, [0] + [o + 1 for o in ins.attrs["order"]])
+
+
+@rule("xb.ptr_cast")
+def _sim_ptr_cast(ex, ins, x):
+    return x
+
+
+@rule("xb.addptr")
+def _sim_addptr(ex, ins, p, off):
+    return p + off.astype(np.int64) * itemsize(ins.rtypes[0].pointee)
+
+
+def _lanes(ex, ptr, mask):
+    """Broadcast pointer and mask over the current programs; the active-lane selector."""
+    shape = np.broadcast_shapes(ptr.shape, mask.shape if mask is not None else ptr.shape)
+    full = (ex.n_programs,) + shape[1:] if shape[0] != ex.n_programs and shape[0] == 1 and (
+        ptr.shape[0] != 1 or (mask is not None and mask.shape[0] != 1)) else shape
+    ptr = np.broadcast_to(ptr, full)
+    active = np.broadcast_to(mask, full) if mask is not None else None
+    return ptr, active
+
+
+def _pid_of(ex, shape, active):
+    def pid_of(lane):
+        flat = np.flatnonzero(active)[lane] if active is not None else lane
+        p = np.unravel_index(flat, shape)[0]
+        return tuple(int(np.broadcast_to(a, (ex.n_programs,))[p]) if a.shape[0] > 1 else int(a[0])
+                     for a in ex.pids)
+    return pid_of
+
+
+@rule("xb.load")
+def _sim_load(ex, ins, *ops):
+    seg = ins.attrs["operandSegmentSizes"]
+    ptr = ops[0]
+    mask = ops[1] if seg[1] else None
+    other = ops[1 + seg[1]] if seg[2] else None
+    t = ins.rtypes[0]
+    ptr, active = _lanes(ex, ptr, mask)
+    pid_of = _pid_of(ex, ptr.shape, active)
+    if active is None:
+        return ex.memory.load(ptr, t.pointee if t.is_ptr else ins.otypes[0].pointee, ins.loc, pid_of)
+    out = np.zeros(ptr.shape, dtype=t.dtype)
+    if other is not None:
+        out[...] = np.broadcast_to(other, ptr.shape)
+    vals = ex.memory.load(ptr[active], ins.otypes[0].pointee, ins.loc, pid_of)
+    out[active] = vals
+    return out
+
+
+@rule("xb.store")
+def _sim_store(ex, ins, *ops):
+    seg = ins.attrs["operandSegmentSizes"]
+    ptr, val = ops[0], ops[1]
+    mask = ops[2] if seg[2] else None
+    shape = np.broadcast_shapes(ptr.shape, val.shape, *([mask.shape] if mask is not None else []))
+    shape = (ex.n_programs,) + shape[1:]
+    ptr = np.broadcast_to(ptr, shape)
+    val = np.broadcast_to(val, shape)
+    flat_pid = np.broadcast_to(ex.flat_pid.reshape((-1,) + (1,) * (len(shape) - 1)), shape)
+    pointee = ins.otypes[0].pointee
+    if mask is None:
+        ex.memory.store(ptr.reshape(-1), val.reshape(-1), pointee, ins.loc, _pid_of(ex, shape, None),
+                        flat_pid.reshape(-1))
+        return None
+    active = np.broadcast_to(mask, shape)
+    ex.memory.store(ptr[active], val[active], pointee, ins.loc, _pid_of(ex, shape, active), flat_pid[active])
+    return None
+
+
+@rule("xb.atomic_rmw", "xb.atomic_cas")
+def _sim_atomic(ex, ins, *ops):
+    t = ins.rtypes[0]
+    pointee = ins.otypes[0].pointee
+    if ins.name == "xb.atomic_cas":
+        ptr, cmp, val = ops
+        kind, mask = "cas", None
+    else:
+        seg = ins.attrs["operandSegmentSizes"]
+        ptr, val = ops[0], ops[1]
+        mask = ops[2] if seg[2] else None
+        cmp, kind = None, ins.attrs["kind"]
+    shape = (ex.n_programs,) + np.broadcast_shapes(ptr.shape, val.shape)[1:]
+    ptr = np.broadcast_to(ptr, shape)
+    val = np.broadcast_to(val, shape)
+    cmp = np.broadcast_to(cmp, shape) if cmp is not None else None
+    active = np.broadcast_to(mask, shape) if mask is not None else np.ones(shape, bool)
+    old = np.zeros(shape, dtype=t.dtype)
+    old[active] = ex.memory.atomic(kind, ptr[active], val[active], cmp[active] if cmp is not None else None,
+                                   pointee, ins.loc, _pid_of(ex, shape, active))
+    return old
+
+
+# ------------------------------------------------------------------------------------ reductions
+def _fill_nan(x, v):
+    return np.where(np.isnan(x), v, x) if x.dtype.kind == "f" else x
+
+
+@rule("xb.reduce")
+def _sim_reduce(ex, ins, *xs):
+    kind, axis = ins.attrs["kind"], ins.attrs["axis"] + 1
+    if kind == "generic":
+        return _reduce_generic(ex, ins, list(xs), axis)
+    x = xs[0]
+    with np.errstate(all="ignore"):
+        if kind == "sum":
+            acc = np.float32 if x.dtype == np.float16 else x.dtype
+            r = np.sum(x, axis=axis, dtype=acc)
+        elif kind == "prod":
+            r = np.prod(x, axis=axis, dtype=x.dtype)
+        elif kind in ("max", "min"):
+            if x.dtype.kind == "f":
+                r = (np.fmax if kind == "max" else np.fmin).reduce(x, axis=axis)
+            elif x.dtype.kind == "u" or x.dtype == np.bool_:
+                r = (np.max if kind == "max" else np.min)(x, axis=axis)
+            else:
+                r = (np.max if kind == "max" else np.min)(x, axis=axis)
+        elif kind in ("argmax", "argmin"):
+            fill = -np.inf if kind == "argmax" else np.inf
+            r = (np.argmax if kind == "argmax" else np.argmin)(_fill_nan(x, fill), axis=axis)
+        elif kind == "xor_sum":
+            r = np.bitwise_xor.reduce(x, axis=axis)
+        else:
+            raise ExecutionError(f"{ins.loc}: unknown reduction kind {kind}")
+    return _out(ins, r)
+
+
+def _reduce_generic(ex, ins, xs, axis):
+    region = ins.regions[0]
+    n = len(xs)
+    while xs[0].shape[axis] > 1:
+        length = xs[0].shape[axis]
+        even = length - length % 2
+        lhs = [np.take(x, np.arange(0, even, 2), axis=axis) for x in xs]
+        rhs = [np.take(x, np.arange(1, even, 2), axis=axis) for x in xs]
+        out = ex.run_block(region, lhs + rhs)
+        if length % 2:
+            out = [np.concatenate([o, np.take(x, [length - 1], axis=axis)], axis=axis) for o, x in zip(out, xs)]
+        xs = [np.asarray(o) for o in out]
+    return [_out(ins, np.take(x, 0, axis=axis), i) for i, x in enumerate(xs[:n])]
+
+
+@rule("xb.scan")
+def _sim_scan(ex, ins, *xs):
+    kind, axis, rev = ins.attrs["kind"], ins.attrs["axis"] + 1, ins.attrs["reverse"]
+    if rev:
+        xs = [np.flip(x, axis) for x in xs]
+    if kind == "generic":
+        out = _scan_generic(ex, ins, list(xs), axis)
+    else:
+        x = xs[0]
+        acc = np.float32 if x.dtype == np.float16 else x.dtype
+        with np.errstate(all="ignore"):
+            fn = np.cumsum if kind == "cumsum" else np.cumprod
+            out = [_out(ins, fn(x, axis=axis, dtype=acc))]
+    if rev:
+        out = [np.flip(o, axis) for o in out]
+    return out if kind == "generic" else out[0]
+
+
+def _scan_generic(ex, ins, xs, axis):
+    region = ins.regions[0]
+    acc = [np.take(x, [0], axis=axis) for x in xs]
+    outs = [[a] for a in acc]
+    for i in range(1, xs[0].shape[axis]):
+        cur = [np.take(x, [i], axis=axis) for x in xs]
+        acc = [np.asarray(v) for v in ex.run_block(region, acc + cur)]
+        for o, a in zip(outs, acc):
+            o.append(a)
+    return [_out(ins, np.concatenate(o, axis=axis), i) for i, o in enumerate(outs)]
+
+
+@rule("xb.dot")
+def _sim_dot(ex, ins, a, b, acc):
+    if acc.dtype.kind == "f":
+        r = np.matmul(a.astype(np.float64), b.astype(np.float64)) + acc
+    else:
+        r = np.matmul(a.astype(np.int64), b.astype(np.int64)) + acc
+    with np.errstate(all="ignore"):
+        return _out(ins, r)
+
+
+# ------------------------------------------------------------------------------------ debug
+@rule("xb.print")
+def _sim_print(ex, ins, *vals):
+    for p in range(ex.n_programs):
+        pid = tuple(int(a[p] if a.shape[0] > 1 else a[0]) for a in ex.pids)
+        shown = [v[p if v.shape[0] > 1 else 0] for v in vals]
+        print(f"pid {pid} {ins.attrs['prefix']}", *shown)
+
+
+@rule("xb.assert")
+def _sim_assert(ex, ins, cond):
+    if not np.all(cond):
+        p = int(np.argwhere(~np.broadcast_to(cond, (ex.n_programs,) + cond.shape[1:]))[0][0])
+        pid = tuple(int(a[p] if a.shape[0] > 1 else a[0]) for a in ex.pids)
+        raise ExecutionError(f"{ins.loc}: device_assert failed in program {pid}: {ins.attrs['message']}")

@@ -1,0 +1,67 @@
+"""Test and benchmark helpers: the `Case` every example exposes, and tolerances per dtype."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass
+class Case:
+    """One launch of an example kernel with its numpy reference.
+
+    Attributes:
+        kernel: the jitted kernel.
+        grid: a launch grid (tuple, or a callable of the meta-parameters).
+        args: positional kernel arguments (numpy arrays are written in place).
+        meta: constexpr keyword arguments (BLOCK sizes...).
+        outputs: name -> index into `args` of each array the kernel writes.
+        expected: name -> numpy array the output must match.
+        atol, rtol: tolerances of the comparison.
+    """
+
+    kernel: Any
+    grid: Any
+    args: tuple
+    meta: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)
+    expected: dict = field(default_factory=dict)
+    atol: float = 1e-5
+    rtol: float = 1e-5
+
+    def run(self, target: str, args: tuple | None = None) -> None:
+        self.kernel[self.grid](*(self.args if args is None else args), target=target, **self.meta)
+
+    def copy_args(self) -> tuple:
+        return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in self.args)
+
+
+def default_tolerance(dtype) -> tuple[float, float]:
+    """(atol, rtol) for comparing results of the given numpy dtype against a reference."""
+    name = np.dtype(dtype).name
+    return {
+        "float16": (1e-2, 1e-2),
+        "bfloat16": (4e-2, 4e-2),
+        "float32": (1e-5, 1e-5),
+        "float64": (1e-12, 1e-12),
+    }.get(name, (0.0, 0.0))
+
+
+def bf16():
+    """numpy's bfloat16 dtype (from ml_dtypes)."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def check(case: Case, args: tuple, atol: float | None = None, rtol: float | None = None,
+          reference: Callable | None = None) -> None:
+    """Assert every output of `case` in `args` matches its expected array."""
+    for name, idx in case.outputs.items():
+        got = np.asarray(args[idx]).astype(np.float64) if args[idx].dtype.kind == "f" or args[idx].dtype.name == "bfloat16" else np.asarray(args[idx])
+        exp = case.expected[name]
+        exp = exp.astype(np.float64) if exp.dtype.kind == "f" or exp.dtype.name == "bfloat16" else exp
+        np.testing.assert_allclose(got, exp, atol=case.atol if atol is None else atol,
+                                   rtol=case.rtol if rtol is None else rtol, err_msg=f"output {name}")
