@@ -7,7 +7,9 @@ For each benchmark below it reports:
            usually lives in another environment); by default the xblock example itself runs there,
            with `xblock.language` mapped onto `triton.language` (--variant triton runs the
            unmodified Triton versions in examples/triton/ instead);
-  compile  first launch minus a warm launch in a fresh process with an empty XBLOCK_CACHE_DIR;
+  compile  `xblock.compile(kernel, target="sim", ...)` (else first launch minus a warm launch) in a
+           fresh process with an empty XBLOCK_CACHE_DIR, after compiling a primer kernel that takes
+           the one-time process setup;
   hit      the same in a second fresh process that finds the kernels in that cache.
 
 Usage: python benchmarks/sim_vs_triton_interpreter.py [--triton-python PY] [--only softmax,matmul]
@@ -89,14 +91,55 @@ def time_sim(benches, repeat: int) -> dict:
     return out
 
 
+_SIG = {
+    "float64": "fp64",
+    "float32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "bool": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint32": "u32",
+}
+
+
+def _signature(case) -> list:
+    """Triton-style signature strings of a case's runtime arguments ("*fp32", "i32", "fp32")."""
+    sig = []
+    for a in case.args:
+        if hasattr(a, "dtype") and hasattr(a, "shape"):
+            sig.append("*" + _SIG[a.dtype.name])
+        elif isinstance(a, bool):
+            sig.append("i1")
+        elif isinstance(a, int):
+            sig.append("i32" if -(2**31) <= a < 2**31 else "i64")
+        else:
+            sig.append("fp32")
+    return sig
+
+
 def probe_compile(benches) -> dict:
-    """Run in a fresh process: {name: {"first": s, "warm": s}} for the primer and every bench."""
+    """Run in a fresh process, for the primer and every bench: {name: {"compile": s} or {"first", "warm"}}.
+
+    With `xblock.compile` it times compiling alone (frontend, passes, the sim's stages); without it,
+    the first launch and the best warm launch, whose difference is the compile time.
+    """
     _use_repo()
+    import xblock
+
     out = {}
     primer = [("_primer", PRIMER[0], PRIMER[1], PRIMER[2], None)]
     for name, module, size, dtype, _ in primer + list(benches):
         try:
             case = _example_case(module, size, dtype)
+            if hasattr(xblock, "compile"):
+                t0 = time.perf_counter()
+                xblock.compile(case.kernel, target="sim", signature=_signature(case), constexprs=case.meta)
+                out[name] = {"compile": time.perf_counter() - t0}
+                continue
             t0 = time.perf_counter()
             case.run("sim")
             first = time.perf_counter() - t0
@@ -123,7 +166,9 @@ def time_compile(benches) -> dict:
     out = {}
     for name, *_ in benches:
         cold, hot = passes[0].get(name, {}), passes[1].get(name, {})
-        if "first" in cold and "first" in hot:
+        if "compile" in cold and "compile" in hot:
+            out[name] = {"compile": cold["compile"], "hit": hot["compile"]}
+        elif "first" in cold and "first" in hot:
             out[name] = {"compile": cold["first"] - cold["warm"], "hit": hot["first"] - hot["warm"]}
         else:
             out[name] = {"error": cold.get("error") or hot.get("error") or "missing"}

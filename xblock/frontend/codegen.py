@@ -550,7 +550,12 @@ class CodeGenerator(ast.NodeVisitor):
                 return self.sem.device_print("", args, False)
             return self.sem.static_print(args)
         if fn in (builtins.min, builtins.max) and any(_has_tensor(a) for a in args):
-            raise SemanticError(f"Python's {fn.__name__}() cannot take blocks; use xl.minimum/xl.maximum")
+            if len(args) < 2 or kwargs:
+                raise SemanticError(f"{fn.__name__}() of blocks takes two or more positional arguments")
+            acc = args[0]
+            for a in args[1:]:  # as Triton: min/max of blocks are elementwise minimum/maximum
+                acc = self.sem.minmax(fn.__name__, acc, a, False)
+            return acc
         if is_jit_function(fn):
             return self.call_helper(fn, args, kwargs)
         has_tensors = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())

@@ -274,7 +274,7 @@ class Semantic:
     def compare(self, op: str, a, b) -> tensor:
         a, b = self._operands(a, b)
         if a.dtype.is_floating():
-            h = arith.cmpf(getattr(arith.CmpFPredicate, self._CMP_F[op]), a.handle, b.handle)
+            h = arith.cmpf(getattr(arith.CmpFPredicate, self._CMP_F[op].upper()), a.handle, b.handle)
         else:
             table = self._CMP_S if a.dtype.is_int_signed() else self._CMP_U
             h = arith.cmpi(getattr(arith.CmpIPredicate, table[op]), a.handle, b.handle)
