@@ -80,13 +80,13 @@ def dependency_digest(ks: KernelSource, seen=None) -> str:
     return h.hexdigest()
 
 
-def _toolchain() -> str:
-    try:
-        from importlib.metadata import version
+# The pinned MLIR bindings (pyproject.toml). A constant, not the installed version, so that a
+# machine without MLIR (a GPU box running precompiled kernels) computes the same cache keys.
+MLIR_BINDINGS = "xtc-mlir-python-bindings==22.1.8.4"
 
-        return version("xtc-mlir-python-bindings")
-    except Exception:
-        return "unknown"
+
+def _toolchain() -> str:
+    return MLIR_BINDINGS
 
 
 def build_options(backend, options: dict):
