@@ -248,8 +248,11 @@ def time_triton_interpreter(benches, python: str, variant: str, repeat: int) -> 
     spec = [[name, module, size, dtype] for name, module, size, dtype, _ in benches]
     env = dict(os.environ, TRITON_INTERPRET="1")
     cmd = [python, "-c", TRITON_CHILD, str(REPO), variant, str(repeat), json.dumps(spec)]
-    with tempfile.TemporaryDirectory() as cwd:  # not the repo root: the real xblock must not import
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
+    try:
+        with tempfile.TemporaryDirectory() as cwd:  # not the repo root: the real xblock must not import
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
+    except OSError as e:
+        return {b[0]: {"error": f"cannot run {python}: {e}"[:160]} for b in benches}
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):

@@ -33,3 +33,10 @@ def __getattr__(name):
 
         return importlib.import_module(".testing", __name__)
     raise AttributeError(f"module 'xblock' has no attribute {name!r}")
+
+
+def diff(kernel, grid, *args, **kwargs):
+    """Run a kernel on several targets and compare outputs; see `xblock.numdiff.diff`."""
+    from .numdiff import diff as _diff
+
+    return _diff(kernel, grid, *args, **kwargs)

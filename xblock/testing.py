@@ -65,3 +65,27 @@ def check(case: Case, args: tuple, atol: float | None = None, rtol: float | None
         exp = exp.astype(np.float64) if exp.dtype.kind == "f" or exp.dtype.name == "bfloat16" else exp
         np.testing.assert_allclose(got, exp, atol=case.atol if atol is None else atol,
                                    rtol=case.rtol if rtol is None else rtol, err_msg=f"output {name}")
+
+
+def do_bench(fn, warmup: int = 2, rep: int = 10, quantiles=(0.2, 0.5, 0.8)) -> dict:
+    """Time `fn()` after `warmup` calls: median and quantiles in seconds.
+
+    Wall-clock times; when torch with CUDA is loaded, each call is followed by a device
+    synchronize so that GPU work is inside the measurement.
+    """
+    import sys
+    import time
+
+    torch = sys.modules.get("torch")
+    sync = torch.cuda.synchronize if torch is not None and torch.cuda.is_available() else (lambda: None)
+    for _ in range(warmup):
+        fn()
+    sync()
+    times = []
+    for _ in range(max(1, rep)):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    q = np.quantile(np.array(times), quantiles)
+    return {"p20": float(q[0]), "median": float(q[1]), "p80": float(q[2]), "n": len(times)}

@@ -100,6 +100,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.ks, self.mb, self.scope = ks, mb, scope
         self.sem = Semantic(self)
         self.ret = None
+        self.ret_node = None
         self.returned = False
 
     # ----------------------------------------------------------------------------- errors, locs
@@ -178,6 +179,7 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Return(self, node):
         self.ret = self.visit(node.value) if node.value is not None else None
+        self.ret_node = node
         self.returned = True
 
     def visit_Assert(self, node):
@@ -700,6 +702,6 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
         with ir.InsertionPoint(entry):
             gen.visit_stmts(ks.tree.body)
             if gen.ret is not None:
-                raise gen.error(ks.tree, "a kernel cannot return a value")
+                raise gen.error(gen.ret_node, "a kernel cannot return a value")
             func.ReturnOp([])
     return module

@@ -208,6 +208,12 @@ class Semantic:
                     raise SemanticError(
                         "cannot combine an unsigned block with a negative scalar; cast one of them explicitly"
                     )
+                if py and ct.is_int() and not ct.is_bool() and not isinstance(v, bool):
+                    bits = ct.primitive_bitwidth
+                    lo = -(1 << (bits - 1)) if ct.is_int_signed() else 0
+                    hi = (1 << (bits - 1)) - 1 if ct.is_int_signed() else (1 << bits) - 1
+                    if not lo <= v <= hi:
+                        raise SemanticError(f"scalar {v} is out of range for {ct}")
             a = self.constant(a, ct) if a_py else self.cast(a, ct)
             b = self.constant(b, ct) if b_py else self.cast(b, ct)
         a, b = self.broadcast_pair(self.to_tensor(a), self.to_tensor(b))
@@ -400,10 +406,9 @@ class Semantic:
         other = _unwrap(other)
         if other is not None:
             if mask is None:
-                other = None  # as in Triton, `other` without a mask has no effect
-            else:
-                other = self.broadcast_to(self.cast(self.to_tensor(other, et if _is_py(other) else None), et),
-                                          ptr.shape)
+                raise SemanticError("`other` cannot be provided without `mask`")
+            other = self.broadcast_to(self.cast(self.to_tensor(other, et if _is_py(other) else None), et),
+                                      ptr.shape)
         h = xb.load(ptr.handle, ir_type(et, ptr.shape), mask.handle if mask is not None else None,
                     other.handle if other is not None else None, cache=str(_unwrap(cache) or ""),
                     evict=str(_unwrap(evict) or ""), volatile=bool(_unwrap(volatile)))
@@ -537,6 +542,10 @@ class Semantic:
                 x = self.cast(x, xl.int32)
             elif x.dtype.is_int_unsigned() and x.dtype.primitive_bitwidth < 32:
                 x = self.cast(x, xl.uint32)
+        if kind in ("max", "min", "argmax", "argmin") and x.dtype.is_bf16():
+            x = self.cast(x, xl.float32)  # Triton 3.6 promotes bf16 before max/min reductions
+        if kind in ("max", "min") and x.dtype.primitive_bitwidth < 32:
+            x = self.cast(x, xl.float32 if x.dtype.is_floating() else xl.int32)
         if kind == "xor_sum" and not x.dtype.is_int():
             raise SemanticError(f"xor_sum needs an integer block, got {x.dtype}")
         out_dt = xl.int32 if kind in ("argmax", "argmin") else x.dtype
@@ -574,6 +583,8 @@ class Semantic:
         dt = _unwrap(dt)
         if dt is not None:
             x = self.cast(x, dt)
+        elif x.dtype.is_bf16():
+            x = self.cast(x, xl.float32)  # as Triton 3.6's cumsum/cumprod
         elif x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:
             x = self.cast(x, xl.int32 if x.dtype.is_int_signed() else xl.uint32)
         op = xb.scan([x.handle], ax, kind, bool(_unwrap(reverse)), [x.handle.type])

@@ -71,14 +71,12 @@ class dtype:
         return max(1, self.primitive_bitwidth // 8)
 
     def kind(self) -> int:
-        """Promotion kind: bool < uint < int < float (Triton's dtype.KIND)."""
+        """Promotion kind: bool < integer (signed or unsigned) < float, as Triton's dtype.KIND."""
         if self.is_bool():
             return 0
-        if self.is_int_unsigned():
+        if self.is_int():
             return 1
-        if self.is_int_signed():
-            return 2
-        return 3
+        return 2
 
     @property
     def scalar(self) -> "dtype":
@@ -142,7 +140,7 @@ int8, int16, int32, int64 = (dtype(n) for n in dtype.SINT)
 uint8, uint16, uint32, uint64 = (dtype(n) for n in dtype.UINT[1:])
 float16, bfloat16, float32, float64 = (dtype(n) for n in dtype.FP)
 void = dtype("void")
-bool_ = int1  # noqa: used as tl.bool_ does not exist; int1 is Triton's bool
+bool_ = int1  # Triton names its boolean dtype int1
 
 NAME_TO_DTYPE = {
     d.name: d

@@ -2,8 +2,8 @@
 
 from .core import (  # noqa: F401
     abs,
-    ceil,
     cdiv,
+    ceil,
     cos,
     div_rn,
     erf,

@@ -47,6 +47,15 @@ class CompiledKernel:
     def __getitem__(self, grid):
         return lambda *args: self.launcher(_normalize_grid(grid, {}), list(args))
 
+    def export(self, directory) -> None:
+        """Write a buildable project for this kernel (targets that support it, e.g. ascend)."""
+        from ..backends import get_backend
+
+        backend = get_backend(self.target)
+        if backend.export is None:
+            raise NotImplementedError(f"target '{self.target}' cannot export a project")
+        backend.export(self, directory)
+
 
 def _normalize_grid(grid, meta) -> tuple:
     if callable(grid):
@@ -98,13 +107,17 @@ def build_options(backend, options: dict):
 
 
 def compile_specialization(ks: KernelSource, spec: Specialization, target: str, options: dict,
-                           digest: str | None = None) -> CompiledKernel:
-    """Compile (or load from cache) one specialization of a kernel for `target`."""
+                           digest: str | None = None, transform=None) -> CompiledKernel:
+    """Compile (or load from cache) one specialization of a kernel for `target`.
+
+    `transform`, when given, is (name, fn): fn(module, metadata) rewrites the xb module after the
+    passes (e.g. xb-record-values); its name is part of the cache key.
+    """
     backend = get_backend(target)
     opts = build_options(backend, options)
     digest = digest or dependency_digest(ks)
     key_src = "|".join([__version__, _toolchain(), backend.toolchain_key(), digest, spec.key(), target,
-                        repr(opts)])
+                        repr(opts), transform[0] if transform else ""])
     key = hashlib.sha256(key_src.encode()).hexdigest()
     if key in _MEMORY:
         return _MEMORY[key]
@@ -114,17 +127,17 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
         metadata = json.loads(files.pop("metadata.json"))
         asm = {k: (v if k in backend.binary_stages else v.decode()) for k, v in files.items()}
     else:
-        asm, metadata = _build(ks, spec, target, backend, opts)
+        asm, metadata = _build(ks, spec, target, backend, opts, transform)
         cache.put(key, {**asm, "metadata.json": json.dumps(metadata)})
     ck = CompiledKernel(ks.name, target, asm, metadata, backend.load(asm, metadata))
     _MEMORY[key] = ck
     return ck
 
 
-def _build(ks, spec, target, backend, opts):
+def _build(ks, spec, target, backend, opts, transform=None):
     from ..frontend.codegen import generate
     from ..frontend.types import parse_signature_type
-    from ..passes import run_pipeline
+    from ..passes import run_pipeline, verify
 
     arg_types = {n: parse_signature_type(s) for n, s in spec.arg_types.items()}
     constexprs = dict(spec.constexprs)
@@ -139,6 +152,10 @@ def _build(ks, spec, target, backend, opts):
         "arg_types": [spec.arg_types[p] for p in ks.params if p in spec.arg_types],
         "constexprs": {k: repr(v) for k, v in spec.constexprs.items()}, "options": asdict(opts),
     }
+    if transform is not None:
+        with module.context, module.operation.location:
+            transform[1](module, metadata)
+        verify(module, transform[0])
     asm = {"xb": module.operation.get_asm(enable_debug_info=True)}
     cur = module
     for ext, stage in backend.stages(opts).items():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import CompilationError, LaunchError, XBlockError, surface
+from ..errors import LaunchError, XBlockError, surface
 from .args import ArgError, describe
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
 

@@ -39,15 +39,17 @@ def _as_numpy(v):
     raise TypeError(f"cannot pass {type(v).__name__} to a sim kernel")
 
 
-def _load(asm: dict, metadata: dict):
+def _load(asm: dict, metadata: dict, overrides: dict | None = None):
+    """A launcher for the kernel; `overrides` (op name -> rule) replaces rules, for fault tests."""
     from mlir import ir
 
     from ..dialects import xb
     from .executor import Executor
-    from .program import convert
+    from .program import bind_rules, convert
 
     with xb.context():
         program = convert(ir.Module.parse(asm["xb"]))
+    bind_rules(program.body, overrides or {})
     sigs = metadata["arg_types"]
     names = metadata["arg_names"]
 

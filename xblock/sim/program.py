@@ -164,3 +164,14 @@ def convert(module: ir.Module) -> Program:
         names = [ir.StringAttr(s).value for s in ir.ArrayAttr(kernel.attributes["xb.arg_names"])]
     return Program(ir.StringAttr(kernel.attributes["sym_name"]).value, names, body.arg_types, body,
                    len(conv.slots))
+
+
+def bind_rules(block: Block, overrides: dict) -> None:
+    """Attach each instruction's rule now, taking `overrides` first (op name -> rule)."""
+    from .rules import SIM_RULES
+
+    for ins in block.instrs:
+        ins.rule = overrides.get(ins.name) or SIM_RULES.get(ins.name)
+        for region in ins.regions:
+            if region is not None:
+                bind_rules(region, overrides)

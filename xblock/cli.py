@@ -1,0 +1,323 @@
+"""The `xblock` command line: compile, export, diff, bench, cache, demo.
+
+Exit codes: 0 success; 1 numbers differ or a run failed; 2 bad usage; 3 compilation error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_COMPILE = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+# ------------------------------------------------------------------------------------ loading
+def load_module(path: str):
+    p = Path(path).resolve()
+    if not p.exists():
+        raise UsageError(f"no such file: {path}")
+    for root in (p.parent, p.parent.parent):
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+    name = "_xblock_user_" + "_".join(p.with_suffix("").parts[-2:])
+    spec = importlib.util.spec_from_file_location(name, p)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def load_kernel(ref: str):
+    """`FILE:KERNEL` -> (module, xblock kernel)."""
+    import xblock
+
+    if ":" not in ref:
+        raise UsageError(f"expected FILE:KERNEL, got '{ref}'")
+    path, name = ref.rsplit(":", 1)
+    mod = load_module(path)
+    if not hasattr(mod, name):
+        raise UsageError(f"{path} has no kernel named '{name}'")
+    return mod, xblock.jit(getattr(mod, name))
+
+
+def _value(text: str):
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    if text in ("True", "False"):
+        return text == "True"
+    from .language.core import NAME_TO_DTYPE
+
+    return NAME_TO_DTYPE.get(text, text)
+
+
+def parse_defines(defs) -> dict:
+    out = {}
+    for d in defs or []:
+        if "=" not in d:
+            raise UsageError(f"-D expects NAME=VALUE, got '{d}'")
+        k, v = d.split("=", 1)
+        out[k] = _value(v)
+    return out
+
+
+def parse_signature(text: str | None):
+    if not text:
+        return None
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    if all("=" in s for s in items):
+        return dict(s.split("=", 1) for s in items)
+    return items
+
+
+def _size(text: str | None, mod):
+    if text is None:
+        sizes = getattr(mod, "SIZES", None)
+        if not sizes:
+            raise UsageError("give --size (the kernel's file has no SIZES)")
+        return sizes[min(len(sizes) - 1, 3)]
+    parts = [int(x) for x in text.replace("x", ",").split(",")]
+    return parts[0] if len(parts) == 1 else tuple(parts)
+
+
+def case_from_module(mod, size, dtype):
+    if not hasattr(mod, "case"):
+        raise UsageError("the kernel's file has no case(size, dtype) function; give --signature and -D")
+    dtypes = getattr(mod, "DTYPES", ["float32"])
+    dt = dtype or dtypes[0]
+    return mod.case(size, dt)
+
+
+def signature_from_case(kernel, case) -> tuple[dict, dict]:
+    from .runtime.args import describe
+
+    bound = kernel.bind(case.args, case.meta)
+    sig, consts = {}, {}
+    for p in kernel.source.params:
+        v = bound[p]
+        if p in kernel.source.constexpr_params or v is None:
+            consts[p] = v
+        else:
+            sig[p] = describe(p, v)[0]
+    return sig, consts
+
+
+def _options(args) -> dict:
+    opts = {}
+    for o in args.option or []:
+        k, v = o.split("=", 1)
+        opts[k] = _value(v)
+    if getattr(args, "arch", None):
+        opts["arch"] = args.arch
+    if getattr(args, "soc", None):
+        opts["soc"] = args.soc
+    return opts
+
+
+def compile_from_args(args):
+    import xblock
+
+    mod, kernel = load_kernel(args.kernel)
+    signature = parse_signature(args.signature)
+    consts = parse_defines(args.define)
+    if signature is None:
+        case = case_from_module(mod, _size(args.size, mod), args.dtype)
+        signature, case_consts = signature_from_case(kernel, case)
+        consts = {**case_consts, **consts}
+    return xblock.compile(kernel, target=args.target, signature=signature, constexprs=consts, **_options(args))
+
+
+# ------------------------------------------------------------------------------------ commands
+def cmd_compile(args) -> int:
+    ck = compile_from_args(args)
+    stage = args.emit
+    if stage not in ck.asm:
+        raise UsageError(f"target '{args.target}' has no stage '{stage}' (it has: {', '.join(ck.asm)})")
+    data = ck.asm[stage]
+    if args.output:
+        Path(args.output).write_bytes(data if isinstance(data, bytes) else data.encode())
+    elif isinstance(data, bytes):
+        raise UsageError(f"stage '{stage}' is binary: write it with -o FILE")
+    else:
+        sys.stdout.write(data if data.endswith("\n") else data + "\n")
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    ck = compile_from_args(args)
+    ck.export(args.output)
+    print(f"exported {ck.name} for {args.target} to {args.output}")
+    return EXIT_OK
+
+
+def cmd_diff(args) -> int:
+    import xblock
+
+    mod, kernel = load_kernel(args.kernel)
+    case = case_from_module(mod, _size(args.size, mod), args.dtype)
+    targets = args.targets.split(",") if args.targets else None
+    rep = xblock.diff(kernel, case.grid, *case.args, targets=targets, atol=args.atol, rtol=args.rtol,
+                      localize=args.localize, **case.meta)
+    print(rep.to_json() if args.json else rep)
+    if args.plot:
+        plot_mismatches(kernel, case, rep, args.plot)
+    return EXIT_OK if rep.ok else EXIT_MISMATCH
+
+
+def plot_mismatches(kernel, case, rep, path) -> None:
+    """Draw where each target's outputs differ from the reference (2-D as images, 1-D as a strip)."""
+    import numpy as np
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("--plot needs matplotlib (pip install matplotlib)", file=sys.stderr)
+        return
+    rows = [r for r in rep.rows if r.mask is not None]
+    fig, axes = plt.subplots(1, max(1, len(rows)), figsize=(4 * max(1, len(rows)), 4), squeeze=False)
+    for ax, r in zip(axes[0], rows):
+        m = np.asarray(r.mask)
+        m = m.reshape(1, -1) if m.ndim < 2 else m.reshape(m.shape[0], -1)
+        ax.imshow(m, cmap="Reds", vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_title(f"{r.target}: {r.output}\n{r.mismatches}/{r.size} mismatches")
+    fig.tight_layout()
+    fig.savefig(path)
+    print(f"wrote {path}")
+
+
+def cmd_bench(args) -> int:
+    from .testing import do_bench
+
+    mod, kernel = load_kernel(args.kernel)
+    case = case_from_module(mod, _size(args.size, mod), args.dtype)
+    run_args = case.copy_args()
+    case.run(args.target, run_args)
+    t = do_bench(lambda: case.run(args.target, run_args), warmup=args.warmup, rep=args.rep)
+    print(f"{kernel.__name__} on {args.target}: median {t['median'] * 1e3:.3f} ms "
+          f"(p20 {t['p20'] * 1e3:.3f}, p80 {t['p80'] * 1e3:.3f}, {t['n']} runs)")
+    return EXIT_OK
+
+
+def cmd_cache(args) -> int:
+    from .runtime.cache import FileCache, cache_dir
+
+    if args.action == "dir":
+        print(cache_dir())
+    elif args.action == "clear":
+        print(f"removed {FileCache().clear()} entries from {cache_dir()}")
+    elif args.action == "export":
+        from .runtime.bundle import export_bundle
+
+        n = export_bundle(args.path)
+        print(f"exported {n} entries to {args.path}")
+    elif args.action == "import":
+        from .runtime.bundle import import_bundle
+
+        n = import_bundle(args.path)
+        print(f"imported {n} entries into {cache_dir()}")
+    return EXIT_OK
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(out_dir=args.out, targets=args.targets.split(",") if args.targets else None)
+
+
+# ------------------------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="xblock", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def kernel_args(sp, target_default="sim"):
+        sp.add_argument("kernel", help="FILE:KERNEL, e.g. examples/softmax.py:softmax_kernel")
+        sp.add_argument("--target", "-t", default=target_default, help="sim, cpu, cuda or ascend")
+        sp.add_argument("--signature", "-s", help="'x=*fp32,n=i32' or '*fp32,i32' (default: from case())")
+        sp.add_argument("-D", dest="define", action="append", help="constexpr NAME=VALUE")
+        sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
+        sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
+        sp.add_argument("-O", dest="option", action="append", help="target option NAME=VALUE")
+        sp.add_argument("--arch", type=int, help="cuda: compute capability, e.g. 90")
+        sp.add_argument("--soc", help="ascend: SoC profile, e.g. 910B3")
+
+    sp = sub.add_parser("compile", help="compile a kernel and print or write one stage")
+    kernel_args(sp)
+    sp.add_argument("--emit", "-e", default="xb", help="stage to print: xb, ttir, ptx, ll, cpp, ...")
+    sp.add_argument("--output", "-o", help="write the stage to this file")
+    sp.set_defaults(fn=cmd_compile)
+
+    sp = sub.add_parser("export", help="write a buildable project (ascend: AscendC + CMake)")
+    kernel_args(sp, "ascend")
+    sp.add_argument("--output", "-o", required=True, help="directory to create")
+    sp.set_defaults(fn=cmd_export)
+
+    sp = sub.add_parser("diff", help="run on several targets and compare outputs with the sim")
+    sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
+    sp.add_argument("--targets", help="comma-separated targets (default: all)")
+    sp.add_argument("--size")
+    sp.add_argument("--dtype")
+    sp.add_argument("--atol", type=float)
+    sp.add_argument("--rtol", type=float)
+    sp.add_argument("--localize", action="store_true", help="name the first op whose values diverge")
+    sp.add_argument("--json", action="store_true", help="print the report as JSON")
+    sp.add_argument("--plot", help="write a PNG showing where 2-D outputs mismatch")
+    sp.set_defaults(fn=cmd_diff)
+
+    sp = sub.add_parser("bench", help="time a kernel on a target")
+    sp.add_argument("kernel")
+    sp.add_argument("--target", "-t", default="sim")
+    sp.add_argument("--size")
+    sp.add_argument("--dtype")
+    sp.add_argument("--warmup", type=int, default=2)
+    sp.add_argument("--rep", type=int, default=10)
+    sp.set_defaults(fn=cmd_bench)
+
+    sp = sub.add_parser("cache", help="show, clear, export or import the kernel cache")
+    sp.add_argument("action", choices=["dir", "clear", "export", "import"])
+    sp.add_argument("path", nargs="?", help="bundle file for export/import")
+    sp.set_defaults(fn=cmd_cache)
+
+    sp = sub.add_parser("demo", help="compile the examples for every target, run, diff, export AscendC")
+    sp.add_argument("--out", default="out/demo", help="where to write exported projects")
+    sp.add_argument("--targets", help="comma-separated targets (default: all)")
+    sp.set_defaults(fn=cmd_demo)
+    return p
+
+
+def main(argv=None) -> int:
+    from .errors import CompilationError, XBlockError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except UsageError as e:
+        print(f"xblock: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except CompilationError as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_COMPILE
+    except XBlockError as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_MISMATCH
+    except (ValueError, TypeError, NotImplementedError) as e:
+        if os.environ.get("XBLOCK_DEBUG"):
+            raise
+        print(f"xblock: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""`xblock.diff`: run a kernel on several targets and compare every written buffer to a reference.
+
+Each target gets its own copies of the inputs. Outputs are the arguments the kernel stores to
+(found in its xb module) unless given. A target that cannot run here, or fails to compile, is
+reported with the reason and does not stop the others.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .backends import TargetUnavailable, get_backend
+from .backends import targets as all_targets
+from .errors import XBlockError
+from .testing import default_tolerance
+
+
+@dataclass
+class OutputDiff:
+    """How one output of one target compares with the reference."""
+
+    target: str
+    output: str
+    max_abs: float
+    max_rel: float
+    max_ulp: float
+    mismatches: int
+    size: int
+    first_bad: tuple | None
+    ok: bool
+    mask: object = field(default=None, repr=False, compare=False)  # where values mismatch
+
+
+@dataclass
+class TargetStatus:
+    target: str
+    status: str  # "ran", "skipped", "error"
+    reason: str = ""
+
+
+@dataclass
+class DiffReport:
+    """Per target and output: errors against the reference, mismatches, verdict."""
+
+    kernel: str
+    reference: str
+    rows: list = field(default_factory=list)
+    statuses: list = field(default_factory=list)
+    localized: dict | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every target that ran matches (skipped targets do not count; errors do)."""
+        return all(r.ok for r in self.rows) and not any(s.status == "error" for s in self.statuses)
+
+    def to_json(self) -> str:
+        return json.dumps({"kernel": self.kernel, "reference": self.reference, "ok": self.ok,
+                           "rows": [{k: v for k, v in asdict(r).items() if k != "mask"} for r in self.rows],
+                           "targets": [asdict(s) for s in self.statuses], "localized": self.localized},
+                          default=str, indent=2)
+
+    def __str__(self) -> str:
+        head = ["target", "output", "max abs err", "max rel err", "max ULP", "mismatches", "first bad",
+                "verdict"]
+        lines = []
+        for r in self.rows:
+            lines.append([r.target, r.output, f"{r.max_abs:.3g}", f"{r.max_rel:.3g}", f"{r.max_ulp:.3g}",
+                          f"{r.mismatches}/{r.size}", str(r.first_bad) if r.first_bad is not None else "-",
+                          "ok" if r.ok else "FAIL"])
+        for s in self.statuses:
+            if s.status != "ran":
+                lines.append([s.target, "-", "-", "-", "-", "-", "-", f"{s.status}: {s.reason}"])
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)] if lines else [len(h) for h in head]
+        fmt = "  ".join("{:<%d}" % w for w in widths[:-1]) + "  {}"
+        out = [f"diff of {self.kernel} against {self.reference}", fmt.format(*head),
+               fmt.format(*["-" * w for w in widths[:-1]], "-" * len(head[-1]))]
+        out += [fmt.format(*row) for row in lines]
+        if self.localized:
+            loc = self.localized
+            out.append(f"first divergence ({loc['target']}): {loc['op']} at {loc['where']} "
+                       f"(max abs err {loc['max_abs']:.3g})")
+        out.append("verdict: " + ("ok" if self.ok else "FAIL"))
+        return "\n".join(out)
+
+
+def ulp_distance(got: np.ndarray, ref: np.ndarray, dtype) -> np.ndarray:
+    """|got - ref| in units of the last place of `ref` in `dtype`."""
+    name = np.dtype(dtype).name
+    r = np.abs(ref.astype(np.float64))
+    if name == "bfloat16":
+        with np.errstate(divide="ignore"):
+            exp = np.floor(np.log2(np.where(r > 0, r, 2.0**-126)))
+        spacing = 2.0 ** (np.maximum(exp, -126) - 7)
+    elif name in ("float16", "float32", "float64"):
+        spacing = np.spacing(r.astype(dtype)).astype(np.float64)
+    else:
+        spacing = np.ones_like(r)
+    with np.errstate(all="ignore"):
+        return np.abs(got.astype(np.float64) - ref.astype(np.float64)) / spacing
+
+
+def compare(target, name, got, ref, atol, rtol) -> OutputDiff:
+    g = np.asarray(got)
+    r = np.asarray(ref)
+    is_float = r.dtype.kind == "f" or r.dtype.name == "bfloat16"
+    if is_float:
+        g64, r64 = g.astype(np.float64), r.astype(np.float64)
+        both_nan = np.isnan(g64) & np.isnan(r64)
+        with np.errstate(all="ignore"):
+            abs_err = np.where(both_nan, 0.0, np.abs(g64 - r64))
+            rel_err = np.where(both_nan, 0.0, abs_err / np.maximum(np.abs(r64), np.finfo(np.float64).tiny))
+        bad = ~(np.isclose(g64, r64, atol=atol, rtol=rtol) | both_nan)
+        ulp = np.where(both_nan, 0.0, ulp_distance(g, r, r.dtype))
+    else:
+        g64, r64 = g.astype(np.int64), r.astype(np.int64)
+        abs_err = np.abs(g64 - r64).astype(np.float64)
+        rel_err = abs_err / np.maximum(np.abs(r64), 1)
+        bad = g64 != r64
+        ulp = abs_err
+    first = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape)) if bad.any() else None
+
+    def mx(a):
+        a = np.nan_to_num(a, nan=np.inf)
+        return float(a.max()) if a.size else 0.0
+
+    return OutputDiff(target, name, mx(abs_err), mx(rel_err), mx(ulp), int(bad.sum()), int(bad.size), first,
+                      not bad.any(), bad)
+
+
+def written_arguments(kernel, grid, args, meta) -> list[int]:
+    """Indices (into `args`) of the arrays the kernel stores to, from its xb module."""
+    from .sim.program import convert
+
+    ck = kernel.run(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], grid=grid,
+                    target="sim", **meta)
+    from mlir import ir
+
+    from .dialects import xb
+
+    with xb.context():
+        program = convert(ir.Module.parse(ck.asm["xb"]))
+    written = _stored_args(program)
+    names = ck.metadata["arg_names"]
+    params = kernel.source.params
+    runtime_positions = [params.index(n) for n in names]
+    if written is None:
+        return [i for i in runtime_positions if i < len(args) and isinstance(args[i], np.ndarray)]
+    return [runtime_positions[k] for k in sorted(written)]
+
+
+def _stored_args(program):
+    """Kernel argument positions reaching a store/atomic pointer; None when it cannot tell."""
+    producers = {}
+
+    def index(block):
+        for ins in block.instrs:
+            for r in ins.results:
+                producers[r] = ins
+            for reg in ins.regions:
+                if reg is not None:
+                    index(reg)
+
+    index(program.body)
+    arg_pos = {slot: i for i, slot in enumerate(program.body.args)}
+    through = {"xb.addptr": [0], "xb.splat": [0], "xb.broadcast": [0], "xb.expand_dims": [0],
+               "xb.reshape": [0], "xb.trans": [0], "xb.ptr_cast": [0], "arith.select": [1, 2]}
+    found: set = set()
+
+    def trace(slot, depth=0) -> bool:
+        if slot in arg_pos:
+            found.add(arg_pos[slot])
+            return True
+        ins = producers.get(slot)
+        if ins is None or ins.name not in through or depth > 64:
+            return False
+        return all(trace(ins.operands[i], depth + 1) for i in through[ins.name])
+
+    ok = True
+
+    def visit(block):
+        nonlocal ok
+        for ins in block.instrs:
+            if ins.name in ("xb.store", "xb.atomic_rmw", "xb.atomic_cas"):
+                ok = trace(ins.operands[0]) and ok
+            for reg in ins.regions:
+                if reg is not None:
+                    visit(reg)
+
+    visit(program.body)
+    return found if ok else None
+
+
+def _run_target(kernel, grid, args, meta, target, out_idx):
+    backend = get_backend(target)
+    reason = backend.availability()
+    if reason:
+        raise TargetUnavailable(reason)
+    dev_args = [backend.to_device(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+    kernel.run(*dev_args, grid=grid, target=target, **meta)
+    return {i: np.asarray(backend.to_host(dev_args[i])) for i in out_idx}
+
+
+def diff(kernel, grid, *args, targets=None, reference: str = "sim", outputs=None,
+         atol: float | None = None, rtol: float | None = None, localize: bool = False,
+         **meta) -> DiffReport:
+    """Run `kernel[grid](*args, **meta)` on each target and compare its outputs to `reference`.
+
+    Args:
+        kernel: an @xblock.jit kernel (or a function / triton kernel, wrapped on the fly).
+        grid: the launch grid.
+        *args: kernel arguments; numpy arrays are copied for every target.
+        targets: target names (default: every registered target).
+        reference: the target (default "sim") or a dict {arg index: expected array}.
+        outputs: indices of the output arguments (default: inferred from the kernel's stores).
+        atol, rtol: tolerances (default: per output dtype).
+        localize: also find the first op whose values diverge (see `xblock.localize`).
+        **meta: constexpr arguments.
+    Returns:
+        A DiffReport.
+    """
+    from .runtime.jit import jit
+
+    kernel = jit(kernel)
+    wanted = list(targets or all_targets())
+    out_idx = list(outputs) if outputs is not None else written_arguments(kernel, grid, args, meta)
+    arg_names = kernel.source.params
+    if isinstance(reference, dict):
+        ref, ref_name = {int(k): np.asarray(v) for k, v in reference.items()}, "the given reference"
+    else:
+        ref = _run_target(kernel, grid, args, meta, reference, out_idx)
+        ref_name = reference
+    report = DiffReport(kernel.__name__, ref_name)
+    for target in wanted:
+        try:
+            got = _run_target(kernel, grid, args, meta, target, out_idx)
+        except TargetUnavailable as e:
+            report.statuses.append(TargetStatus(target, "skipped", str(e)))
+            continue
+        except XBlockError as e:
+            report.statuses.append(TargetStatus(target, "error", str(e).splitlines()[0]))
+            continue
+        except Exception as e:  # a backend bug is reported, and the other targets still run
+            report.statuses.append(TargetStatus(target, "error", f"{type(e).__name__}: {e}"))
+            continue
+        report.statuses.append(TargetStatus(target, "ran"))
+        for i in out_idx:
+            d_atol, d_rtol = default_tolerance(ref[i].dtype)
+            report.rows.append(compare(target, arg_names[i], got[i], ref[i],
+                                       d_atol if atol is None else atol, d_rtol if rtol is None else rtol))
+    if localize and not report.ok and not isinstance(reference, dict):
+        from .localize import localize as _localize
+
+        bad = [s.target for s in report.statuses if s.status == "ran"
+               and any(not r.ok for r in report.rows if r.target == s.target)]
+        if bad:
+            report.localized = _localize(kernel, grid, args, meta, bad[0], reference, atol, rtol)
+    return report
+
+
+__all__ = ["diff", "DiffReport", "OutputDiff"]
