@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import linecache
 import re
 
 import pytest
@@ -44,7 +45,10 @@ def assert_clean(text: str) -> None:
 
 
 def assert_located(err: xblock.CompilationError, kernel, line: int, match: str | None = None) -> None:
-    """`err` renders `file:line:col: message`, the source line and a caret under a non-blank column."""
+    """`err` renders `file:line:col: message`, the source line and a caret under a non-blank column.
+
+    `kernel` is the function whose file the error must name (a helper's, when the error is in it).
+    """
     file = source_file(kernel)
     text = str(err)
     assert err.file == file, text
@@ -52,7 +56,7 @@ def assert_located(err: xblock.CompilationError, kernel, line: int, match: str |
     assert text.startswith(f"{file}:{line}:{err.col}: "), text
     rendered = text.split("\n")
     assert len(rendered) == 3, text
-    src = inspect.getsourcelines(_fn(kernel))[0][line - inspect.getsourcelines(_fn(kernel))[1]]
+    src = linecache.getline(file, line)
     assert rendered[1] == src.rstrip("\n"), text
     assert rendered[2] == " " * (err.col - 1) + "^", text
     assert 1 <= err.col <= len(src) and not src[err.col - 1].isspace(), text

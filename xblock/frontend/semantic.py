@@ -26,6 +26,17 @@ def _is_py(v) -> bool:
     return isinstance(v, (numbers.Number, bool)) and not isinstance(v, tensor)
 
 
+def _static_shape(shape) -> tuple:
+    """A block shape of constexpr integers (a runtime value here is a user error)."""
+    out = []
+    for s in shape:
+        s = _unwrap(s)
+        if isinstance(s, tensor) or not isinstance(s, numbers.Integral):
+            raise SemanticError(f"block shapes must be constexpr integers, got {s!r}")
+        out.append(int(s))
+    return tuple(out)
+
+
 class Semantic:
     """Builds xb/arith/math IR for the language's operations at the current insertion point."""
 
@@ -76,7 +87,7 @@ class Semantic:
         return tensor(xb.splat(x.handle, ir_type(x.dtype, shape)), x.dtype, shape)
 
     def broadcast_to(self, x: tensor, shape) -> tensor:
-        shape = tuple(int(_unwrap(s)) for s in shape)
+        shape = _static_shape(shape)
         x = self.to_tensor(x)
         if x.shape == shape:
             return x
@@ -128,7 +139,7 @@ class Semantic:
 
     def reshape(self, x, shape) -> tensor:
         x = self.to_tensor(x)
-        shape = tuple(int(_unwrap(s)) for s in shape)
+        shape = _static_shape(shape)
         n = 1
         for s in shape:
             n *= s
@@ -375,7 +386,7 @@ class Semantic:
 
     def full(self, shape, value, dt) -> tensor:
         shape = _unwrap(shape)
-        shape = tuple(int(_unwrap(s)) for s in (shape if isinstance(shape, (tuple, list)) else [shape]))
+        shape = _static_shape(shape if isinstance(shape, (tuple, list)) else [shape])
         dt = _unwrap(dt)
         value = _unwrap(value)
         if isinstance(value, tensor):

@@ -27,14 +27,22 @@ def _splat_value(v):
     return attr
 
 
+def _int_value(a):
+    if isinstance(a, ir.BoolAttr):
+        return int(a.value)
+    if isinstance(a, ir.IntegerAttr):
+        return a.value
+    return None
+
+
 def _is_true(v) -> bool:
     a = _splat_value(v)
-    return a is not None and isinstance(a, ir.IntegerAttr) and ir.IntegerAttr(a).value != 0
+    return a is not None and _int_value(a) not in (None, 0)
 
 
 def _is_zero(v) -> bool:
     a = _splat_value(v)
-    return a is not None and isinstance(a, ir.IntegerAttr) and ir.IntegerAttr(a).value == 0
+    return a is not None and _int_value(a) == 0
 
 
 def run(module: ir.Module) -> None:
@@ -43,7 +51,7 @@ def run(module: ir.Module) -> None:
     module.operation.walk(lambda op: (ops.append(op), ir.WalkResult.ADVANCE)[1])
     for op in ops:
         name = op.name
-        if name in _SHAPE_OPS and op.results[0].type.__class__ is not None:
+        if name in _SHAPE_OPS:
             a = _splat_value(op.operands[0])
             if a is None or "xb.ptr" in str(op.results[0].type):
                 continue

@@ -94,6 +94,10 @@ class JITFunction:
         try:
             bound = self.bind(args, kwargs)
             key, spec, runtime = self.specialize(bound)
+            try:
+                grid = _normalize_grid(grid, bound)
+            except (TypeError, ValueError, KeyError) as e:
+                raise self._error(f"bad grid: {e}") from None
             if target is None:
                 from ..backends import default_target
 
@@ -105,7 +109,7 @@ class JITFunction:
                     self._digest = dependency_digest(self.source)
                 ck = compile_specialization(self.source, spec, target, options, self._digest)
                 self.kernels[full_key] = ck
-            ck.launcher(_normalize_grid(grid, bound), runtime)
+            ck.launcher(grid, runtime)
         except XBlockError as e:
             raise surface(e) from None
         return ck

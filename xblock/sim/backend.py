@@ -70,8 +70,13 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
         it = iter(range(len(arrays)))
         vals = [np.array([memory.base(next(it))], dtype=np.int64) if v is None else v for v in vals]
         Executor(program, memory, grid).run(vals)
-        for dst, src in zip(arrays, memory.arrays):
-            np.copyto(dst, src)
+        written = sorted(memory.written)
+        for i in written:
+            if not arrays[i].flags.writeable:
+                raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                  f"argument '{arr_names[i]}' is read-only but the kernel writes to it")
+        for i in written:  # only what the kernel wrote: read-only inputs stay valid
+            np.copyto(arrays[i], memory.arrays[i])
 
     return launch
 

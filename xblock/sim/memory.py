@@ -37,6 +37,7 @@ class Memory:
         self.names = names
         self.arrays = arrays
         self.writers: dict = {}
+        self.written: set = set()  # buffers a store or an atomic touched
 
     def base(self, i: int) -> int:
         return (i + 1) << SHIFT
@@ -93,6 +94,7 @@ class Memory:
         else:
             values = values.astype(_VIEW[pointee], copy=False)
         for b, sel in self._groups(buf):
+            self.written.add(b)
             i = idx[sel]
             if check_race:
                 self._check_race(b, size, i, lanes_flat_pid[sel], loc)
@@ -131,6 +133,7 @@ class Memory:
         if pointee == "bf16":
             raise ExecutionError(f"{loc}: atomics on bfloat16 are not supported")
         for b, sel in self._groups(buf):
+            self.written.add(b)
             view = self.raw[b][: self.raw[b].size // size * size].view(_VIEW[pointee])
             lane_idx = idx[sel] if not isinstance(sel, slice) else idx
             lane_val = (vals[sel] if not isinstance(sel, slice) else vals).astype(view.dtype, copy=False)

@@ -1,0 +1,15 @@
+// Protects the xb emitted for examples/add.py (1024, float32): the ops, their order and types after the passes.
+// CHECK-LABEL: func.func @add_kernel
+// CHECK: "xb.program_id"() {axis = 0 : i32} : () -> i32
+// CHECK: "xb.arange"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.load"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.load"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.store"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()

@@ -1,0 +1,14 @@
+// Protects the xb emitted for examples/gelu.py (1024, float16): the ops, their order and types after the passes.
+// CHECK-LABEL: func.func @gelu_kernel
+// CHECK: "xb.program_id"() {axis = 0 : i32} : () -> i32
+// CHECK: "xb.arange"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f16>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi1>, tensor<1024xf16>) -> tensor<1024xf16>
+// CHECK: math.absf {{.*}} : tensor<1024xf32>
+// CHECK: math.exp {{.*}} : tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f16>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.store"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xf16>, tensor<1024xi1>) -> ()

@@ -1,0 +1,50 @@
+// Protects the xb emitted for examples/layernorm.py ((4, 3001), float32): the ops, their order and types after the passes.
+// CHECK-LABEL: func.func @layernorm_kernel
+// CHECK: "xb.program_id"() {axis = 0 : i32} : () -> i32
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f32>, i32) -> !xb.ptr<f32>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f32>, i32) -> !xb.ptr<f32>
+// CHECK: scf.for {{.*}} = {{.*}} to {{.*}} step {{.*}} iter_args({{.*}} = {{.*}}) -> (tensor<1024xf32>)  : i32 {
+// CHECK: "xb.arange"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>, tensor<1024xf32>) -> tensor<1024xf32>
+// CHECK: scf.yield {{.*}} : tensor<1024xf32>
+// CHECK: "xb.reduce"({{.*}}) ({
+// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<1024xf32>) -> f32
+// CHECK: scf.for {{.*}} = {{.*}} to {{.*}} step {{.*}} iter_args({{.*}} = {{.*}}) -> (tensor<1024xf32>)  : i32 {
+// CHECK: "xb.arange"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>, tensor<1024xf32>) -> tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
+// CHECK: scf.yield {{.*}} : tensor<1024xf32>
+// CHECK: "xb.reduce"({{.*}}) ({
+// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<1024xf32>) -> f32
+// CHECK: math.sqrt {{.*}} : f32
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f32>, i32) -> !xb.ptr<f32>
+// CHECK: "xb.store"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!xb.ptr<f32>, f32) -> ()
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f32>, i32) -> !xb.ptr<f32>
+// CHECK: "xb.store"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!xb.ptr<f32>, f32) -> ()
+// CHECK: scf.for {{.*}} = {{.*}} to {{.*}} step {{.*}}  : i32 {
+// CHECK: "xb.arange"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.load"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.load"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>, tensor<1024xf32>) -> tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
+// CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
+// CHECK: "xb.store"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()

@@ -1,0 +1,20 @@
+// Protects the xb emitted for examples/rmsnorm.py ((4, 1000), float16): the ops, their order and types after the passes.
+// CHECK-LABEL: func.func @rmsnorm_kernel
+// CHECK: "xb.program_id"() {axis = 0 : i32} : () -> i32
+// CHECK: "xb.arange"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32>
+// CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f16>, i32) -> !xb.ptr<f16>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f16>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi1>, tensor<1024xf16>) -> tensor<1024xf16>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f16>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi1>, tensor<1024xf16>) -> tensor<1024xf16>
+// CHECK: "xb.reduce"({{.*}}) ({
+// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<1024xf32>) -> f32
+// CHECK: math.rsqrt {{.*}} : f32
+// CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f16>, i32) -> !xb.ptr<f16>
+// CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f16>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f16>>
+// CHECK: "xb.store"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xf16>, tensor<1024xi1>) -> ()
