@@ -1,0 +1,55 @@
+"""The command line: each command on an example, and exit codes scripts can rely on."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def xb(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "xblock", *args], capture_output=True, text=True, cwd=ROOT, **kw)
+
+
+def test_compile_emits_xb_from_case():
+    r = xb("compile", "examples/softmax.py:softmax_kernel", "--target", "sim", "--emit", "xb")
+    assert r.returncode == 0, r.stderr
+    assert '"xb.load"' in r.stdout and 'loc("' in r.stdout
+
+
+def test_compile_with_explicit_signature(tmp_path):
+    out = tmp_path / "add.mlir"
+    r = xb("compile", "examples/add.py:add_kernel", "--signature", "x_ptr=*fp16,y_ptr=*fp16,out_ptr=*fp16,n=i32",
+           "-D", "BLOCK=256", "--emit", "xb", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "tensor<256xf16>" in out.read_text()
+
+
+def test_diff_json_and_exit_code():
+    r = xb("diff", "examples/add.py:add_kernel", "--targets", "sim", "--size", "1000", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["ok"] is True
+
+
+def test_usage_errors_exit_2():
+    assert xb("compile", "examples/add.py:nope").returncode == 2
+    assert xb("compile", "no/such/file.py:k").returncode == 2
+    r = xb("compile", "examples/add.py:add_kernel", "--emit", "nonexistent-stage")
+    assert r.returncode == 2 and "has no stage" in r.stderr
+
+
+def test_compile_error_exit_3_names_the_line(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text("import xblock.language as xl\n\ndef k(p, BLOCK: xl.constexpr):\n    x = undefined_name + 1\n")
+    r = xb("compile", f"{f}:k", "--signature", "p=*fp32", "-D", "BLOCK=16")
+    assert r.returncode == 3
+    assert f"{f}:4:" in r.stderr and "undefined_name" in r.stderr and "codegen.py" not in r.stderr
+
+
+def test_cache_dir_and_help():
+    r = xb("cache", "dir")
+    assert r.returncode == 0 and r.stdout.strip()
+    h = xb("--help")
+    for cmd in ("compile", "export", "diff", "bench", "cache", "demo"):
+        assert cmd in h.stdout

@@ -1,0 +1,1 @@
+BACKEND = None  # a registered target that is not available (for tests)
