@@ -43,6 +43,17 @@ class Memory:
         return (i + 1) << SHIFT
 
     def _decode(self, addrs: np.ndarray, size: int, what: str, loc, pid_of):
+        """(buffer ids, element indices) of byte addresses; raises on out-of-bounds or misalignment."""
+        shift = size.bit_length() - 1
+        if addrs.size:
+            lo, hi = int(addrs.min()), int(addrs.max())
+            b = (lo >> SHIFT) - 1
+            if b == (hi >> SHIFT) - 1 and 0 <= b < len(self.raw):  # one buffer: check the range only
+                base = self.base(b)
+                if lo - base >= 0 and hi - base + size <= self.raw[b].size:
+                    if addrs.dtype.kind == "i" and (addrs & (size - 1)).any():
+                        self._misaligned(what, size, loc)
+                    return np.broadcast_to(np.int64(b), addrs.shape), (addrs - base) >> shift
         buf = (addrs >> SHIFT) - 1
         off = addrs & OFFSET_MASK
         ok = (buf >= 0) & (buf < len(self.raw))
@@ -61,15 +72,18 @@ class Memory:
                 detail = "an address outside every argument buffer"
             raise ExecutionError(f"{loc}: out-of-bounds {what} in program {pid}: an unmasked lane "
                                  f"accesses {detail}")
-        if (off % size).any():
-            raise ExecutionError(f"{loc}: misaligned {what}: address is not a multiple of {size} bytes")
-        return buf, off // size
+        if (off & (size - 1)).any():
+            self._misaligned(what, size, loc)
+        return buf, off >> shift
+
+    def _misaligned(self, what, size, loc):
+        raise ExecutionError(f"{loc}: misaligned {what}: address is not a multiple of {size} bytes")
 
     def _groups(self, buf):
         if buf.size == 0:
             return []
         first = int(buf.flat[0])
-        if (buf == first).all():
+        if buf.size == 1 or (buf.ndim and buf.strides[0] == 0) or (buf == first).all():
             return [(first, slice(None))]
         return [(int(b), buf == b) for b in np.unique(buf)]
 
@@ -103,22 +117,23 @@ class Memory:
 
     def _check_race(self, b, size, idx, pids, loc) -> None:
         key = (b, size)
-        if key not in self.writers:
-            self.writers[key] = np.full(self.raw[b].size // size, -1, dtype=np.int64)
+        fresh = key not in self.writers
+        if fresh:
+            self.writers[key] = np.full(self.raw[b].size // size, -1, dtype=np.int32)
         w = self.writers[key]
-        prev = w[idx]
-        clash = (prev != -1) & (prev != pids)
-        if not clash.any() and idx.size > 1:
-            order = np.argsort(idx, kind="stable")
-            si, sp = idx[order], pids[order]
-            dup = (si[1:] == si[:-1]) & (sp[1:] != sp[:-1])
-            if dup.any():
-                j = int(np.flatnonzero(dup)[0])
-                self._race(b, int(si[j]), int(sp[j]), int(sp[j + 1]), loc)
-        if clash.any():
-            j = int(np.flatnonzero(clash)[0])
-            self._race(b, int(idx[j]), int(prev[j]), int(pids[j]), loc)
+        if not fresh:
+            prev = w[idx]
+            clash = (prev != -1) & (prev != pids)
+            if clash.any():
+                j = int(np.flatnonzero(clash)[0])
+                self._race(b, int(idx[j]), int(prev[j]), int(pids[j]), loc)
         w[idx] = pids
+        if idx.size > 1 and not (idx[1:] > idx[:-1]).all():
+            after = w[idx]  # two programs writing one element in this store leave only one of them
+            lost = after != pids
+            if lost.any():
+                j = int(np.flatnonzero(lost)[0])
+                self._race(b, int(idx[j]), int(after[j]), int(pids[j]), loc)
 
     def _race(self, b, element, p1, p2, loc):
         raise ExecutionError(

@@ -349,14 +349,16 @@ def _sim_store(ex, ins, *ops):
     shape = (ex.n_programs,) + shape[1:]
     ptr = np.broadcast_to(ptr, shape)
     val = np.broadcast_to(val, shape)
-    flat_pid = np.broadcast_to(ex.flat_pid.reshape((-1,) + (1,) * (len(shape) - 1)), shape)
+    lanes_per_program = int(np.prod(shape[1:], dtype=np.int64))
     pointee = ins.otypes[0].pointee
     if mask is None:
-        ex.memory.store(ptr.reshape(-1), val.reshape(-1), pointee, ins.loc, _pid_of(ex, shape, None),
-                        flat_pid.reshape(-1))
+        lane_pids = np.repeat(ex.flat_pid, lanes_per_program)
+        ex.memory.store(ptr.reshape(-1), val.reshape(-1), pointee, ins.loc, _pid_of(ex, shape, None), lane_pids)
         return None
     active = np.broadcast_to(mask, shape)
-    ex.memory.store(ptr[active], val[active], pointee, ins.loc, _pid_of(ex, shape, active), flat_pid[active])
+    # boolean indexing keeps row-major order, so active lanes come grouped by program
+    lane_pids = np.repeat(ex.flat_pid, active.reshape(shape[0], -1).sum(axis=1))
+    ex.memory.store(ptr[active], val[active], pointee, ins.loc, _pid_of(ex, shape, active), lane_pids)
     return None
 
 
