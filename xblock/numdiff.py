@@ -8,6 +8,7 @@ reported with the reason and does not stop the others.
 from __future__ import annotations
 
 import json
+import pickle
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -132,16 +133,9 @@ def compare(target, name, got, ref, atol, rtol) -> OutputDiff:
 
 def written_arguments(kernel, grid, args, meta) -> list[int]:
     """Indices (into `args`) of the arrays the kernel stores to, from its xb module."""
-    from .sim.program import convert
-
     ck = kernel.run(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], grid=grid,
                     target="sim", **meta)
-    from mlir import ir
-
-    from .dialects import xb
-
-    with xb.context():
-        program = convert(ir.Module.parse(ck.asm["xb"]))
+    program = pickle.loads(ck.asm["simprog"])
     written = _stored_args(program)
     names = ck.metadata["arg_names"]
     params = kernel.source.params

@@ -177,12 +177,12 @@ class Semantic:
             return xl.float64
         if a_ty.is_fp32() or b_ty.is_fp32():
             return xl.float32
-        if (a_ty.is_fp16() and b_ty.is_bf16()) or (a_ty.is_bf16() and b_ty.is_fp16()):
-            return xl.float32
-        if a_ty.is_fp16() or b_ty.is_fp16():
+        if a_ty.is_fp16() or b_ty.is_fp16():  # fp16 wins over bf16 too, as in Triton
             return xl.float32 if div_or_mod else xl.float16
-        if a_ty.is_bf16() or b_ty.is_bf16():
+        if a_ty.is_bf16() and b_ty.is_bf16():
             return xl.float32 if div_or_mod else xl.bfloat16
+        if a_ty.is_bf16() or b_ty.is_bf16():  # bf16 with an integer computes in fp32
+            return xl.float32
         if not (a_ty.is_int() and b_ty.is_int()):
             raise SemanticError(f"unexpected operand types {a_ty} and {b_ty}")
         if div_or_mod and a_ty.is_int_signed() != b_ty.is_int_signed():
@@ -489,8 +489,14 @@ class Semantic:
         x = self._float(x)
         return self.binary("truediv", 1.0, self.binary("add", 1.0, self.math_unary("exp", self.neg(x))))
 
+    def _promote_bf16(self, x) -> tensor:
+        """Triton's _promote_bfloat16_to_float32: max/min/clamp/scans do not run in bf16."""
+        x = self.to_tensor(x)
+        return self.cast(x, xl.float32) if x.dtype.is_bf16() else x
+
     def minmax(self, kind, x, y, propagate_nan) -> tensor:
-        x, y = self._operands(x, y)
+        # as triton.language.maximum: Python scalars become tensors first (they are not weak here)
+        x, y = self._operands(self._promote_bf16(x), self._promote_bf16(y))
         if x.dtype.is_floating():
             fn = {("max", False): arith.maxnumf, ("max", True): arith.maximumf,
                   ("min", False): arith.minnumf, ("min", True): arith.minimumf}[(kind, propagate_nan)]
@@ -501,7 +507,10 @@ class Semantic:
         return tensor(fn(x.handle, y.handle), x.dtype, x.shape)
 
     def clamp(self, x, lo, hi) -> tensor:
-        x = self.to_tensor(x)
+        x, lo, hi = (self._promote_bf16(v) for v in (x, lo, hi))
+        lo, hi = self._operands(lo, hi)
+        x, lo = self._operands(x, lo)
+        x, hi = self._operands(x, hi)
         if not x.dtype.is_floating():
             raise SemanticError(f"clamp needs a floating-point operand, got {x.dtype}")
         return self.minmax("min", self.minmax("max", x, lo, False), hi, False)

@@ -100,3 +100,15 @@ class KernelSource:
     @cached_property
     def digest(self) -> str:
         return hashlib.sha256(self.src.encode()).hexdigest()
+
+
+_SOURCES: dict = {}
+
+
+def source_of(obj) -> KernelSource:
+    """The (cached) KernelSource of a kernel object; source is read once per function."""
+    fn = unwrap_function(obj)
+    ks = _SOURCES.get(fn)
+    if ks is None:
+        ks = _SOURCES[fn] = KernelSource(fn)
+    return ks

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from .. import __version__
 from ..backends import get_backend
 from ..errors import CompilationError, surface
-from ..frontend.source import KernelSource, is_jit_function, unwrap_function
+from ..frontend.source import KernelSource, is_jit_function, source_of, unwrap_function
 from .cache import FileCache
 
 _MEMORY: dict = {}  # full cache key -> CompiledKernel, the in-process layer
@@ -70,7 +70,11 @@ def _normalize_grid(grid, meta) -> tuple:
 
 def dependency_digest(ks: KernelSource, seen=None) -> str:
     """Hash of a kernel's source, the helpers it calls and the global constants it reads."""
-    seen = set() if seen is None else seen
+    if seen is None:
+        cached = getattr(ks, "_deps_digest", None)
+        if cached is None:
+            cached = ks._deps_digest = dependency_digest(ks, set())
+        return cached
     seen.add(ks.fn)
     h = hashlib.sha256(ks.src.encode())
     for node in ast.walk(ks.tree):
@@ -123,7 +127,8 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
         return _MEMORY[key]
     cache = FileCache()
     files = cache.get(key)
-    if files is not None and "metadata.json" in files:
+    expected = {"xb", "metadata.json", *backend.stages(opts)}
+    if files is not None and expected <= set(files):
         metadata = json.loads(files.pop("metadata.json"))
         asm = {k: (v if k in backend.binary_stages else v.decode()) for k, v in files.items()}
     else:
@@ -210,7 +215,7 @@ def compile(fn, target: str = "sim", signature=None, constexprs=None, **options)
     Returns:
         A CompiledKernel whose `asm` holds every stage.
     """
-    ks = KernelSource(unwrap_function(fn))
+    ks = source_of(fn)
     try:
         spec = parse_signature(ks, signature, constexprs)
         return compile_specialization(ks, spec, target, options)

@@ -28,7 +28,9 @@ class JITFunction:
     @property
     def source(self):
         if self._source is None:
-            self._source = self._KernelSource(self.fn)
+            from ..frontend.source import source_of
+
+            self._source = source_of(self.fn)
         return self._source
 
     def __repr__(self) -> str:

@@ -136,6 +136,7 @@ class Memory:
                 self._race(b, int(idx[j]), int(after[j]), int(pids[j]), loc)
 
     def _race(self, b, element, p1, p2, loc):
+        p1, p2 = sorted((p1, p2))
         raise ExecutionError(
             f"{loc}: write-write race: programs {p1} and {p2} (flat ids) both store to element "
             f"{element} of argument '{self.names[b]}' without an atomic")

@@ -112,7 +112,22 @@ def _attr(a: ir.Attribute):
         return list(a)
     if isinstance(a, ir.TypeAttr):
         return str(a.value)
-    return a
+    if isinstance(a, ir.DenseElementsAttr):
+        if a.is_splat:
+            v = a.get_splat_value()
+            return Dense(v.value if hasattr(v, "value") else v, None)
+        return Dense(None, np.array(a))
+    if isinstance(a, ir.DenseI64ArrayAttr):
+        return list(a)
+    return str(a)
+
+
+@dataclass
+class Dense:
+    """A dense constant as plain data: a splat value, or an array."""
+
+    splat: object
+    array: object
 
 
 class _Converter:

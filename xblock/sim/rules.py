@@ -11,7 +11,7 @@ import math as _pymath
 import numpy as np
 
 from ..errors import ExecutionError
-from .program import itemsize
+from .program import Dense, itemsize
 
 SIM_RULES: dict = {}
 
@@ -42,12 +42,10 @@ def _out(ins, x, i=0):
 def _sim_constant(ex, ins):
     v = ins.attrs["value"]
     t = ins.rtypes[0]
-    if hasattr(v, "is_splat"):
-        if v.is_splat:
-            s = v.get_splat_value()
-            val = s.value if hasattr(s, "value") else s
-            return np.full((1,) + t.shape, _scalar(val, t), dtype=t.dtype)
-        return np.asarray(v).astype(t.dtype).reshape((1,) + t.shape)
+    if isinstance(v, Dense):
+        if v.array is None:
+            return np.full((1,) + t.shape, _scalar(v.splat, t), dtype=t.dtype)
+        return np.asarray(v.array).astype(t.dtype).reshape((1,) + t.shape)
     return np.full((1,), _scalar(v, t), dtype=t.dtype)
 
 

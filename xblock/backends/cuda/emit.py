@@ -24,7 +24,8 @@ class TTIRDialect:
     """What differs between the TTIR dialects of the supported Triton versions.
 
     `cache_policy`: Triton >= 3.9 spells a load's or store's cache modifier and eviction policy as
-    one `#tt.cache_policy<...>` attribute; earlier versions as two I32 enums `cache`, `evict`.
+    one optional `#tt.cache_policy<...>` attribute; earlier versions as two I32 enum properties
+    `cache`, `evict`, which the generic form must spell out (a missing property reads as 0).
     """
 
     cache_policy: bool = False
@@ -36,9 +37,9 @@ class TTIRDialect:
             evict = "evict_normal"
         if cache not in CACHE_MODIFIER or evict not in EVICTION_POLICY:
             raise ValueError(f"unknown cache modifier '{cache}' or eviction policy '{evict}'")
-        if cache == "none" and evict == "evict_normal":
-            return {}  # both defaults: the same text for every version
         if self.cache_policy:
+            if cache == "none" and evict == "evict_normal":
+                return {}  # an optional attribute since 3.9
             return {"cachePolicy": f"#tt.cache_policy<cache_modifier = {cache}, eviction_policy = {evict}>"}
         return {"cache": f"{CACHE_MODIFIER[cache]} : i32", "evict": f"{EVICTION_POLICY[evict]} : i32"}
 
@@ -132,15 +133,19 @@ class TTIRWriter:
         self.line(text)
         return results
 
-    def block(self, arg_types, body, arg_values=None, loc: str = "") -> list[str]:
-        """Print a block header with fresh arguments (bound to `arg_values`, if given), then `body()`."""
+    def block(self, arg_types, body, arg_values=None, loc="") -> list[str]:
+        """Print a block header with fresh arguments (bound to `arg_values`, if given), then `body()`.
+
+        `loc` is one location for every argument, or a list of one per argument.
+        """
         args = [self.fresh("arg") for _ in arg_types]
         if arg_values is not None:
             for v, a in zip(arg_values, args):
                 self.bind(v, a)
         if args:
-            suffix = f" {loc}" if loc else ""
-            self.line("^bb0(" + ", ".join(f"{a}: {t}{suffix}" for a, t in zip(args, arg_types)) + "):")
+            locs = loc if isinstance(loc, list) else [loc] * len(args)
+            self.line("^bb0(" + ", ".join(f"{a}: {t}{' ' + lc if lc else ''}"
+                                          for a, t, lc in zip(args, arg_types, locs)) + "):")
         self._depth += 1
         body(args)
         self._depth -= 1

@@ -1,0 +1,384 @@
+"""xb -> upstream MLIR (vector/scf/memref/arith/math, llvm for global memory): one rule per op.
+
+`RULES[name](cx, op)` lowers one op; `lower_block` is the one driver that walks ops and applies
+them. Elementwise `arith`/`math` ops share one rule. Rules for memory, reductions and `dot` live
+beside this file and register into the same table.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+
+from mlir import ir
+
+from ...dialects import xb
+from ...errors import CompilationError
+from .elementwise import emit_op, is_elementwise, with_elem
+from .emit import V, Emitter, elem_of
+from .values import Arange, Buffer, Lazy, Mapped, Splat, TVal, View, broadcast_coefs, materialize
+from .values import storage, store_into, trans_coefs
+
+RULES: dict = {}
+TARGET = "cpu"
+
+
+def rule(*names):
+    def deco(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+
+    return deco
+
+
+_LOC = re.compile(r'"([^"]+)":(\d+):(\d+)')
+
+
+def location(op) -> tuple:
+    m = _LOC.search(str(op.location))
+    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else ("<unknown>", 0, 0)
+
+
+def op_error(op, message: str) -> CompilationError:
+    file, line, col = location(op)
+    src = linecache.getline(file, line) or None
+    return CompilationError(file, line, col, message, src)
+
+
+def scalar_type(t: ir.Type) -> str:
+    return "i64" if xb.is_ptr(t) else str(t)
+
+
+def tensor_parts(t: ir.Type):
+    """(shape, element type, pointee or None) of a tensor type, or None for a scalar."""
+    if not ir.RankedTensorType.isinstance(t):
+        return None
+    rt = ir.RankedTensorType(t)
+    et = rt.element_type
+    if xb.is_ptr(et):
+        return tuple(rt.shape), "i64", str(xb.pointee(et))
+    return tuple(rt.shape), str(et), None
+
+
+def attr_text(op, skip=()) -> str:
+    attrs = op.attributes
+    items = [f"{k} = {attrs[k]}" for k in attrs if k not in skip]
+    return "{" + ", ".join(items) + "}" if items else ""
+
+
+class LoweringContext:
+    """State of one kernel's lowering: the emitter, lowered values, uses and the axis info."""
+
+    def __init__(self, func, info: dict, emitter: Emitter):
+        self.e = emitter
+        self.info = info
+        self.vals: dict = {}
+        self.uses: dict = {}
+        self.cross: set = set()
+        self._count_uses(func)
+
+    def _count_uses(self, func) -> None:
+        home: dict = {}
+        counter = [0]
+
+        def walk(block, bid):
+            for a in block.arguments:
+                home[a] = bid
+            for op in block.operations:
+                for v in op.operands:
+                    self.uses[v] = self.uses.get(v, 0) + 1
+                    if home.get(v, bid) != bid:
+                        self.cross.add(v)
+                for r in op.results:
+                    home[r] = bid
+                for region in op.regions:
+                    for b in region.blocks:
+                        counter[0] += 1
+                        walk(b, counter[0])
+
+        walk(func.regions[0].blocks[0], 0)
+
+    def get(self, v):
+        return self.vals[v]
+
+    def define(self, v, lowered) -> None:
+        """Bind an xb value; a costly lazy block used more than once (or in a loop) is stored."""
+        if isinstance(lowered, TVal) and not isinstance(lowered, Buffer):
+            shared = self.uses.get(v, 0) > 1 or v in self.cross
+            if (shared and lowered.cost > 2) or lowered.cost > 40:
+                lowered = materialize(self.e, lowered)
+        self.vals[v] = lowered
+
+
+def lower_block(cx: LoweringContext, block, skip_terminator=True):
+    """Lower every op of `block`; returns the terminator (not lowered) when skipped."""
+    ops = list(block.operations)
+    term = None
+    if skip_terminator and ops and ops[-1].operation.name in ("scf.yield", "scf.condition", "gpu.yield",
+                                                               "func.return"):
+        term = ops.pop()
+    for op in ops:
+        lower_op(cx, op.operation)
+    return term
+
+
+def lower_op(cx: LoweringContext, op) -> None:
+    name = op.name
+    fn = RULES.get(name)
+    if fn is None and is_elementwise(name) and len(op.results) == 1:
+        fn = _lower_elementwise
+    if fn is None:
+        raise op_error(op, f"no '{TARGET}' lowering for {name}")
+    fn(cx, op)
+
+
+# ------------------------------------------------------------------------------ elementwise
+_COST = {"math.": 12, "arith.div": 6, "arith.rem": 6}
+
+
+def _weight(name: str) -> int:
+    return next((c for p, c in _COST.items() if name.startswith(p)), 1)
+
+
+def _lower_elementwise(cx, op):
+    name, attrs = op.name, attr_text(op)
+    res = op.results[0]
+    parts = tensor_parts(res.type)
+    if parts is None:
+        ops = [cx.get(o) for o in op.operands]
+        cx.define(res, emit_op(cx.e, name, attrs, ops, scalar_type(res.type)))
+        return
+    shape, ety, pointee = parts
+    operands = [cx.get(o) for o in op.operands]
+
+    def fn(e, vals, ty, name=name, attrs=attrs):
+        return emit_op(e, name, attrs, vals, ty)
+
+    cx.define(res, Lazy(fn, operands, shape, ety, pointee, _weight(name)))
+
+
+@rule("arith.constant")
+def _lower_constant(cx, op):
+    res = op.results[0]
+    attr = str(op.attributes["value"])
+    parts = tensor_parts(res.type)
+    if parts is None:
+        cx.define(res, cx.e.const_attr(attr, scalar_type(res.type)))
+        return
+    shape, ety, _ = parts
+    lit = attr[len("dense<") : attr.rindex(">")] if attr.startswith("dense<") else None
+    if lit is not None and "[" not in lit and '"' not in lit:
+        cx.define(res, Splat(cx.e.const_attr(f"{lit} : {ety}", ety), shape, ety))
+        return
+    # a non-splat constant: one whole-vector constant stored into a buffer where it is defined
+    e = cx.e
+    n = 1
+    for d in shape:
+        n *= d
+    vt = f"vector<{'x'.join(map(str, shape))}x{ety}>"
+    c = e.const_attr(attr[: attr.rindex(":")] + f": {vt}", vt)
+    flat = e.op(f"vector.shape_cast {c} : {vt} to vector<{n}x{ety}>", f"vector<{n}x{ety}>")
+    mem = e.alloca(n, storage(ety))
+    if ety == "i1":
+        flat = e.op(f"arith.extui {flat} : vector<{n}xi1> to vector<{n}xi8>", f"vector<{n}xi8>")
+    e.line(f"vector.store {flat}, {mem}[{e.idx(0)}] : {mem.type}, {flat.type}")
+    cx.define(res, Buffer(mem, shape, ety))
+
+
+# ------------------------------------------------------------------------------ xb: grid and shapes
+@rule("xb.program_id")
+def _lower_program_id(cx, op):
+    cx.define(op.results[0], cx.pids[int(ir.IntegerAttr(op.attributes["axis"]).value)])
+
+
+@rule("xb.num_programs")
+def _lower_num_programs(cx, op):
+    cx.define(op.results[0], cx.nprogs[int(ir.IntegerAttr(op.attributes["axis"]).value)])
+
+
+@rule("xb.arange")
+def _lower_arange(cx, op):
+    start = ir.IntegerAttr(op.attributes["start"]).value
+    end = ir.IntegerAttr(op.attributes["end"]).value
+    cx.define(op.results[0], Arange(start, end - start))
+
+
+@rule("xb.splat")
+def _lower_splat(cx, op):
+    shape, ety, pointee = tensor_parts(op.results[0].type)
+    cx.define(op.results[0], Splat(cx.get(op.operands[0]), shape, ety, pointee))
+
+
+@rule("xb.broadcast")
+def _lower_broadcast(cx, op):
+    src = cx.get(op.operands[0])
+    shape, _, _ = tensor_parts(op.results[0].type)
+    if src.shape == shape:
+        cx.define(op.results[0], src)
+    else:
+        cx.define(op.results[0], Mapped(src, shape, broadcast_coefs(src.shape, shape)))
+
+
+@rule("xb.expand_dims", "xb.reshape")
+def _lower_view(cx, op):
+    shape, _, _ = tensor_parts(op.results[0].type)
+    cx.define(op.results[0], View(cx.get(op.operands[0]), shape))
+
+
+@rule("xb.trans")
+def _lower_trans(cx, op):
+    src = cx.get(op.operands[0])
+    order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+    shape, _, _ = tensor_parts(op.results[0].type)
+    cx.define(op.results[0], Mapped(src, shape, trans_coefs(src.shape, order)))
+
+
+@rule("xb.ptr_cast")
+def _lower_ptr_cast(cx, op):
+    src = cx.get(op.operands[0])
+    parts = tensor_parts(op.results[0].type)
+    cx.define(op.results[0], src if parts is None else View(src, parts[0], pointee=parts[2]))
+
+
+def elem_size(pointee: str) -> int:
+    return {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}.get(
+        pointee, 8)
+
+
+def _offset_bytes(e, off: V, size: int) -> V:
+    ty = off.type
+    wide = with_elem(ty, "i64")
+    if elem_of(ty) != "i64":
+        off = e.op(f"arith.extsi {off} : {ty} to {wide}", wide)
+    if size != 1:
+        off = e.op(f"arith.muli {off}, {e.const(size, wide)} : {wide}", wide)
+    return off
+
+
+@rule("xb.addptr")
+def _lower_addptr(cx, op):
+    res = op.results[0]
+    parts = tensor_parts(res.type)
+    if parts is None:
+        size = elem_size(str(xb.pointee(res.type)))
+        off = _offset_bytes(cx.e, cx.get(op.operands[1]), size)
+        cx.define(res, cx.e.op(f"arith.addi {cx.get(op.operands[0])}, {off} : i64", "i64"))
+        return
+    shape, ety, pointee = parts
+    size = elem_size(pointee)
+
+    def fn(e, vals, ty):
+        return e.op(f"arith.addi {vals[0]}, {_offset_bytes(e, vals[1], size)} : {ty}", ty)
+
+    cx.define(res, Lazy(fn, [cx.get(op.operands[0]), cx.get(op.operands[1])], shape, ety, pointee))
+
+
+# ------------------------------------------------------------------------------ control flow
+def _is_tensor(v) -> bool:
+    return tensor_parts(v.type) is not None
+
+
+def _slot_buffers(cx, values):
+    bufs = {}
+    for k, v in enumerate(values):
+        if _is_tensor(v):
+            shape, ety, pointee = tensor_parts(v.type)
+            n = 1
+            for d in shape:
+                n *= d
+            bufs[k] = Buffer(cx.e.alloca(n, storage(ety)), shape, ety, pointee)
+    return bufs
+
+
+def _write_slots(cx, bufs, values) -> list:
+    """Store yielded blocks into their slot buffers (through temporaries: a yield may read a slot)."""
+    staged = {}
+    for k, buf in bufs.items():
+        tv = cx.get(values[k])
+        if tv is buf:
+            continue
+        slot_mems = {b.mem for b in bufs.values()}
+        if isinstance(tv, Buffer) and tv.mem not in slot_mems:
+            staged[k] = tv
+        else:
+            staged[k] = materialize(cx.e, tv)
+    for k, tv in staged.items():
+        store_into(cx.e, tv, bufs[k].mem)
+    return [cx.get(v) for k, v in enumerate(values) if k not in bufs]
+
+
+@rule("scf.for")
+def _lower_for(cx, op):
+    lb, ub, step = (cx.get(v) for v in list(op.operands)[:3])
+    inits = list(op.operands)[3:]
+    block = op.regions[0].blocks[0]
+    bufs = _slot_buffers(cx, inits)
+    for k, buf in bufs.items():
+        store_into(cx.e, cx.get(inits[k]), buf.mem)
+    scalars = [cx.get(v) for k, v in enumerate(inits) if k not in bufs]
+
+    def body(iv, iters):
+        cx.vals[block.arguments[0]] = iv
+        it = iter(iters)
+        for k, arg in enumerate(list(block.arguments)[1:]):
+            cx.vals[arg] = bufs[k] if k in bufs else next(it)
+        term = lower_block(cx, block)
+        return _write_slots(cx, bufs, list(term.operands))
+
+    outs = iter(cx.e.for_(lb, ub, step, body, scalars))
+    for k, r in enumerate(op.results):
+        cx.vals[r] = bufs[k] if k in bufs else next(outs)
+
+
+@rule("scf.if")
+def _lower_if(cx, op):
+    cond = cx.get(op.operands[0])
+    results = list(op.results)
+    bufs = _slot_buffers(cx, results)
+    types = [scalar_type(r.type) for k, r in enumerate(results) if k not in bufs]
+
+    def branch(region):
+        if not region.blocks:
+            return []
+        term = lower_block(cx, region.blocks[0])
+        return _write_slots(cx, bufs, list(term.operands)) if term is not None else []
+
+    has_else = len(op.regions) > 1 and len(op.regions[1].blocks) > 0
+    outs = iter(cx.e.if_(cond, lambda: branch(op.regions[0]), (lambda: branch(op.regions[1])) if has_else
+                         else None, types))
+    for k, r in enumerate(results):
+        cx.vals[r] = bufs[k] if k in bufs else next(outs)
+
+
+@rule("scf.while")
+def _lower_while(cx, op):
+    if any(_is_tensor(v) for v in list(op.operands) + list(op.results)):
+        raise op_error(op, f"'{TARGET}' lowering of scf.while carries scalars only, not blocks")
+    e = cx.e
+    inits = [cx.get(v) for v in op.operands]
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    res = e.fresh("w")
+    bargs = [V(e.fresh("wb"), v.type) for v in inits]
+    rtypes = [scalar_type(r.type) for r in op.results]
+    e.line(f"{res}:{len(rtypes)} = scf.while ({', '.join(f'{a} = {i}' for a, i in zip(bargs, inits))}) : "
+           f"({', '.join(v.type for v in inits)}) -> ({', '.join(rtypes)}) {{")
+    e.depth += 1
+    for a, v in zip(before.arguments, bargs):
+        cx.vals[a] = v
+    term = lower_block(cx, before)
+    cond, *fwd = [cx.get(v) for v in term.operands]
+    e.line(f"scf.condition({cond}) {', '.join(map(str, fwd))} : {', '.join(v.type for v in fwd)}")
+    e.depth -= 1
+    aargs = [V(e.fresh("wa"), t) for t in rtypes]
+    e.line(f"}} do {{\n{'  ' * e.depth}^bb0({', '.join(f'{a}: {a.type}' for a in aargs)}):")
+    e.depth += 1
+    for a, v in zip(after.arguments, aargs):
+        cx.vals[a] = v
+    term = lower_block(cx, after)
+    ys = [cx.get(v) for v in term.operands]
+    e.line(f"scf.yield {', '.join(map(str, ys))} : {', '.join(v.type for v in ys)}")
+    e.depth -= 1
+    e.line("}")
+    for k, r in enumerate(op.results):
+        cx.vals[r] = V(f"{res}#{k}", rtypes[k])

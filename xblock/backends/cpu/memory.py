@@ -1,0 +1,255 @@
+"""Rules for global memory: xb.load, xb.store (contiguous vector access or gather/scatter), atomics.
+
+A pointer block whose axis info shows runs of at least one chunk of contiguous addresses along
+its last dimension is read with one (masked) vector load per chunk, from the chunk's first
+pointer; any other pattern is a masked gather or scatter. Masked-off lanes touch no memory.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from .emit import V, vec
+from .lowering import TARGET, op_error, rule, scalar_type, tensor_parts
+from .values import VW, Buffer, storage
+
+_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
+
+
+def mem_type(ety: str) -> str:
+    return "i8" if ety == "i1" else ety
+
+
+def _align(ety: str) -> int:
+    return max(1, {"i1": 8, "i8": 8, "i16": 16, "f16": 16, "bf16": 16, "i32": 32, "f32": 32}.get(ety, 64) // 8)
+
+
+def contiguous(cx, value, shape, w: int) -> bool:
+    """Whether every chunk of `w` lanes of the pointer block `value` is `w` consecutive elements."""
+    info = cx.info.get(value)
+    if info is None or not shape or shape[-1] % w:
+        return False
+    return info.contiguity[-1] % w == 0
+
+
+def _segments(op):
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    ops = list(op.operands)
+    out, k = [], 0
+    for n in seg:
+        out.append(ops[k] if n else None)
+        k += n
+    return out
+
+
+def _to_ptr(e, addr: V) -> V:
+    if addr.type.startswith("vector<"):
+        w = addr.type[len("vector<") : addr.type.index("x")]
+        return e.op(f"llvm.inttoptr {addr} : {addr.type} to vector<{w}x!llvm.ptr>", f"vector<{w}x!llvm.ptr>")
+    return e.op(f"llvm.inttoptr {addr} : i64 to !llvm.ptr", "!llvm.ptr")
+
+
+def _as_mem(e, v: V, ety: str) -> V:
+    """A value in its memory type (i1 is stored as one byte)."""
+    if ety != "i1":
+        return v
+    t = v.type.replace("i1", "i8")
+    return e.op(f"arith.extui {v} : {v.type} to {t}", t)
+
+
+def _from_mem(e, v: V, ety: str) -> V:
+    if ety != "i1":
+        return v
+    t = v.type.replace("i8", "i1")
+    zero = e.const(0, v.type)
+    return e.op(f"arith.cmpi ne, {v}, {zero} : {v.type}", t)
+
+
+@rule("xb.load")
+def _lower_load(cx, op):
+    ptr_v, mask_v, other_v = _segments(op)
+    res = op.results[0]
+    e = cx.e
+    parts = tensor_parts(res.type)
+    if parts is None:
+        ety = scalar_type(res.type)
+        addr = _to_ptr(e, cx.get(ptr_v))
+
+        def load():
+            v = e.op(f"llvm.load {addr} {{alignment = {_align(ety)} : i64}} : !llvm.ptr -> {mem_type(ety)}",
+                     mem_type(ety))
+            return [_from_mem(e, v, ety)]
+
+        if mask_v is None:
+            cx.define(res, load()[0])
+        else:
+            alt = cx.get(other_v) if other_v is not None else e.const(0, ety)
+            cx.define(res, e.if_(cx.get(mask_v), load, lambda: [alt], [ety])[0])
+        return
+    shape, ety, _ = parts
+    ptr = cx.get(ptr_v)
+    mask = cx.get(mask_v) if mask_v is not None else None
+    other = cx.get(other_v) if other_v is not None else None
+    n = math.prod(shape)
+    w = math.gcd(n, VW)
+    mty = mem_type(ety)
+    vt = vec(w, mty)
+    dense = contiguous(cx, ptr_v, shape, w)
+    out = e.alloca(n, storage(ety))
+    al = _align(ety)
+
+    def body(i, _):
+        m = mask.chunk(e, i, w) if mask is not None else None
+        pas = _as_mem(e, other.chunk(e, i, w), ety) if other is not None else e.const(0, vt)
+        if dense:
+            addr = _to_ptr(e, ptr.elem(e, i))
+            if m is None:
+                v = e.op(f"llvm.load {addr} {{alignment = {al} : i64}} : !llvm.ptr -> {vt}", vt)
+            else:
+                v = e.op(f"llvm.intr.masked.load {addr}, {m}, {pas} {{alignment = {al} : i32}} : "
+                         f"(!llvm.ptr, {m.type}, {vt}) -> {vt}", vt)
+        else:
+            ptrs = _to_ptr(e, ptr.chunk(e, i, w))
+            m = m if m is not None else e.const(1, vec(w, "i1"))
+            v = e.op(f"llvm.intr.masked.gather {ptrs}, {m}, {pas} {{alignment = {al} : i32}} : "
+                     f"({ptrs.type}, {m.type}, {vt}) -> {vt}", vt)
+        e.line(f"vector.store {v}, {out}[{i}] : {out.type}, {vt}")
+
+    e.range_(n, w, body)
+    cx.define(res, Buffer(out, shape, ety))
+
+
+@rule("xb.store")
+def _lower_store(cx, op):
+    ptr_v, val_v, mask_v = _segments(op)
+    e = cx.e
+    parts = tensor_parts(val_v.type)
+    if parts is None:
+        ety = scalar_type(val_v.type)
+        addr = _to_ptr(e, cx.get(ptr_v))
+        val = _as_mem(e, cx.get(val_v), ety)
+
+        def store():
+            e.line(f"llvm.store {val}, {addr} {{alignment = {_align(ety)} : i64}} : {val.type}, !llvm.ptr")
+
+        if mask_v is None:
+            store()
+        else:
+            e.if_(cx.get(mask_v), store)
+        return
+    shape, ety, _ = parts
+    ptr, val = cx.get(ptr_v), cx.get(val_v)
+    mask = cx.get(mask_v) if mask_v is not None else None
+    n = math.prod(shape)
+    w = math.gcd(n, VW)
+    dense = contiguous(cx, ptr_v, shape, w)
+    al = _align(ety)
+
+    def body(i, _):
+        v = _as_mem(e, val.chunk(e, i, w), ety)
+        m = mask.chunk(e, i, w) if mask is not None else None
+        if dense:
+            addr = _to_ptr(e, ptr.elem(e, i))
+            if m is None:
+                e.line(f"llvm.store {v}, {addr} {{alignment = {al} : i64}} : {v.type}, !llvm.ptr")
+            else:
+                e.line(f"llvm.intr.masked.store {v}, {addr}, {m} {{alignment = {al} : i32}} : "
+                       f"{v.type}, {m.type} into !llvm.ptr")
+        else:
+            ptrs = _to_ptr(e, ptr.chunk(e, i, w))
+            m = m if m is not None else e.const(1, vec(w, "i1"))
+            e.line(f"llvm.intr.masked.scatter {v}, {ptrs}, {m} {{alignment = {al} : i32}} : "
+                   f"{v.type}, {m.type} into {ptrs.type}")
+
+    e.range_(n, w, body)
+
+
+# ------------------------------------------------------------------------------------ atomics
+_RMW = {"add": "add", "fadd": "fadd", "max": "max", "min": "min", "umax": "umax", "umin": "umin",
+        "xchg": "xchg", "and": "_and", "or": "_or", "xor": "_xor"}
+
+
+def _rmw_kind(op, kind: str, ety: str) -> str:
+    if ety in ("f16", "f32", "f64"):
+        kind = {"add": "fadd", "max": "fmax", "min": "fmin", "fadd": "fadd", "xchg": "xchg"}.get(kind)
+        if kind is None:
+            raise op_error(op, f"'{TARGET}' lowering: no floating-point atomic {kind}")
+        return kind
+    if ety == "bf16":
+        raise op_error(op, f"'{TARGET}' lowering: atomics on bfloat16 are not supported")
+    return _RMW[kind]
+
+
+def _atomic_elems(cx, op, ptr, n, mask, emit_one):
+    """Run `emit_one(addr, i)` lane by lane (program order), under the lane's mask."""
+    e = cx.e
+    res = op.results[0]
+    parts = tensor_parts(res.type)
+    ety = scalar_type(res.type) if parts is None else parts[1]
+
+    def one(i):
+        addr = _to_ptr(e, ptr.elem(e, i) if parts is not None else ptr)
+        if mask is None:
+            return emit_one(addr, i)
+        m = mask.elem(e, i) if parts is not None else mask
+        return e.if_(m, lambda: [emit_one(addr, i)], lambda: [e.const(0, ety)], [ety])[0]
+
+    if parts is None:
+        cx.define(res, one(None))
+        return
+    out = e.alloca(n, storage(ety))
+
+    def body(i, _):
+        e.line(f"memref.store {one(i)}, {out}[{i}] : {out.type}")
+
+    e.range_(n, 1, body)
+    cx.define(res, Buffer(out, parts[0], ety))
+
+
+def _str(op, name) -> str:
+    return ir.StringAttr(op.attributes[name]).value
+
+
+@rule("xb.atomic_rmw")
+def _lower_atomic_rmw(cx, op):
+    ptr_v, val_v, mask_v = _segments(op)
+    parts = tensor_parts(val_v.type)
+    ety = scalar_type(val_v.type) if parts is None else parts[1]
+    kind = _rmw_kind(op, _str(op, "kind"), ety)
+    order = _ORDER.get(_str(op, "sem"), "acq_rel")
+    val = cx.get(val_v)
+    mask = cx.get(mask_v) if mask_v is not None else None
+    e = cx.e
+
+    def one(addr, i):
+        v = val.elem(e, i) if parts is not None else val
+        return e.op(f"llvm.atomicrmw {kind} {addr}, {v} {order} : !llvm.ptr, {ety}", ety)
+
+    _atomic_elems(cx, op, cx.get(ptr_v), math.prod(parts[0]) if parts else 1, mask, one)
+
+
+@rule("xb.atomic_cas")
+def _lower_atomic_cas(cx, op):
+    ptr_v, cmp_v, val_v = list(op.operands)
+    parts = tensor_parts(val_v.type)
+    ety = scalar_type(val_v.type) if parts is None else parts[1]
+    order = _ORDER.get(_str(op, "sem"), "acq_rel")
+    fail = {"acq_rel": "acquire", "release": "monotonic"}.get(order, order)
+    cmp, val = cx.get(cmp_v), cx.get(val_v)
+    ity = {"f16": "i16", "f32": "i32", "f64": "i64"}.get(ety, ety)
+    e = cx.e
+
+    def one(addr, i):
+        c = cmp.elem(e, i) if parts is not None else cmp
+        v = val.elem(e, i) if parts is not None else val
+        if ity != ety:
+            c = e.op(f"arith.bitcast {c} : {ety} to {ity}", ity)
+            v = e.op(f"arith.bitcast {v} : {ety} to {ity}", ity)
+        st = f"!llvm.struct<({ity}, i1)>"
+        r = e.op(f"llvm.cmpxchg {addr}, {c}, {v} {order} {fail} : !llvm.ptr, {ity}", st)
+        old = e.op(f"llvm.extractvalue {r}[0] : {st}", ity)
+        return e.op(f"arith.bitcast {old} : {ity} to {ety}", ety) if ity != ety else old
+
+    _atomic_elems(cx, op, cx.get(ptr_v), math.prod(parts[0]) if parts else 1, None, one)
