@@ -103,3 +103,11 @@ def test_repeated_launch_uses_the_in_memory_layer(cache_dir, monkeypatch):
 
 def _fail(*a, **k):
     raise AssertionError("compiled again")
+
+
+def test_dump_dir_receives_every_stage(cache_dir, tmp_path, monkeypatch):
+    dump = tmp_path / "dump"
+    monkeypatch.setenv("XBLOCK_DUMP_DIR", str(dump))
+    xblock.compile(scale, target="sim", signature=SIG, constexprs={"BLOCK": 32})
+    assert (dump / "scale.xb").read_text().count("xb.load") == 1
+    assert (dump / "scale.simprog").stat().st_size > 0

@@ -248,10 +248,10 @@ class Semantic:
                         raise SemanticError("cannot subtract a pointer from a value")
                     return self.addptr(p, o, negate=(op == "sub"))
         if op in ("and", "or", "xor", "lshift", "rshift"):
-            a, b = self._operands(a, b, arithmetic=False)
-            if not (a.dtype.is_int() and b.dtype.is_int()):
-                raise SemanticError(f"bitwise operator needs integer operands, got {a.dtype} and {b.dtype}")
-            a, b = self._operands(a, b)
+            ta, tb = (v.dtype if isinstance(v, tensor) else python_scalar_dtype(v) for v in (a, b))
+            if not (ta.is_int() and tb.is_int()):
+                raise SemanticError(f"bitwise operator needs integer operands, got {ta} and {tb}")
+            a, b = self._operands(a, b)  # Python scalars stay weak, as in Triton
         elif op == "truediv":
             a, b = self._operands(a, b, div_or_mod=True)
             if a.dtype.is_int():
@@ -289,7 +289,8 @@ class Semantic:
     _CMP_U = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
 
     def compare(self, op: str, a, b) -> tensor:
-        a, b = self._operands(a, b)
+        # as triton.language's comparison operators: a Python scalar becomes a tensor first (not weak)
+        a, b = self._operands(self.to_tensor(a), self.to_tensor(b))
         if a.dtype.is_floating():
             h = arith.cmpf(getattr(arith.CmpFPredicate, self._CMP_F[op].upper()), a.handle, b.handle)
         else:
@@ -301,16 +302,18 @@ class Semantic:
         x = self.to_tensor(x)
         if x.dtype.is_floating():
             return tensor(arith.negf(x.handle), x.dtype, x.shape)
-        return self.binary("sub", 0, x)
+        return self.binary("sub", self.constant(0, x.dtype), x)
 
     def invert(self, x) -> tensor:
         x = self.to_tensor(x)
         if not x.dtype.is_int():
             raise SemanticError(f"`~` needs an integer operand, got {x.dtype}")
-        return self.binary("xor", x, self.constant(-1 if not x.dtype.is_bool() else 1, x.dtype))
+        ones = -1 if x.dtype.is_int_signed() else (1 << x.dtype.primitive_bitwidth) - 1
+        return self.binary("xor", x, self.constant(ones, x.dtype))
 
     def logical_not(self, x) -> tensor:
-        return self.compare("eq", self.to_tensor(x), 0)
+        x = self.to_tensor(x)
+        return self.compare("eq", x, self.constant(0, x.dtype))
 
     def logical(self, op: str, a, b) -> tensor:
         a, b = self.to_bool(a), self.to_bool(b)
@@ -318,7 +321,7 @@ class Semantic:
 
     def to_bool(self, x) -> tensor:
         x = self.to_tensor(x)
-        return x if x.dtype.is_bool() else self.compare("ne", x, 0)
+        return x if x.dtype.is_bool() else self.compare("ne", x, self.constant(0, x.dtype))
 
     # ----------------------------------------------------------------------------- casts
     def cast(self, x, dt, bitcast=False) -> tensor:
@@ -339,7 +342,7 @@ class Semantic:
                 raise SemanticError(f"cannot bitcast {src} to {dt}: bit widths differ")
             return tensor(arith.bitcast(rt, x.handle), dt, x.shape)
         if dt.is_bool():
-            return self.compare("ne", x, 0)
+            return self.compare("ne", x, self.constant(0, src))
         if src.is_floating() and dt.is_floating():
             if {src.name, dt.name} == {"fp16", "bf16"}:
                 return self.cast(self.cast(x, xl.float32), dt)
@@ -549,7 +552,8 @@ class Semantic:
             raise SemanticError(f"reduction axis {axis} out of range for a block of shape {list(x.shape)}")
         return x, axis % rank
 
-    def reduce_kind(self, kind, x, axis, keep_dims, dt=None) -> tensor:
+    def reduce_kind(self, kind, x, axis, keep_dims, dt=None, widen=True) -> tensor:
+        """A built-in reduction; `widen=False` keeps 8/16-bit values (max/min with return_indices)."""
         x = self.to_tensor(x)
         if not x.shape:
             raise SemanticError(f"{kind} needs a block, got a scalar")
@@ -564,7 +568,7 @@ class Semantic:
                 x = self.cast(x, xl.uint32)
         if kind in ("max", "min", "argmax", "argmin") and x.dtype.is_bf16():
             x = self.cast(x, xl.float32)  # Triton 3.6 promotes bf16 before max/min reductions
-        if kind in ("max", "min") and x.dtype.primitive_bitwidth < 32:
+        if kind in ("max", "min") and widen and x.dtype.primitive_bitwidth < 32:
             x = self.cast(x, xl.float32 if x.dtype.is_floating() else xl.int32)
         if kind == "xor_sum" and not x.dtype.is_int():
             raise SemanticError(f"xor_sum needs an integer block, got {x.dtype}")
@@ -605,8 +609,8 @@ class Semantic:
             x = self.cast(x, dt)
         elif x.dtype.is_bf16():
             x = self.cast(x, xl.float32)  # as Triton 3.6's cumsum/cumprod
-        elif x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:
-            x = self.cast(x, xl.int32 if x.dtype.is_int_signed() else xl.uint32)
+        elif kind == "cumsum" and x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:
+            x = self.cast(x, xl.int32 if x.dtype.is_int_signed() else xl.uint32)  # cumprod keeps int8
         op = xb.scan([x.handle], ax, kind, bool(_unwrap(reverse)), [x.handle.type])
         return tensor(op.results[0], x.dtype, x.shape)
 

@@ -440,7 +440,7 @@ def xor_sum(input, axis=None, keep_dims=False, _semantic=None):
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
         _semantic=None):
     if _unwrap(return_indices):
-        return (_semantic.reduce_kind("max", input, axis, keep_dims),
+        return (_semantic.reduce_kind("max", input, axis, keep_dims, widen=False),
                 _semantic.reduce_kind("argmax", input, axis, keep_dims))
     return _semantic.reduce_kind("max", input, axis, keep_dims)
 
@@ -449,7 +449,7 @@ def max(input, axis=None, return_indices=False, return_indices_tie_break_left=Tr
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
         _semantic=None):
     if _unwrap(return_indices):
-        return (_semantic.reduce_kind("min", input, axis, keep_dims),
+        return (_semantic.reduce_kind("min", input, axis, keep_dims, widen=False),
                 _semantic.reduce_kind("argmin", input, axis, keep_dims))
     return _semantic.reduce_kind("min", input, axis, keep_dims)
 

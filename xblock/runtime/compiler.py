@@ -162,14 +162,24 @@ def _build(ks, spec, target, backend, opts, transform=None):
             transform[1](module, metadata)
         verify(module, transform[0])
     asm = {"xb": module.operation.get_asm(enable_debug_info=True)}
+    _dump(ks.name, "xb", asm["xb"])
     cur = module
     for ext, stage in backend.stages(opts).items():
-        try:
-            cur = stage(cur, metadata)
-        except CompilationError:
-            raise
+        cur = stage(cur, metadata)
         asm[ext] = cur
+        _dump(ks.name, ext, cur)
     return asm, metadata
+
+
+def _dump(name: str, ext: str, data) -> None:
+    """Write a stage to $XBLOCK_DUMP_DIR/<kernel>.<ext> when that variable is set."""
+    import os
+
+    root = os.environ.get("XBLOCK_DUMP_DIR")
+    if root:
+        os.makedirs(root, exist_ok=True)
+        with open(os.path.join(root, f"{name}.{ext}"), "wb") as f:
+            f.write(data if isinstance(data, bytes) else str(data).encode())
 
 
 def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
