@@ -319,6 +319,13 @@ def _pid_of(ex, shape, active):
     return pid_of
 
 
+def pid_of_safe(pid_of, active):
+    """Report a bad lane of a full-shape access in terms of the active lanes' numbering."""
+    def inner(lane):
+        return pid_of(int(np.count_nonzero(active.flat[:lane])))
+    return inner
+
+
 @rule("xb.load")
 def _sim_load(ex, ins, *ops):
     seg = ins.attrs["operandSegmentSizes"]
@@ -330,12 +337,14 @@ def _sim_load(ex, ins, *ops):
     pid_of = _pid_of(ex, ptr.shape, active)
     if active is None:
         return ex.memory.load(ptr, t.pointee if t.is_ptr else ins.otypes[0].pointee, ins.loc, pid_of)
-    out = np.zeros(ptr.shape, dtype=t.dtype)
-    if other is not None:
-        out[...] = np.broadcast_to(other, ptr.shape)
-    vals = ex.memory.load(ptr[active], ins.otypes[0].pointee, ins.loc, pid_of)
-    out[active] = vals
-    return out
+    fill = np.zeros((), dtype=t.dtype) if other is None else np.broadcast_to(other, ptr.shape)
+    first = int(active.argmax()) if active.size else 0
+    if active.size == 0 or not active.flat[first]:
+        return np.broadcast_to(fill, ptr.shape).astype(t.dtype)
+    # masked-off lanes read a valid address (the first active lane's), then take `other`
+    safe = np.where(active, ptr, ptr.flat[first])
+    vals = ex.memory.load(safe, ins.otypes[0].pointee, ins.loc, pid_of_safe(pid_of, active))
+    return np.where(active, vals, fill)
 
 
 @rule("xb.store")

@@ -162,6 +162,16 @@ def _lower_mului_extended(ctx: LoweringContext, op) -> None:
     ctx.w.bind(op.results[1], hi[0])
 
 
+@rule("arith.negf")
+def _lower_negf(ctx: LoweringContext, op) -> None:
+    """Triton has no negf: -0.0 - x, which is exact negation (signed zeros and NaN included)."""
+    t = ctx.types(op.results)[0]
+    zero = f"dense<-0.0> : {t}" if t.startswith("tensor<") else f"-0.0 : {t}"
+    z = ctx.w.op("arith.constant", [], [], [t], {"value": zero}, loc(op))
+    r = ctx.w.op("arith.subf", z + ctx.refs(op.operands), [t, t], [t], _attrs_of(op), loc(op))
+    ctx.w.bind(op.results[0], r[0])
+
+
 @rule("gpu.yield")
 def _lower_yield(ctx: LoweringContext, op) -> None:
     ctx.emit(op, ctx.yield_as)
