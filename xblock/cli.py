@@ -159,11 +159,62 @@ def cmd_export(args) -> int:
     return EXIT_OK
 
 
+def case_from_signature(kernel, args):
+    """A Case built from --signature, --shape NAME=AxB, --arg NAME=VALUE, -D and --grid."""
+    import numpy as np
+
+    from .frontend.types import parse_signature_type
+    from .testing import Case
+
+    sig = parse_signature(args.signature)
+    if isinstance(sig, list):
+        sig = dict(zip([p for p in kernel.source.params if p not in kernel.source.constexpr_params], sig))
+    shapes = dict(s.split("=", 1) for s in args.shape or [])
+    values = dict(a.split("=", 1) for a in args.arg or [])
+    if not args.grid:
+        raise UsageError("give --grid when the arguments come from --signature")
+    rng = np.random.default_rng(0)
+    call = []
+    for p in kernel.source.params:
+        if p not in sig:
+            continue
+        dt = parse_signature_type(sig[p])
+        if dt.is_ptr():
+            if p not in shapes:
+                raise UsageError(f"give --shape {p}=AxB for pointer argument '{p}'")
+            shape = tuple(int(x) for x in shapes[p].split("x"))
+            np_dt = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}.get(dt.element_ty.name)
+            if dt.element_ty.name == "bf16":
+                from .testing import bf16
+
+                np_dt = bf16()
+            if np_dt is not None:
+                call.append(rng.standard_normal(shape).astype(np_dt))
+            else:
+                call.append(rng.integers(0, 100, shape).astype(_np_int(dt.element_ty.name)))
+        else:
+            if p not in values:
+                raise UsageError(f"give --arg {p}=VALUE for scalar argument '{p}'")
+            call.append(_value(values[p]))
+    grid = tuple(int(g) for g in args.grid.split(","))
+    return Case(kernel, grid, tuple(call), parse_defines(args.define))
+
+
+def _np_int(name: str):
+    import numpy as np
+
+    return {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+            "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64}[name]
+
+
 def cmd_diff(args) -> int:
     import xblock
 
     mod, kernel = load_kernel(args.kernel)
-    case = case_from_module(mod, _size(args.size, mod), args.dtype)
+    if args.signature:
+        case = case_from_signature(kernel, args)
+    else:
+        case = case_from_module(mod, _size(args.size, mod), args.dtype)
     targets = args.targets.split(",") if args.targets else None
     rep = xblock.diff(kernel, case.grid, *case.args, targets=targets, atol=args.atol, rtol=args.rtol,
                       localize=args.localize, **case.meta)
@@ -271,6 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--dtype")
     sp.add_argument("--atol", type=float)
     sp.add_argument("--rtol", type=float)
+    sp.add_argument("--signature", "-s", help="build random arguments from this signature instead of case()")
+    sp.add_argument("--shape", action="append", help="with --signature: NAME=AxB for a pointer argument")
+    sp.add_argument("--arg", action="append", help="with --signature: NAME=VALUE for a scalar argument")
+    sp.add_argument("-D", dest="define", action="append", help="with --signature: constexpr NAME=VALUE")
+    sp.add_argument("--grid", help="with --signature: the launch grid, e.g. 8 or 8,4")
     sp.add_argument("--localize", action="store_true", help="name the first op whose values diverge")
     sp.add_argument("--json", action="store_true", help="print the report as JSON")
     sp.add_argument("--plot", help="write a PNG showing where 2-D outputs mismatch")

@@ -53,3 +53,13 @@ def test_cache_dir_and_help():
     h = xb("--help")
     for cmd in ("compile", "export", "diff", "bench", "cache", "demo"):
         assert cmd in h.stdout
+
+
+def test_diff_from_signature_and_shapes():
+    r = xb("diff", "examples/add.py:add_kernel", "--targets", "sim", "--signature",
+           "x_ptr=*fp32,y_ptr=*fp32,out_ptr=*fp32,n=i32", "--shape", "x_ptr=1000", "--shape", "y_ptr=1000",
+           "--shape", "out_ptr=1000", "--arg", "n=1000", "-D", "BLOCK=256", "--grid", "4")
+    assert r.returncode == 0, r.stderr
+    assert "out_ptr" in r.stdout and "verdict: ok" in r.stdout
+    r = xb("diff", "examples/add.py:add_kernel", "--signature", "x_ptr=*fp32", "--grid", "1")
+    assert r.returncode == 2

@@ -68,9 +68,19 @@ def _binary(fn):
     return impl
 
 
+def _i1_aware(fn, on_i1):
+    """Integer ops on i1 wrap modulo 2 (add/sub are xor, mul is and); numpy's bool ops do not."""
+
+    def impl(a, b):
+        return on_i1(a, b) if a.dtype == np.bool_ else fn(a, b)
+
+    return impl
+
+
 for _name, _fn in {
     "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.divide,
-    "arith.remf": np.fmod, "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+    "arith.remf": np.fmod, "arith.addi": _i1_aware(np.add, np.logical_xor),
+    "arith.subi": _i1_aware(np.subtract, np.logical_xor), "arith.muli": _i1_aware(np.multiply, np.logical_and),
     "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
     "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "arith.maximumf": np.maximum,
     "arith.minimumf": np.minimum, "arith.maxsi": np.maximum, "arith.minsi": np.minimum,

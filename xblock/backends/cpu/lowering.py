@@ -52,7 +52,7 @@ def scalar_type(t: ir.Type) -> str:
 
 def tensor_parts(t: ir.Type):
     """(shape, element type, pointee or None) of a tensor type, or None for a scalar."""
-    if not ir.RankedTensorType.isinstance(t):
+    if not isinstance(t, ir.RankedTensorType):
         return None
     rt = ir.RankedTensorType(t)
     et = rt.element_type
@@ -167,9 +167,11 @@ def _lower_constant(cx, op):
         cx.define(res, cx.e.const_attr(attr, scalar_type(res.type)))
         return
     shape, ety, _ = parts
-    lit = attr[len("dense<") : attr.rindex(">")] if attr.startswith("dense<") else None
-    if lit is not None and "[" not in lit and '"' not in lit:
-        cx.define(res, Splat(cx.e.const_attr(f"{lit} : {ety}", ety), shape, ety))
+    dense = op.attributes["value"]
+    if isinstance(dense, ir.DenseElementsAttr) and dense.is_splat:
+        lit = str(dense.get_splat_value())
+        lit = lit if " : " in lit else f"{lit} : {ety}"
+        cx.define(res, Splat(cx.e.const_attr(lit, ety), shape, ety))
         return
     # a non-splat constant: one whole-vector constant stored into a buffer where it is defined
     e = cx.e

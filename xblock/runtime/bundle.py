@@ -1,0 +1,127 @@
+"""`xblock cache export/import`: a tar of cache entries, to run precompiled kernels elsewhere.
+
+A machine with a GPU, torch and Triton but without the MLIR wheels (or without compilers at all)
+imports a bundle made where the kernels were compiled; launches then hit the cache and compile
+nothing. Entries are stored as in the cache (`<key>/<file>`), with `bundle.json` listing them;
+import re-checks every file's digest and writes each entry atomically through `FileCache.put`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tarfile
+
+from .cache import MANIFEST, FileCache
+
+BUNDLE_MANIFEST = "bundle.json"
+FORMAT = 1
+_KEY = re.compile(r"^[0-9a-f]{64}$")
+_FILE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _entries(cache: FileCache):
+    if not cache.root.exists():
+        return
+    for sub in sorted(cache.root.iterdir()):
+        if not sub.is_dir() or sub.name.startswith("."):
+            continue
+        for entry in sorted(sub.iterdir()):
+            if _KEY.match(entry.name):
+                files = cache.get(entry.name)
+                if files is not None:
+                    yield entry.name, files
+
+
+def _wanted(meta: dict, kernels, targets) -> bool:
+    if kernels is not None and meta.get("name") not in kernels:
+        return False
+    return targets is None or meta.get("target") in targets
+
+
+def export_bundle(path, kernels=None, targets=None, binary_only: bool = False, cache_dir=None) -> int:
+    """Write cache entries to a tar file (gzip-compressed when `path` ends with .gz).
+
+    Args:
+        path: the bundle to write.
+        kernels: kernel names (or kernels) to keep; None keeps every entry.
+        targets: target names to keep ("cuda", "cpu", ...); None keeps all.
+        binary_only: keep only what loading needs (the binary stages, `xb` and metadata), not
+            the intermediate text stages: a much smaller bundle for deployment.
+        cache_dir: the cache to read; default XBLOCK_CACHE_DIR.
+    Returns:
+        The number of entries written.
+    """
+    names = None if kernels is None else {k if isinstance(k, str) else k.__name__ for k in kernels}
+    cache = FileCache(cache_dir)
+    listed = []
+    mode = "w:gz" if str(path).endswith(".gz") else "w"
+    with tarfile.open(path, mode) as tar:
+        for key, files in _entries(cache):
+            try:
+                meta = json.loads(files["metadata.json"])
+            except (KeyError, ValueError):
+                continue
+            if not _wanted(meta, names, targets):
+                continue
+            if binary_only:
+                files = {n: d for n, d in files.items() if n in _binary_files(meta, files)}
+            for name, data in sorted(files.items()):
+                info = tarfile.TarInfo(f"{key}/{name}")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            listed.append({"key": key, "name": meta.get("name"), "target": meta.get("target"),
+                           "files": sorted(files)})
+        doc = json.dumps({"format": FORMAT, "entries": listed}, indent=1).encode()
+        info = tarfile.TarInfo(BUNDLE_MANIFEST)
+        info.size = len(doc)
+        tar.addfile(info, io.BytesIO(doc))
+    return len(listed)
+
+
+def _binary_files(meta: dict, files: dict) -> set:
+    """What a launcher loads: metadata.json, xb (the sim's input) and the binary stage (cubin, so)."""
+    stages = [n for n in files if n not in ("metadata.json", MANIFEST)]
+    keep = {"metadata.json", "xb"}
+    keep.update(n for n in ("cubin", "so") if n in stages)
+    return keep
+
+
+def import_bundle(path, cache_dir=None) -> int:
+    """Store every entry of a bundle in the cache (XBLOCK_CACHE_DIR by default); returns how many.
+
+    Raises:
+        ValueError: the file is not an xblock bundle, or an entry is malformed.
+    """
+    cache = FileCache(cache_dir)
+    with tarfile.open(path, "r:*") as tar:
+        members = {m.name: m for m in tar.getmembers() if m.isfile()}
+        if BUNDLE_MANIFEST not in members:
+            raise ValueError(f"{path} is not an xblock cache bundle (no {BUNDLE_MANIFEST})")
+        doc = json.loads(tar.extractfile(members[BUNDLE_MANIFEST]).read())
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"{path}: unsupported bundle format {doc.get('format')}")
+        n = 0
+        for entry in doc["entries"]:
+            key = entry["key"]
+            if not _KEY.match(key) or not all(_FILE.match(f) for f in entry["files"]):
+                raise ValueError(f"{path}: malformed entry {key!r}")
+            files = {}
+            for name in entry["files"]:
+                member = members.get(f"{key}/{name}")
+                if member is None:
+                    raise ValueError(f"{path}: entry {key} lacks {name}")
+                files[name] = tar.extractfile(member).read()
+            cache.put(key, files)
+            n += 1
+    return n
+
+
+def bundle_entries(path) -> list:
+    """The entries listed in a bundle (key, name, target, files), without importing it."""
+    with tarfile.open(path, "r:*") as tar:
+        return json.loads(tar.extractfile(BUNDLE_MANIFEST).read())["entries"]
+
+
+__all__ = ["export_bundle", "import_bundle", "bundle_entries"]
