@@ -2,10 +2,9 @@
 
 Usage (where MLIR is installed; no GPU needed):
     python -m tests.cuda.prepare_device OUT_DIR [--bench]
-writes OUT_DIR/bundle.tar (binary-only cache entries of every numerics case for sm_90, plus the
+writes OUT_DIR/bundle.tar.gz (the cache entries of every numerics case for sm_90, plus the
 benchmark's kernels with --bench) and OUT_DIR/sim_refs.npz (the sim's outputs of every case).
-On the GPU machine: `python -m xblock.runtime.bundle import OUT_DIR/bundle.tar` (or
-`import_bundle`), then `XBLOCK_SIM_REFS=OUT_DIR/sim_refs.npz pytest tests/numerics/test_cuda.py`.
+On the GPU machine: `import_bundle("OUT_DIR/bundle.tar.gz")`, then `XBLOCK_SIM_REFS=OUT_DIR/sim_refs.npz pytest tests/numerics/test_cuda.py`.
 """
 
 from __future__ import annotations
@@ -46,6 +45,9 @@ def main(argv=None) -> int:
             refs[ref_key(name, size, dtype, out)] = arr.view(f"u{arr.dtype.itemsize}") if arr.dtype.name == "bfloat16" \
                 else arr
     print(f"numerics cases compiled and simulated in {time.time() - t0:.1f} s")
+    from .test_gpu_launch import precompile_for_tests
+
+    precompile_for_tests()
     if a.bench:
         sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
         import cuda_vs_triton
@@ -54,7 +56,7 @@ def main(argv=None) -> int:
         cuda_vs_triton.precompile(arch=a.arch)
         print(f"benchmark kernels compiled in {time.time() - t0:.1f} s")
     np.savez_compressed(os.path.join(a.out, "sim_refs.npz"), **refs)
-    n = export_bundle(os.path.join(a.out, "bundle.tar.gz"), targets={"cuda"}, binary_only=True, cache_dir=cache)
+    n = export_bundle(os.path.join(a.out, "bundle.tar.gz"), targets={"cuda"}, cache_dir=cache)
     print(f"{n} cuda kernels bundled from {cache} into {a.out}/bundle.tar.gz")
     return 0
 

@@ -50,14 +50,10 @@ def test_no_signature():
     _err(None, {"BLOCK": 16}, match="needs a signature")
 
 
-@pytest.mark.xfail(reason="xblock/runtime/compiler.py parse_signature ignores constexprs that name no parameter",
-                   strict=True)
 def test_unknown_constexpr():
     _err({"x_ptr": "*fp32", "n": "i32"}, {"BLOCK": 16, "BLOCKK": 32}, match="BLOCKK")
 
 
-@pytest.mark.xfail(reason="xblock/runtime/compiler.py parse_signature zips a list signature with the "
-                          "parameters and drops extra entries silently", strict=True)
 def test_list_signature_too_long():
     _err(["*fp32", "i32", "constexpr", "i32"], {"BLOCK": 16}, match="signature")
 

@@ -3,7 +3,7 @@
 import xblock
 import xblock.language as xl
 
-from ._helpers import compile_error
+from ._helpers import compile_error, line_of
 
 SIG = {"x_ptr": "*fp32", "n": "i32"}
 
@@ -216,3 +216,44 @@ def k_unpack(x_ptr, n):
 
 def test_tuple_unpack_mismatch():
     compile_error(k_unpack, SIG, match="unpack")
+
+
+@xblock.jit
+def _early_return(x, n):
+    if n > 0:  # ERR-HELPER
+        return x
+    return x * 2
+
+
+@xblock.jit
+def k_return_in_runtime_if(x_ptr, n):
+    xl.store(x_ptr, _early_return(xl.load(x_ptr), n))
+
+
+def test_return_inside_runtime_if():
+    compile_error(k_return_in_runtime_if, SIG, line=line_of(_early_return, "# ERR-HELPER"), match="return")
+
+
+@xblock.jit
+def k_statement_after_return(x_ptr, n):
+    xl.store(x_ptr, _after_return(xl.load(x_ptr)))
+
+
+@xblock.jit
+def _after_return(x):
+    return x
+    x = x + 1  # ERR-AFTER
+
+
+def test_statement_after_return():
+    compile_error(k_statement_after_return, SIG, line=line_of(_after_return, "# ERR-AFTER"), match="after `return`")
+
+
+@xblock.jit
+def k_global_stmt(x_ptr, n):
+    global GLOBAL_THING  # ERR
+    xl.store(x_ptr, 1.0)
+
+
+def test_global_statement():
+    compile_error(k_global_stmt, SIG, match="Global")

@@ -3,7 +3,8 @@
 A kernel is a `func.func` marked `ascendc.kernel`. GM pointers are `!ascendc.gm_addr` arguments,
 `GlobalTensor<T>` values are `!ascendc.global<T>`, `LocalTensor<T>` values `!ascendc.local<T>`;
 scalars are builtin types, control flow is upstream `scf`, scalar math upstream `arith`/`math`.
-Queues and scratch buffers are declared by `ascendc.tque`/`ascendc.tbuf` ops and named by their
+Ops take their operands positionally (`arity`), with optional trailing ones counted in
+`operandSegmentSizes`. Queues and scratch buffers are declared by `ascendc.tque`/`ascendc.tbuf` ops and named by their
 `sym_name`. Each op documents the AscendC call it prints to (`API`), which is also what the test
 of "every API call the backend emits is one the reference lists" checks.
 """
@@ -23,52 +24,59 @@ class ApiOp:
     api: tuple
     operands: str
     results: int = 0
+    arity: tuple = (0, 0)  # (required operands, optional trailing operands)
 
 
 _V = ("Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or", "Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu")
 OPS: list[ApiOp] = [
-    ApiOp("tiling_field", ("",), "{name}: a scalar field of the kernel's tiling struct", 1),
-    ApiOp("set_global_buffer", ("GlobalTensor::SetGlobalBuffer",), "(gm_addr) {dtype}", 1),
-    ApiOp("tque", ("TQue", "TPipe::InitBuffer"), "{sym_name, position, depth, num, bytes}"),
-    ApiOp("tbuf", ("TBuf", "TPipe::InitBuffer"), "{sym_name, bytes}"),
-    ApiOp("alloc_tensor", ("TQue::AllocTensor",), "{queue}", 1),
-    ApiOp("enque", ("TQue::EnQue",), "(local) {queue}"),
-    ApiOp("deque", ("TQue::DeQue",), "{queue}", 1),
-    ApiOp("free_tensor", ("TQue::FreeTensor",), "(local) {queue}"),
-    ApiOp("get_with_offset", ("TBuf::GetWithOffset",), "{buf, count, offset}", 1),
-    ApiOp("block_idx", ("GetBlockIdx",), "", 1),
-    ApiOp("block_num", ("GetBlockNum",), "", 1),
-    ApiOp("gm_at", ("GlobalTensor::operator[]",), "(global, offset)", 1),
-    ApiOp("ub_at", ("LocalTensor::operator[]",), "(local, offset)", 1),
-    ApiOp("reinterpret", ("LocalTensor::ReinterpretCast",), "(local) -> local of another type", 1),
-    ApiOp("data_copy", ("DataCopy",), "(dst, src, count)"),
+    ApiOp("tiling_field", ("",), "{name}: a scalar field of the kernel's tiling struct", 1, arity=(0, 0)),
+    ApiOp("set_global_buffer", ("GlobalTensor::SetGlobalBuffer",), "(gm_addr) {dtype}", 1, arity=(1, 0)),
+    ApiOp("tque", ("TQue", "TPipe::InitBuffer"), "{sym_name, position, depth, num, bytes}", arity=(0, 0)),
+    ApiOp("tbuf", ("TBuf", "TPipe::InitBuffer"), "{sym_name, bytes}", arity=(0, 0)),
+    ApiOp("alloc_tensor", ("TQue::AllocTensor",), "{queue}", 1, arity=(0, 0)),
+    ApiOp("enque", ("TQue::EnQue",), "(local) {queue}", arity=(1, 0)),
+    ApiOp("deque", ("TQue::DeQue",), "{queue}", 1, arity=(0, 0)),
+    ApiOp("free_tensor", ("TQue::FreeTensor",), "(local) {queue}", arity=(1, 0)),
+    ApiOp("get_with_offset", ("TBuf::GetWithOffset",), "{buf, count, offset}", 1, arity=(0, 0)),
+    ApiOp("block_idx", ("GetBlockIdx",), "", 1, arity=(0, 0)),
+    ApiOp("block_num", ("GetBlockNum",), "", 1, arity=(0, 0)),
+    ApiOp("gm_at", ("GlobalTensor::operator[]",), "(global, offset)", 1, arity=(2, 0)),
+    ApiOp("ub_at", ("LocalTensor::operator[]",), "(local, offset)", 1, arity=(2, 0)),
+    ApiOp("reinterpret", ("LocalTensor::ReinterpretCast",), "(local) -> local of another type", 1, arity=(1, 0)),
+    ApiOp("data_copy", ("DataCopy",), "(dst, src, count)", arity=(3, 0)),
     ApiOp("data_copy_pad", ("DataCopyPad",),
-          "(dst, src, blockCount, blockLen, srcStride, dstStride[, rightPadding, paddingValue]) {is_pad}"),
-    ApiOp("vec", _V, "(dst, src0[, src1], count) {api}"),
-    ApiOp("vec_scalar", ("Adds", "Muls", "Maxs", "Mins"), "(dst, src, scalar, count) {api}"),
-    ApiOp("duplicate", ("Duplicate",), "(dst, scalar, count)"),
-    ApiOp("cast", ("Cast",), "(dst, src, count) {round}"),
-    ApiOp("compare", ("Compare",), "(dst, src0, src1, count) {mode}"),
-    ApiOp("compare_scalar", ("CompareScalar",), "(dst, src0, scalar, count) {mode}"),
-    ApiOp("select", ("Select",), "(dst, mask, src0, src1 tensor or scalar, count) {mode}"),
-    ApiOp("reduce", ("ReduceSum", "ReduceMax", "ReduceMin"), "(dst, src, tmp, count) {api, cal_index}"),
-    ApiOp("get_value", ("LocalTensor::GetValue", "GlobalTensor::GetValue"), "(tensor, index)", 1),
-    ApiOp("set_value", ("LocalTensor::SetValue", "GlobalTensor::SetValue"), "(tensor, index, value)"),
-    ApiOp("fetch_event_id", ("TPipe::FetchEventID",), "{event}", 1),
-    ApiOp("set_flag", ("SetFlag",), "(id) {event}"),
-    ApiOp("wait_flag", ("WaitFlag",), "(id) {event}"),
-    ApiOp("set_atomic_add", ("SetAtomicAdd",), "{dtype}"),
-    ApiOp("set_atomic_none", ("SetAtomicNone",), ""),
-    ApiOp("dcci", ("DataCacheCleanAndInvalid",), "(global)"),
+          "(dst, src, blockCount, blockLen, srcStride, dstStride[, rightPadding, paddingValue]) {is_pad}",
+          arity=(6, 2)),
+    ApiOp("vec", _V, "(dst, src0[, src1], count) {api}", arity=(3, 1)),
+    ApiOp("vec_scalar", ("Adds", "Muls", "Maxs", "Mins"), "(dst, src, scalar, count) {api}", arity=(4, 0)),
+    ApiOp("duplicate", ("Duplicate",), "(dst, scalar, count)", arity=(3, 0)),
+    ApiOp("cast", ("Cast",), "(dst, src, count) {round}", arity=(3, 0)),
+    ApiOp("compare", ("Compare",), "(dst, src0, src1, count) {mode}", arity=(4, 0)),
+    ApiOp("compare_scalar", ("CompareScalar",), "(dst, src0, scalar, count) {mode}", arity=(4, 0)),
+    ApiOp("select", ("Select",), "(dst, mask, src0, src1 tensor or scalar, count) {mode}", arity=(5, 0)),
+    ApiOp("reduce", ("ReduceSum", "ReduceMax", "ReduceMin"), "(dst, src, tmp, count) {api, cal_index}",
+          arity=(4, 0)),
+    ApiOp("get_value", ("LocalTensor::GetValue", "GlobalTensor::GetValue"), "(tensor, index)", 1, arity=(2, 0)),
+    ApiOp("set_value", ("LocalTensor::SetValue", "GlobalTensor::SetValue"), "(tensor, index, value)", arity=(3, 0)),
+    ApiOp("fetch_event_id", ("TPipe::FetchEventID",), "{event}", 1, arity=(0, 0)),
+    ApiOp("set_flag", ("SetFlag",), "(id) {event}", arity=(1, 0)),
+    ApiOp("wait_flag", ("WaitFlag",), "(id) {event}", arity=(1, 0)),
+    ApiOp("set_atomic_add", ("SetAtomicAdd",), "{dtype}", arity=(0, 0)),
+    ApiOp("set_atomic_none", ("SetAtomicNone",), "", arity=(0, 0)),
+    ApiOp("dcci", ("DataCacheCleanAndInvalid",), "(global)", arity=(1, 0)),
 ]
 OP_NAMES = tuple("ascendc." + o.name for o in OPS)
+_BY_NAME = {o.name: o for o in OPS}
 
 
 def irdl_source() -> str:
-    """The IRDL module that defines the dialect: every op takes variadic operands and attributes."""
+    """The IRDL module that defines the dialect: positional operands of any type, and attributes."""
     ops = []
     for o in OPS:
-        body = "%t = irdl.any\n    irdl.operands(args: variadic %t)"
+        req, opt = o.arity
+        slots = [f"a{i}: %t{i}" for i in range(req)] + [f"o{i}: optional %t{req + i}" for i in range(opt)]
+        body = "".join(f"%t{i} = irdl.any\n    " for i in range(req + opt))
+        body += f"irdl.operands({', '.join(slots)})"
         if o.results:
             body += "\n    %r = irdl.any\n    irdl.results(result: %r)"
         ops.append(f"  irdl.operation @{o.name} {{\n    {body}\n  }}")
@@ -128,12 +136,18 @@ def _attr(v) -> ir.Attribute:
     return ir.StringAttr.get(str(v))
 
 
-def op(name: str, operands=(), result_type: ir.Type | None = None, *, loc=None, ip=None, **attrs):
+def op(name: str, operands=(), result_type: ir.Type | None = None, /, *, loc=None, ip=None, **attrs):
     """Create `ascendc.<name>`; returns its result when it has one, else the op.
 
     Attributes are given as Python values (str, int, bool) or MLIR attributes.
     """
-    assert "ascendc." + name in OP_NAMES, name
+    spec = _BY_NAME[name]
+    req, opt = spec.arity
+    if not req <= len(operands) <= req + opt:
+        raise ValueError(f"ascendc.{name} takes {req} to {req + opt} operands, got {len(operands)}")
+    if opt:
+        present = len(operands) - req
+        attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([1] * req + [1] * present + [0] * (opt - present))
     o = ir.Operation.create(
         "ascendc." + name,
         results=[result_type] if result_type is not None else [],

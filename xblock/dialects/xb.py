@@ -25,6 +25,23 @@ class OpDoc:
 
 _ANY = "%t = irdl.any\n"
 
+# IRDL binds one type per constraint variable, so a variadic operand would force all its values to
+# one type. Ops taking several values of different types (reduce/scan over values and indices,
+# print) use MAX_SLOTS optional operands instead, each with its own variable.
+MAX_SLOTS = 8
+
+
+def _slots(var: str, name: str) -> str:
+    return "".join(f"%{var}{i} = irdl.any\n" for i in range(MAX_SLOTS))
+
+
+def _slot_operands(var: str, name: str) -> str:
+    return "irdl.operands(" + ", ".join(f"{name}{i}: optional %{var}{i}" for i in range(MAX_SLOTS)) + ")\n"
+
+
+def _slot_results(var: str, name: str) -> str:
+    return "irdl.results(" + ", ".join(f"{name}{i}: optional %{var}{i}" for i in range(MAX_SLOTS)) + ")"
+
 OPS: list[OpDoc] = [
     OpDoc(
         "program_id",
@@ -96,19 +113,20 @@ OPS: list[OpDoc] = [
     ),
     OpDoc(
         "reduce",
-        "%v = irdl.any\n%w = irdl.any\n%k = irdl.any\n%a = irdl.any\n%r = irdl.region\n"
-        "irdl.operands(srcs: variadic %v)\nirdl.attributes {\"axis\" = %a, \"kind\" = %k}\n"
-        "irdl.regions(combine: %r)\nirdl.results(results: variadic %w)",
+        _slots("t", "src") + _slots("u", "res") + "%k = irdl.any\n%a = irdl.any\n%r = irdl.region\n"
+        + _slot_operands("t", "src") + "irdl.attributes {\"axis\" = %a, \"kind\" = %k}\n"
+        "irdl.regions(combine: %r)\n" + _slot_results("u", "res"),
         "Reduction along `axis`. `kind` is sum, prod, max, min, argmax, argmin, xor_sum, or "
         "generic (the combine region takes 2N scalars and yields N with gpu.yield). argmax/argmin "
-        "return the smallest index of the extreme value; max/min ignore NaN unless all are NaN.",
+        "return the smallest index of the extreme value; max/min ignore NaN unless all are NaN. "
+        f"Up to {MAX_SLOTS} inputs, each with its own type (operand/result segment sizes).",
     ),
     OpDoc(
         "scan",
-        "%v = irdl.any\n%k = irdl.any\n%a = irdl.any\n%rev = irdl.any\n%r = irdl.region\n"
-        "irdl.operands(srcs: variadic %v)\n"
-        "irdl.attributes {\"axis\" = %a, \"kind\" = %k, \"reverse\" = %rev}\n"
-        "irdl.regions(combine: %r)\nirdl.results(results: variadic %v)",
+        _slots("t", "src") + _slots("u", "res") + "%k = irdl.any\n%a = irdl.any\n%rev = irdl.any\n"
+        "%r = irdl.region\n" + _slot_operands("t", "src")
+        + "irdl.attributes {\"axis\" = %a, \"kind\" = %k, \"reverse\" = %rev}\n"
+        "irdl.regions(combine: %r)\n" + _slot_results("u", "res"),
         "Inclusive scan along `axis`: cumsum, cumprod or generic (combine region as for reduce).",
     ),
     OpDoc(
@@ -135,9 +153,9 @@ OPS: list[OpDoc] = [
     ),
     OpDoc(
         "print",
-        "%v = irdl.any\n%p = irdl.any\n%h = irdl.any\n"
-        "irdl.operands(args: variadic %v)\nirdl.attributes {\"prefix\" = %p, \"hex\" = %h}",
-        "Device print of the operands, prefixed with `prefix`, once per program.",
+        _slots("t", "arg") + "%p = irdl.any\n%h = irdl.any\n" + _slot_operands("t", "arg")
+        + "irdl.attributes {\"prefix\" = %p, \"hex\" = %h}",
+        f"Device print of up to {MAX_SLOTS} operands (any types), prefixed with `prefix`, once per program.",
     ),
     OpDoc(
         "assert",
@@ -294,14 +312,23 @@ def store(ptr, value, mask=None, *, cache="", evict="", loc=None, ip=None) -> ir
     return _create("store", [], operands, attrs, loc=loc, ip=ip)
 
 
+def _slot_segments(n: int) -> ir.Attribute:
+    if n > MAX_SLOTS:
+        raise ValueError(f"at most {MAX_SLOTS} values per reduce, scan or print, got {n}")
+    return _segments(*([1] * n + [0] * (MAX_SLOTS - n)))
+
+
 def reduce(srcs, axis: int, kind: str, result_types, *, loc=None, ip=None) -> ir.Operation:
     """Reduction; for kind == "generic" the caller fills region 0 (the combine function)."""
-    attrs = {"axis": i32_attr(axis), "kind": str_attr(kind)}
+    attrs = {"axis": i32_attr(axis), "kind": str_attr(kind), "operandSegmentSizes": _slot_segments(len(srcs)),
+             "resultSegmentSizes": _slot_segments(len(result_types))}
     return _create("reduce", result_types, srcs, attrs, regions=1, loc=loc, ip=ip)
 
 
 def scan(srcs, axis: int, kind: str, reverse: bool, result_types, *, loc=None, ip=None) -> ir.Operation:
-    attrs = {"axis": i32_attr(axis), "kind": str_attr(kind), "reverse": ir.BoolAttr.get(bool(reverse))}
+    attrs = {"axis": i32_attr(axis), "kind": str_attr(kind), "reverse": ir.BoolAttr.get(bool(reverse)),
+             "operandSegmentSizes": _slot_segments(len(srcs)),
+             "resultSegmentSizes": _slot_segments(len(result_types))}
     return _create("scan", result_types, srcs, attrs, regions=1, loc=loc, ip=ip)
 
 
@@ -327,7 +354,8 @@ def atomic_cas(ptr, cmp, val, *, sem="acq_rel", scope="gpu", loc=None, ip=None) 
 
 
 def print_(prefix: str, args, hex: bool = False, *, loc=None, ip=None) -> ir.Operation:
-    attrs = {"prefix": str_attr(prefix), "hex": ir.BoolAttr.get(bool(hex))}
+    attrs = {"prefix": str_attr(prefix), "hex": ir.BoolAttr.get(bool(hex)),
+             "operandSegmentSizes": _slot_segments(len(args))}
     return _create("print", [], list(args), attrs, loc=loc, ip=ip)
 
 

@@ -50,6 +50,9 @@ _TENSOR_METHODS = {"to": "cast", "reshape": "reshape", "view": "view", "trans": 
                    "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil", "logical_and": None}
 
 
+# xl.range keywords kept on the loop as `xb.<name>` (Triton's pipelining and unrolling hints)
+_LOOP_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize")
+
 class _Method:
     """A builtin bound to a block value (`x.to(...)`, `x.sum(0)`)."""
 
@@ -282,7 +285,7 @@ class CodeGenerator(ast.NodeVisitor):
             raise SemanticError("`for` must iterate over range(...), xl.range(...) or xl.static_range(...)")
         if not isinstance(node.target, ast.Name):
             raise SemanticError("the loop variable must be a plain name")
-        del kwargs  # num_stages and other hints do not change semantics
+        hints = {k: _unwrap(v) for k, v in kwargs.items() if k in _LOOP_HINTS}  # no semantics: kept for targets
         args = [_unwrap(a) for a in args]
         lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
         if isinstance(step, int) and step <= 0:
@@ -293,7 +296,7 @@ class CodeGenerator(ast.NodeVisitor):
         for b in (lb, ub, step):
             if b.shape:
                 raise SemanticError("range bounds must be scalars")
-        self.gen_loop(node, node.target.id, lb, ub, step)
+        self.gen_loop(node, node.target.id, lb, ub, step, hints)
 
     def _loop_inits(self, names):
         inits = {}
@@ -307,7 +310,7 @@ class CodeGenerator(ast.NodeVisitor):
                 raise SemanticError(f"loop-carried variable '{n}' must be a block or a number, got {v!r}")
         return inits
 
-    def gen_loop(self, node, iv_name, lb, ub, step):
+    def gen_loop(self, node, iv_name, lb, ub, step, hints=None):
         carried = sorted(n for n in _assigned_names(node.body) if n in self.scope and n != iv_name)
         inits = self._loop_inits(carried)
         saved = dict(self.scope)
@@ -330,6 +333,11 @@ class CodeGenerator(ast.NodeVisitor):
             for n, o in zip(carried, outs):
                 if n in retry:
                     inits[n] = (self.sem.broadcast_to(self.sem.cast(inits[n][0], o.dtype), o.shape), False)
+        for name, v in (hints or {}).items():  # xl.range(..., num_stages=2): `xb.num_stages = 2 : i32`
+            if isinstance(v, bool) and v:
+                loop.operation.attributes["xb." + name] = ir.UnitAttr.get()
+            elif isinstance(v, int) and not isinstance(v, bool):
+                loop.operation.attributes["xb." + name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
         for n, r, o in zip(carried, loop.results, outs):
             self.scope[n] = tensor(r, o.dtype, o.shape)
 
@@ -376,7 +384,8 @@ class CodeGenerator(ast.NodeVisitor):
             self.visit_stmts(node.body)
             outs = []
             for n in carried:
-                v = self.sem.to_tensor(self.scope[n], inits[n][0].dtype if not isinstance(self.scope[n], tensor) else None)
+                v = self.scope[n]
+                v = self.sem.to_tensor(v, inits[n][0].dtype if not isinstance(v, tensor) else None)
                 if v.dtype != inits[n][0].dtype or v.shape != inits[n][0].shape:
                     raise SemanticError(f"loop-carried variable '{n}' changes type from {inits[n][0].type} "
                                         f"to {v.type} in the `while` body")
@@ -551,6 +560,8 @@ class CodeGenerator(ast.NodeVisitor):
             if any(_has_tensor(a) for a in args):
                 return self.sem.device_print("", args, False)
             return self.sem.static_print(args)
+        if fn in (builtins.len, builtins.isinstance, builtins.tuple, builtins.list) and not kwargs:
+            return fn(*[_unwrap(a) for a in args])  # structural: tuples of blocks are Python tuples
         if fn in (builtins.min, builtins.max) and any(_has_tensor(a) for a in args):
             if len(args) < 2 or kwargs:
                 raise SemanticError(f"{fn.__name__}() of blocks takes two or more positional arguments")

@@ -569,5 +569,5 @@ class range:  # noqa: A001 - same name as triton.language.range
     """A `for` range lowered to a loop; `num_stages` and friends are hints."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
-                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False):
         self.args = (arg1, arg2, step)

@@ -9,12 +9,26 @@ from . import canonicalize, dce, fold_constants, inline_calls
 PIPELINE = (inline_calls, fold_constants, canonicalize, dce)
 
 
+class VerificationError(Exception):
+    """The module does not verify; `where` is the (file, line, col) of the first diagnostic, if known."""
+
+    def __init__(self, message: str, where=None):
+        super().__init__(message)
+        self.where = where
+
+
 def verify(module: ir.Module, stage: str) -> None:
-    """Verify the module; a failure names the stage that broke it."""
+    """Verify the module; a failure names the stage that broke it and the op's source location."""
     try:
         module.operation.verify()
     except ir.MLIRError as e:
-        raise RuntimeError(f"internal error: the xb module does not verify after {stage}: {e}") from None
+        where, msg = None, str(e).splitlines()[-1].strip()
+        for d in getattr(e, "error_diagnostics", []) or []:
+            loc = d.location
+            if loc.is_a_file():
+                where, msg = (loc.filename, loc.start_line, loc.start_col), d.message
+                break
+        raise VerificationError(f"internal error: the IR does not verify after {stage}: {msg}", where) from None
 
 
 def run_pipeline(module: ir.Module, passes=PIPELINE) -> ir.Module:

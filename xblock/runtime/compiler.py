@@ -102,6 +102,24 @@ def _toolchain() -> str:
     return MLIR_BINDINGS
 
 
+_SOURCE_DIGEST: str | None = None
+
+
+def compiler_digest() -> str:
+    """Hash of xblock's own sources, so a changed compiler never reuses stale cache entries."""
+    global _SOURCE_DIGEST
+    if _SOURCE_DIGEST is None:
+        import pathlib
+
+        root = pathlib.Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")) + sorted(root.rglob("*.h")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+        _SOURCE_DIGEST = h.hexdigest()
+    return _SOURCE_DIGEST
+
+
 def build_options(backend, options: dict):
     names = {f.name for f in fields(backend.options_cls)}
     unknown = set(options) - names
@@ -120,8 +138,8 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
     backend = get_backend(target)
     opts = build_options(backend, options)
     digest = digest or dependency_digest(ks)
-    key_src = "|".join([__version__, _toolchain(), backend.toolchain_key(), digest, spec.key(), target,
-                        repr(opts), transform[0] if transform else ""])
+    key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(), digest,
+                        spec.key(), target, repr(opts), transform[0] if transform else ""])
     key = hashlib.sha256(key_src.encode()).hexdigest()
     if key in _MEMORY:
         return _MEMORY[key]
@@ -140,17 +158,29 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
 
 
 def _build(ks, spec, target, backend, opts, transform=None):
+    try:
+        import mlir.ir  # noqa: F401
+    except ImportError as e:  # a deployment machine runs precompiled kernels only
+        raise CompilationError(ks.file, ks.abs_line(ks.tree.lineno), 1,
+                               f"{ks.name} is not in the cache for target '{target}' and compiling it needs the "
+                               f"MLIR bindings, which are missing here ({e}); compile it where they are and "
+                               "carry the cache (XBLOCK_CACHE_DIR) or a bundle (xblock cache export/import)") from None
     from ..frontend.codegen import generate
     from ..frontend.types import parse_signature_type
-    from ..passes import run_pipeline, verify
+    from ..passes import VerificationError, run_pipeline, verify
 
     arg_types = {n: parse_signature_type(s) for n, s in spec.arg_types.items()}
     constexprs = dict(spec.constexprs)
     for n in spec.equal_to_1:
         constexprs.setdefault(n, 1)
     module = generate(ks, arg_types, constexprs, spec.divisibility)
-    with module.context:
-        run_pipeline(module)
+    try:
+        with module.context:
+            run_pipeline(module)
+    except VerificationError as e:
+        file, line, col = e.where or (ks.file, ks.abs_line(ks.tree.lineno), 1)
+        src = ks.source_line(line - ks.first_line + 1) if file == ks.file else None
+        raise CompilationError(file, line, col, str(e), src) from None
     metadata = {
         "name": ks.name, "target": target, "file": ks.file, "line": ks.abs_line(ks.tree.lineno),
         "arg_names": [p for p in ks.params if p in spec.arg_types],
@@ -188,10 +218,20 @@ def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
     if signature is None:
         raise TypeError("compile() needs a signature, e.g. {'x_ptr': '*fp32', 'n': 'i32'}")
     if isinstance(signature, (list, tuple)):
-        signature = dict(zip(ks.params, signature))
+        runtime = [p for p in ks.params if p not in ks.constexpr_params and p not in constexprs]
+        if len(signature) == len(ks.params):
+            signature = dict(zip(ks.params, signature))
+        elif len(signature) == len(runtime):
+            signature = dict(zip(runtime, signature))
+        else:
+            raise TypeError(f"the signature lists {len(signature)} types for {len(ks.params)} parameters "
+                            f"({len(runtime)} of them not constexpr)")
     unknown = set(signature) - set(ks.params)
     if unknown:
         raise TypeError(f"signature names unknown parameters: {', '.join(sorted(unknown))}")
+    unknown = set(constexprs) - set(ks.params)
+    if unknown:
+        raise TypeError(f"constexprs name unknown parameters: {', '.join(sorted(unknown))}")
     arg_types = {}
     for p in ks.params:
         s = signature.get(p)
@@ -206,8 +246,10 @@ def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
             continue
         if s is None:
             raise TypeError(f"parameter '{p}' is missing from the signature")
-        from ..frontend.types import parse_signature_type
-
+        try:
+            from ..frontend.types import parse_signature_type
+        except ImportError:  # no MLIR (running precompiled kernels): the cache key checks the types
+            parse_signature_type = str
         parse_signature_type(s)
         arg_types[p] = s
     return Specialization(arg_types, constexprs)

@@ -9,5 +9,5 @@
 // CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>, tensor<1024xf32>) -> tensor<1024xf32>
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<i32>, i32) -> !xb.ptr<i32>
 // CHECK: "xb.reduce"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "argmax"} : (tensor<1024xf32>) -> i32
+// CHECK: }) {axis = 0 : i32, kind = "argmax", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024xf32>) -> i32
 // CHECK: "xb.store"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!xb.ptr<i32>, i32) -> ()

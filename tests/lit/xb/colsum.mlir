@@ -22,7 +22,7 @@
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<64x64x!xb.ptr<f32>>, tensor<64x64xi32>) -> tensor<64x64x!xb.ptr<f32>>
 // CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<64x64x!xb.ptr<f32>>, tensor<64x64xi1>, tensor<64x64xf32>) -> tensor<64x64xf32>
 // CHECK: "xb.reduce"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<64x64xf32>) -> tensor<64xf32>
+// CHECK: }) {axis = 0 : i32, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64x64xf32>) -> tensor<64xf32>
 // CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<64x!xb.ptr<f32>>
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<64x!xb.ptr<f32>>, tensor<64xi32>) -> tensor<64x!xb.ptr<f32>>
 // CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<64xi32>

@@ -11,5 +11,5 @@
 // CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
 // CHECK: "xb.scan"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "cumsum", reverse = false} : (tensor<1024xf32>) -> tensor<1024xf32>
+// CHECK: }) {axis = 0 : i32, kind = "cumsum", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, reverse = false} : (tensor<1024xf32>) -> tensor<1024xf32>
 // CHECK: "xb.store"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()

@@ -9,6 +9,7 @@
 // CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi1>, tensor<1024xf16>) -> tensor<1024xf16>
 // CHECK: math.absf {{.*}} : tensor<1024xf32>
 // CHECK: math.exp {{.*}} : tensor<1024xf32>
+// CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
 // CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f16>) -> tensor<1024x!xb.ptr<f16>>
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f16>>
 // CHECK: "xb.store"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xf16>, tensor<1024xi1>) -> ()

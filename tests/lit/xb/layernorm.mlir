@@ -12,7 +12,7 @@
 // CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>, tensor<1024xf32>) -> tensor<1024xf32>
 // CHECK: scf.yield {{.*}} : tensor<1024xf32>
 // CHECK: "xb.reduce"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<1024xf32>) -> f32
+// CHECK: }) {axis = 0 : i32, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024xf32>) -> f32
 // CHECK: scf.for {{.*}} = {{.*}} to {{.*}} step {{.*}} iter_args({{.*}} = {{.*}}) -> (tensor<1024xf32>)  : i32 {
 // CHECK: "xb.arange"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32>
 // CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<1024xi32>
@@ -24,7 +24,7 @@
 // CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
 // CHECK: scf.yield {{.*}} : tensor<1024xf32>
 // CHECK: "xb.reduce"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<1024xf32>) -> f32
+// CHECK: }) {axis = 0 : i32, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024xf32>) -> f32
 // CHECK: math.sqrt {{.*}} : f32
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f32>, i32) -> !xb.ptr<f32>
 // CHECK: "xb.store"({{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!xb.ptr<f32>, f32) -> ()

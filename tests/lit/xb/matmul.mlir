@@ -45,6 +45,7 @@
 // CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<32x32xi32>
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<32x32x!xb.ptr<f16>>, tensor<32x32xi32>) -> tensor<32x32x!xb.ptr<f16>>
 // CHECK: scf.yield {{.*}}, {{.*}}, {{.*}} : tensor<32x32x!xb.ptr<f16>>, tensor<32x32xf32>, tensor<32x32x!xb.ptr<f16>>
+// CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<32x32xf32>
 // CHECK: "xb.expand_dims"({{.*}}) {axis = 1 : i32} : (tensor<32xi32>) -> tensor<32x1xi32>
 // CHECK: "xb.splat"({{.*}}) : (i32) -> tensor<32x1xi32>
 // CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f16>) -> tensor<32x1x!xb.ptr<f16>>

@@ -11,7 +11,7 @@
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f16>>
 // CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f16>>, tensor<1024xi1>, tensor<1024xf16>) -> tensor<1024xf16>
 // CHECK: "xb.reduce"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<1024xf32>) -> f32
+// CHECK: }) {axis = 0 : i32, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024xf32>) -> f32
 // CHECK: math.rsqrt {{.*}} : f32
 // CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f16>, i32) -> !xb.ptr<f16>

@@ -8,11 +8,11 @@
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!xb.ptr<f32>>
 // CHECK: "xb.load"({{.*}}, {{.*}}, {{.*}}) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>, volatile = false} : (tensor<1024x!xb.ptr<f32>>, tensor<1024xi1>, tensor<1024xf32>) -> tensor<1024xf32>
 // CHECK: "xb.reduce"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "max"} : (tensor<1024xf32>) -> f32
+// CHECK: }) {axis = 0 : i32, kind = "max", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024xf32>) -> f32
 // CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
 // CHECK: math.exp {{.*}} : tensor<1024xf32>
 // CHECK: "xb.reduce"({{.*}}) ({
-// CHECK: }) {axis = 0 : i32, kind = "sum"} : (tensor<1024xf32>) -> f32
+// CHECK: }) {axis = 0 : i32, kind = "sum", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024xf32>) -> f32
 // CHECK: "xb.splat"({{.*}}) : (f32) -> tensor<1024xf32>
 // CHECK: "xb.addptr"({{.*}}, {{.*}}) : (!xb.ptr<f32>, i32) -> !xb.ptr<f32>
 // CHECK: "xb.splat"({{.*}}) : (!xb.ptr<f32>) -> tensor<1024x!xb.ptr<f32>>

@@ -1,3 +1,36 @@
-"""The 'ascend' target: not built yet in this version (see docs/STATUS.md); compiling for it says so."""
+"""The 'ascend' target: xb -> ascendc dialect -> AscendC C++, run on xblock's CPU model of AscendC."""
 
-BACKEND = None
+from __future__ import annotations
+
+from ..base import Backend
+from .options import SOCS, AscendOptions
+
+
+def _stages(options):
+    from .pipeline import stages
+
+    return stages(options)
+
+
+def _load(asm, metadata):
+    from .launch import load
+
+    return load(asm, metadata)
+
+
+def _export(kernel, directory):
+    from .export import export
+
+    return export(kernel.asm, kernel.metadata, directory)
+
+
+def _toolchain_key() -> str:
+    from .launch import CXX, _emu_digest
+
+    return f"{CXX}|emu={_emu_digest()[:16]}"
+
+
+BACKEND = Backend("ascend", AscendOptions, _stages, _load, toolchain_key=_toolchain_key, binary_stages=("so",),
+                  export=_export)
+
+__all__ = ["BACKEND", "SOCS", "AscendOptions"]

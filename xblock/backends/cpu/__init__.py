@@ -9,10 +9,18 @@ from ..base import Backend
 from .options import CpuOptions
 
 
-def _stages(options) -> dict:
-    from .pipeline import stages
+def _stage(name: str):
+    def run(src, metadata):
+        from . import pipeline  # imports MLIR: only when something compiles
 
-    return stages(options)
+        return getattr(pipeline, name)(src, metadata)
+
+    return run
+
+
+def _stages(options) -> dict:
+    """Stage ext -> maker; listing the stages (as a cache hit does) imports nothing."""
+    return {"llvm.mlir": _stage("make_llvm_mlir"), "ll": _stage("make_ll"), "so": _stage("make_so")}
 
 
 def _load(asm: dict, metadata: dict):
@@ -21,10 +29,27 @@ def _load(asm: dict, metadata: dict):
     return load(asm, metadata)
 
 
-def _toolchain_key() -> str:
-    from .launch import host_cpu
+def _source_digest() -> str:
+    """Hash of this backend's own code and the analysis it uses: a change recompiles kernels."""
+    import hashlib
+    from pathlib import Path
 
-    return "cpu-llvm22|opt,llc,gcc|" + host_cpu()
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for p in sorted(here.glob("*.py")) + [here.parent.parent / "passes" / "axis_info.py"]:
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+_KEY: list = []
+
+
+def _toolchain_key() -> str:
+    if not _KEY:
+        from .launch import host_cpu
+
+        _KEY.append(f"cpu-llvm22|opt,llc,gcc|{_source_digest()}|{host_cpu()}")
+    return _KEY[0]
 
 
 def claims_arguments(args) -> bool:

@@ -12,7 +12,7 @@ import math
 from .emit import is_float, vec
 from .lowering import rule, tensor_parts
 from .reduce import _ix, convert
-from .values import VW, Buffer, store_chunk, storage
+from .values import VW, Buffer, storage, store_chunk
 
 ROWS = 8  # accumulator rows of a register tile
 CHUNKS = 2  # accumulator chunks per row

@@ -52,6 +52,8 @@ class Emitter:
         self.consts: dict = {}
         self.counter = 0
         self.depth = 2
+        self.stack_bytes = 0
+        self.full_masks: set = set()  # ids of mask blocks known all-true where code is emitted
 
     def fresh(self, hint: str = "v") -> str:
         self.counter += 1
@@ -102,6 +104,7 @@ class Emitter:
         """A stack buffer `memref<n x ety>` allocated once at function entry."""
         name = self.fresh("buf")
         ty = f"memref<{n}x{ety}>"
+        self.stack_bytes += n * max(1, bits(ety) // 8)
         self.prologue.append(f"    {name} = memref.alloca() {{alignment = 64 : i64}} : {ty}")
         return V(name, ty)
 

@@ -19,6 +19,7 @@ import threading
 from ...errors import LaunchError
 
 STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
+CHUNKS_PER_THREAD = 4
 
 
 def _so_path(blob: bytes) -> str:
@@ -120,6 +121,7 @@ def load(asm: dict, metadata: dict):
     nslots = max(len(sigs), 1)
     Slots = ctypes.c_uint64 * nslots
     threads = int(metadata.get("options", {}).get("num_threads", 0)) or cores()
+    big_frame = metadata.get("stack_bytes", 0) > (1 << 20)  # too big for the caller's stack
 
     def launch(grid, args):
         if len(args) != len(sigs):
@@ -134,11 +136,13 @@ def load(asm: dict, metadata: dict):
         if total <= 0:
             return
         n = min(threads, total)
-        if n <= 1:
+        if n <= 1 and not big_frame:
             fn(slots, g0, g1, g2, 0, total)
             return
-        bounds = [total * k // n for k in range(n + 1)]
-        calls = [(slots, g0, g1, g2, bounds[k], bounds[k + 1]) for k in range(n)]
+        # a few ranges per thread, taken from one queue: a core slowed by other work takes fewer
+        parts = min(total, n * CHUNKS_PER_THREAD)
+        bounds = [total * k // parts for k in range(parts + 1)]
+        calls = [(slots, g0, g1, g2, bounds[k], bounds[k + 1]) for k in range(parts)]
         _pool().run(fn, calls)
 
     launch.library = lib

@@ -15,9 +15,20 @@ from mlir import ir
 from ...dialects import xb
 from ...errors import CompilationError
 from .elementwise import emit_op, is_elementwise, with_elem
-from .emit import V, Emitter, elem_of
-from .values import Arange, Buffer, Lazy, Mapped, Splat, TVal, View, broadcast_coefs, materialize
-from .values import storage, store_into, trans_coefs
+from .emit import Emitter, V, elem_of
+from .values import (
+    Arange,
+    Buffer,
+    Lazy,
+    Mapped,
+    Splat,
+    TVal,
+    View,
+    broadcast_coefs,
+    materialize,
+    storage,
+    trans_coefs,
+)
 
 RULES: dict = {}
 TARGET = "cpu"
@@ -76,6 +87,7 @@ class LoweringContext:
         self.vals: dict = {}
         self.uses: dict = {}
         self.cross: set = set()
+        self.pending: list = []  # fused loads not yet evaluated (memory.LoadVal)
         self._count_uses(func)
 
     def _count_uses(self, func) -> None:
@@ -106,8 +118,11 @@ class LoweringContext:
         """Bind an xb value; a costly lazy block used more than once (or in a loop) is stored."""
         if isinstance(lowered, TVal) and not isinstance(lowered, Buffer):
             shared = self.uses.get(v, 0) > 1 or v in self.cross
-            if (shared and lowered.cost > 2) or lowered.cost > 40:
-                lowered = materialize(self.e, lowered)
+            if (shared and lowered.cost > 4) or lowered.cost > 40:
+                if hasattr(lowered, "flush"):
+                    lowered.flush(self.e)
+                else:
+                    lowered = materialize(self.e, lowered)
         self.vals[v] = lowered
 
 
@@ -130,7 +145,32 @@ def lower_op(cx: LoweringContext, op) -> None:
         fn = _lower_elementwise
     if fn is None:
         raise op_error(op, f"no '{TARGET}' lowering for {name}")
+    if name in WRITES or (op.regions and name not in PURE_REGIONS):
+        _flush_loads(cx, op)
     fn(cx, op)
+
+
+WRITES = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert")
+PURE_REGIONS = ("xb.reduce", "xb.scan")
+
+
+def _flush_loads(cx, op) -> None:
+    """Before an op that writes memory (or holds regions), evaluate the pending fused loads.
+
+    A store keeps the loads it reads lane for lane fused into its own chunk loop (each chunk
+    is read before it is written); every other pending load is stored to a buffer first.
+    """
+    from .memory import fused_loads
+
+    keep = set()
+    if op.name == "xb.store":
+        for v in op.operands:
+            if v in cx.vals and isinstance(cx.vals[v], TVal):
+                keep |= fused_loads(cx.vals[v])
+    for lv in cx.pending:
+        if id(lv) not in keep:
+            lv.flush(cx.e)
+    cx.pending = []
 
 
 # ------------------------------------------------------------------------------ elementwise
@@ -274,113 +314,3 @@ def _lower_addptr(cx, op):
         return e.op(f"arith.addi {vals[0]}, {_offset_bytes(e, vals[1], size)} : {ty}", ty)
 
     cx.define(res, Lazy(fn, [cx.get(op.operands[0]), cx.get(op.operands[1])], shape, ety, pointee))
-
-
-# ------------------------------------------------------------------------------ control flow
-def _is_tensor(v) -> bool:
-    return tensor_parts(v.type) is not None
-
-
-def _slot_buffers(cx, values):
-    bufs = {}
-    for k, v in enumerate(values):
-        if _is_tensor(v):
-            shape, ety, pointee = tensor_parts(v.type)
-            n = 1
-            for d in shape:
-                n *= d
-            bufs[k] = Buffer(cx.e.alloca(n, storage(ety)), shape, ety, pointee)
-    return bufs
-
-
-def _write_slots(cx, bufs, values) -> list:
-    """Store yielded blocks into their slot buffers (through temporaries: a yield may read a slot)."""
-    staged = {}
-    for k, buf in bufs.items():
-        tv = cx.get(values[k])
-        if tv is buf:
-            continue
-        slot_mems = {b.mem for b in bufs.values()}
-        if isinstance(tv, Buffer) and tv.mem not in slot_mems:
-            staged[k] = tv
-        else:
-            staged[k] = materialize(cx.e, tv)
-    for k, tv in staged.items():
-        store_into(cx.e, tv, bufs[k].mem)
-    return [cx.get(v) for k, v in enumerate(values) if k not in bufs]
-
-
-@rule("scf.for")
-def _lower_for(cx, op):
-    lb, ub, step = (cx.get(v) for v in list(op.operands)[:3])
-    inits = list(op.operands)[3:]
-    block = op.regions[0].blocks[0]
-    bufs = _slot_buffers(cx, inits)
-    for k, buf in bufs.items():
-        store_into(cx.e, cx.get(inits[k]), buf.mem)
-    scalars = [cx.get(v) for k, v in enumerate(inits) if k not in bufs]
-
-    def body(iv, iters):
-        cx.vals[block.arguments[0]] = iv
-        it = iter(iters)
-        for k, arg in enumerate(list(block.arguments)[1:]):
-            cx.vals[arg] = bufs[k] if k in bufs else next(it)
-        term = lower_block(cx, block)
-        return _write_slots(cx, bufs, list(term.operands))
-
-    outs = iter(cx.e.for_(lb, ub, step, body, scalars))
-    for k, r in enumerate(op.results):
-        cx.vals[r] = bufs[k] if k in bufs else next(outs)
-
-
-@rule("scf.if")
-def _lower_if(cx, op):
-    cond = cx.get(op.operands[0])
-    results = list(op.results)
-    bufs = _slot_buffers(cx, results)
-    types = [scalar_type(r.type) for k, r in enumerate(results) if k not in bufs]
-
-    def branch(region):
-        if not region.blocks:
-            return []
-        term = lower_block(cx, region.blocks[0])
-        return _write_slots(cx, bufs, list(term.operands)) if term is not None else []
-
-    has_else = len(op.regions) > 1 and len(op.regions[1].blocks) > 0
-    outs = iter(cx.e.if_(cond, lambda: branch(op.regions[0]), (lambda: branch(op.regions[1])) if has_else
-                         else None, types))
-    for k, r in enumerate(results):
-        cx.vals[r] = bufs[k] if k in bufs else next(outs)
-
-
-@rule("scf.while")
-def _lower_while(cx, op):
-    if any(_is_tensor(v) for v in list(op.operands) + list(op.results)):
-        raise op_error(op, f"'{TARGET}' lowering of scf.while carries scalars only, not blocks")
-    e = cx.e
-    inits = [cx.get(v) for v in op.operands]
-    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
-    res = e.fresh("w")
-    bargs = [V(e.fresh("wb"), v.type) for v in inits]
-    rtypes = [scalar_type(r.type) for r in op.results]
-    e.line(f"{res}:{len(rtypes)} = scf.while ({', '.join(f'{a} = {i}' for a, i in zip(bargs, inits))}) : "
-           f"({', '.join(v.type for v in inits)}) -> ({', '.join(rtypes)}) {{")
-    e.depth += 1
-    for a, v in zip(before.arguments, bargs):
-        cx.vals[a] = v
-    term = lower_block(cx, before)
-    cond, *fwd = [cx.get(v) for v in term.operands]
-    e.line(f"scf.condition({cond}) {', '.join(map(str, fwd))} : {', '.join(v.type for v in fwd)}")
-    e.depth -= 1
-    aargs = [V(e.fresh("wa"), t) for t in rtypes]
-    e.line(f"}} do {{\n{'  ' * e.depth}^bb0({', '.join(f'{a}: {a.type}' for a in aargs)}):")
-    e.depth += 1
-    for a, v in zip(after.arguments, aargs):
-        cx.vals[a] = v
-    term = lower_block(cx, after)
-    ys = [cx.get(v) for v in term.operands]
-    e.line(f"scf.yield {', '.join(map(str, ys))} : {', '.join(v.type for v in ys)}")
-    e.depth -= 1
-    e.line("}")
-    for k, r in enumerate(op.results):
-        cx.vals[r] = V(f"{res}#{k}", rtypes[k])

@@ -13,7 +13,7 @@ from mlir import ir
 
 from .emit import V, vec
 from .lowering import TARGET, op_error, rule, scalar_type, tensor_parts
-from .values import VW, Buffer, storage
+from .values import VW, Buffer, Lazy, TVal, View, storage, store_chunk
 
 _ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
 
@@ -89,36 +89,92 @@ def _lower_load(cx, op):
             cx.define(res, e.if_(cx.get(mask_v), load, lambda: [alt], [ety])[0])
         return
     shape, ety, _ = parts
-    ptr = cx.get(ptr_v)
     mask = cx.get(mask_v) if mask_v is not None else None
     other = cx.get(other_v) if other_v is not None else None
-    n = math.prod(shape)
-    w = math.gcd(n, VW)
-    mty = mem_type(ety)
-    vt = vec(w, mty)
-    dense = contiguous(cx, ptr_v, shape, w)
-    out = e.alloca(n, storage(ety))
-    al = _align(ety)
+    lv = LoadVal(cx.get(ptr_v), mask, other, shape, ety, contiguous(cx, ptr_v, shape, math.gcd(math.prod(shape), VW)))
+    cx.pending.append(lv)
+    cx.define(res, lv)
 
-    def body(i, _):
-        m = mask.chunk(e, i, w) if mask is not None else None
-        pas = _as_mem(e, other.chunk(e, i, w), ety) if other is not None else e.const(0, vt)
-        if dense:
-            addr = _to_ptr(e, ptr.elem(e, i))
+
+class LoadVal(TVal):
+    """A block load evaluated in its consumer's chunk loop (fused), or stored once if it must be.
+
+    The driver stores ("flushes") every pending load before an op that writes memory or holds
+    regions, so a fused load never reads memory later than the program order allows.
+    """
+
+    cost = 5
+
+    def __init__(self, ptr, mask, other, shape, ety, dense: bool):
+        super().__init__(shape, ety)
+        self.ptr, self.mask, self.other, self.dense = ptr, mask, other, dense
+        self.buf = None
+        self.consumed = False  # evaluated in a consumer's loop: nothing left to flush
+
+    def flush(self, e) -> None:
+        if self.buf is None and not self.consumed:
+            mem = e.alloca(self.n, storage(self.ety))
+            w = self.w
+
+            def body(i, _):
+                store_chunk(e, mem, i, self.chunk(e, i, w), self.ety)
+
+            masked_loop(e, self.n, w, self.mask if self.dense else None, body)
+            self.buf = Buffer(mem, self.shape, self.ety)
+            self.consumed = False
+
+    def buffer(self, e):
+        self.flush(e)
+        return self.buf
+
+    def chunk(self, e, i, w):
+        if self.buf is not None:
+            return self.buf.chunk(e, i, w)
+        self.consumed = True
+        ety, mty = self.ety, mem_type(self.ety)
+        vt, al = vec(w, mty), _align(ety)
+        m = self.mask.chunk(e, i, w) if self.mask is not None and id(self.mask) not in e.full_masks else None
+        pas = _as_mem(e, self.other.chunk(e, i, w), ety) if self.other is not None else e.const(0, vt)
+        if self.dense:
+            addr = _to_ptr(e, self.ptr.elem(e, i))
             if m is None:
                 v = e.op(f"llvm.load {addr} {{alignment = {al} : i64}} : !llvm.ptr -> {vt}", vt)
             else:
                 v = e.op(f"llvm.intr.masked.load {addr}, {m}, {pas} {{alignment = {al} : i32}} : "
                          f"(!llvm.ptr, {m.type}, {vt}) -> {vt}", vt)
         else:
-            ptrs = _to_ptr(e, ptr.chunk(e, i, w))
+            ptrs = _to_ptr(e, self.ptr.chunk(e, i, w))
             m = m if m is not None else e.const(1, vec(w, "i1"))
             v = e.op(f"llvm.intr.masked.gather {ptrs}, {m}, {pas} {{alignment = {al} : i32}} : "
                      f"({ptrs.type}, {m.type}, {vt}) -> {vt}", vt)
-        e.line(f"vector.store {v}, {out}[{i}] : {out.type}, {vt}")
+        return _from_mem(e, v, ety)
 
-    e.range_(n, w, body)
-    cx.define(res, Buffer(out, shape, ety))
+    def elem(self, e, i):
+        if self.buf is not None:
+            return self.buf.elem(e, i)
+        self.consumed = True
+        ety, mty = self.ety, mem_type(self.ety)
+        addr = _to_ptr(e, self.ptr.elem(e, i))
+
+        def load():
+            v = e.op(f"llvm.load {addr} {{alignment = {_align(ety)} : i64}} : !llvm.ptr -> {mty}", mty)
+            return [_from_mem(e, v, ety)]
+
+        if self.mask is None:
+            return load()[0]
+        alt = self.other.elem(e, i) if self.other is not None else e.const(0, ety)
+        return e.if_(self.mask.elem(e, i), load, lambda: [alt], [ety])[0]
+
+
+def fused_loads(tv) -> set:
+    """The pending loads an elementwise consumer of `tv` reads lane for lane (same flat index)."""
+    if isinstance(tv, LoadVal):
+        return {id(tv)} if tv.buf is None else set()
+    if isinstance(tv, Lazy):
+        return set().union(*(fused_loads(o) for o in tv.operands)) if tv.operands else set()
+    if isinstance(tv, View):
+        return fused_loads(tv.src)
+    return set()
 
 
 @rule("xb.store")
@@ -149,21 +205,46 @@ def _lower_store(cx, op):
 
     def body(i, _):
         v = _as_mem(e, val.chunk(e, i, w), ety)
-        m = mask.chunk(e, i, w) if mask is not None else None
+        m = mask.chunk(e, i, w) if mask is not None and id(mask) not in e.full_masks else None
         if dense:
             addr = _to_ptr(e, ptr.elem(e, i))
+            plain = f"llvm.store {v}, {addr} {{alignment = {al} : i64}} : {v.type}, !llvm.ptr"
             if m is None:
-                e.line(f"llvm.store {v}, {addr} {{alignment = {al} : i64}} : {v.type}, !llvm.ptr")
-            else:
-                e.line(f"llvm.intr.masked.store {v}, {addr}, {m} {{alignment = {al} : i32}} : "
-                       f"{v.type}, {m.type} into !llvm.ptr")
+                e.line(plain)
+            else:  # full-chunk fast path: masked stores are slow on some x86 cores (AMD)
+                full = e.op(f"vector.reduction <and>, {m} : {m.type} into i1", "i1")
+                e.if_(full, lambda: e.line(plain), lambda: e.line(
+                    f"llvm.intr.masked.store {v}, {addr}, {m} {{alignment = {al} : i32}} : "
+                    f"{v.type}, {m.type} into !llvm.ptr"))
         else:
             ptrs = _to_ptr(e, ptr.chunk(e, i, w))
             m = m if m is not None else e.const(1, vec(w, "i1"))
             e.line(f"llvm.intr.masked.scatter {v}, {ptrs}, {m} {{alignment = {al} : i32}} : "
                    f"{v.type}, {m.type} into {ptrs.type}")
 
-    e.range_(n, w, body)
+    masked_loop(e, n, w, mask if dense else None, body)
+
+
+def masked_loop(e, n: int, w: int, mask, body) -> None:
+    """The chunk loop of a masked dense access, with a fast path for a block whose mask is all true.
+
+    A cheap mask is evaluated once over the block; when every lane is on, the loop runs with the
+    mask known true (`e.full_masks`), so its loads and stores are plain vector accesses.
+    """
+    if mask is None or mask.cost > 6 or n <= w:
+        e.range_(n, w, body)
+        return
+    ones = e.const(1, vec(w, "i1"))
+    acc = e.range_(n, w, lambda i, it: [e.op(f"arith.andi {it[0]}, {mask.chunk(e, i, w)} : {ones.type}",
+                                             ones.type)], [ones])[0]
+    full = e.op(f"vector.reduction <and>, {acc} : {ones.type} into i1", "i1")
+
+    def fast():
+        e.full_masks.add(id(mask))
+        e.range_(n, w, body)
+        e.full_masks.discard(id(mask))
+
+    e.if_(full, fast, lambda: e.range_(n, w, body))
 
 
 # ------------------------------------------------------------------------------------ atomics

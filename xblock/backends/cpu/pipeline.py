@@ -16,7 +16,7 @@ from mlir import ir, passmanager
 
 from ...dialects import xb
 from ...passes.axis_info import analyze
-from . import dot, memory, reduce  # noqa: F401  (they register their rules)
+from . import control, dot, memory, reduce  # noqa: F401  (they register their rules)
 from .emit import Emitter, V
 from .lowering import LoweringContext, lower_block, scalar_type
 
@@ -38,7 +38,7 @@ def _kernel(module: ir.Module):
     raise RuntimeError("internal error: no xb.kernel function in the module")
 
 
-def lower_kernel(module: ir.Module) -> str:
+def lower_kernel(module: ir.Module, metadata: dict | None = None) -> str:
     """The kernel as upstream MLIR text (vector/scf/memref/arith/math + llvm memory ops)."""
     func = _kernel(module)
     e = Emitter()
@@ -59,6 +59,8 @@ def lower_kernel(module: ir.Module) -> str:
             val = b
         cx.vals[arg] = V(val, ty)
     lower_block(cx, block)
+    if metadata is not None:  # the launcher runs big frames on threads with big stacks
+        metadata["stack_bytes"] = e.stack_bytes
     sig = ("  func.func private @xb_program(%args: !llvm.ptr, %pid0: i32, %pid1: i32, %pid2: i32, "
            "%np0: i32, %np1: i32, %np2: i32)")
     body = e.function(sig)
@@ -88,7 +90,7 @@ _LAUNCH = """  func.func @xb_launch(%args: !llvm.ptr, %g0: i32, %g1: i32, %g2: i
 def make_llvm_mlir(module: ir.Module, metadata: dict) -> str:
     """Stage `llvm.mlir`: the kernel lowered to the LLVM dialect."""
     with module.context:
-        text = lower_kernel(module)
+        text = lower_kernel(module, metadata)
     with xb.context():
         try:
             lowered = ir.Module.parse(text)
@@ -134,7 +136,3 @@ def make_so(src: str, metadata: dict) -> bytes:
 def _check(proc, tool: str) -> None:
     if proc.returncode != 0:
         raise RuntimeError(f"internal error: {tool} failed: {proc.stderr.decode(errors='replace')[-2000:]}")
-
-
-def stages(options) -> dict:
-    return {"llvm.mlir": make_llvm_mlir, "ll": make_ll, "so": make_so}

@@ -27,6 +27,9 @@ LIBDEVICE = {
 # xb hint attributes -> Triton's (frontend `multiple_of`, `max_contiguous`, `max_constancy`)
 HINTS = {"xb.multiple_of": "tt.divisibility", "xb.max_contiguous": "tt.contiguity",
          "xb.max_constancy": "tt.constancy"}
+# loop hints of `xl.range(...)` -> the attributes Triton's frontend puts on scf.for
+LOOP_HINTS = {"xb." + n: "tt." + n for n in ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer",
+                                             "flatten", "warp_specialize")}
 
 
 def rule(*names: str):
@@ -133,6 +136,8 @@ def _attrs_of(op, inherent: bool = True) -> dict:
         if name in HINTS:
             vals = list(ir.DenseI32ArrayAttr(a))
             out[HINTS[name]] = f"dense<[{', '.join(str(v) for v in vals)}]> : tensor<{len(vals)}xi32>"
+        elif name in LOOP_HINTS:
+            out[LOOP_HINTS[name]] = str(a)
         elif inherent and not name.startswith("xb."):
             out[name] = str(a)
     return out

@@ -112,9 +112,6 @@ class TritonPipeline:
         self.module = None
         self.context = None
 
-    def stages(self) -> dict:
-        return {ext: functools.partial(self._run, ext) for ext in STAGES}
-
     def _run(self, ext: str, prev, metadata: dict):
         if ext == "ttir":
             from .lowering import emit_ttir
@@ -153,5 +150,16 @@ class TritonPipeline:
 
 
 def make_stages(options: CudaOptions) -> dict:
-    """The ordered stages ext -> fn(previous output, metadata) of one compile."""
-    return TritonPipeline(options).stages()
+    """The ordered stages ext -> fn(previous output, metadata) of one compile.
+
+    Cheap to call (the cache asks for the stage names on every lookup): Triton is imported and
+    its backend set up when the first stage runs.
+    """
+    holder: list = []
+
+    def stage(ext, prev, metadata):
+        if not holder:
+            holder.append(TritonPipeline(options))
+        return holder[0]._run(ext, prev, metadata)
+
+    return {ext: functools.partial(stage, ext) for ext in STAGES}

@@ -1,0 +1,451 @@
+"""ascendc dialect -> AscendC C++: a C-style printer (tinygrad's CStyleLanguage idea).
+
+`CStyle` holds the spellings every C-like target shares (types, operators, literals, loops);
+`AscendCEmitter` adds the AscendC calls, one method per ascendc op. Scalar arithmetic used once
+is inlined into the expression that uses it; everything else gets a variable named after the
+kernel's Python name where there is one. Each statement follows a comment (or `#line`) with the
+Python source line it comes from.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import os
+
+from mlir import ir
+
+from ...dialects import ascendc as A
+from .driver import source_loc
+
+
+class CStyle:
+    """Spellings shared by C-like printers."""
+
+    types = {"i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "ui8": "uint8_t",
+             "ui16": "uint16_t", "ui32": "uint32_t", "f16": "half", "bf16": "bfloat16_t", "f32": "float",
+             "f64": "double", "index": "int64_t"}
+    binary = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.divsi": "/", "arith.remsi": "%",
+              "arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/", "arith.andi": "&",
+              "arith.ori": "|", "arith.xori": "^", "arith.divui": "/", "arith.remui": "%", "arith.shli": "<<",
+              "arith.shrsi": ">>"}
+    cmpi = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]
+    cmpf = [None, "==", ">", ">=", "<", "<=", "!=", None, "==", ">", ">=", "<", "<=", "!=", None, None]
+    casts = ("arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.fptosi", "arith.extf",
+             "arith.truncf", "arith.index_cast", "arith.uitofp", "arith.bitcast")
+    indent_unit = "    "
+
+    def ctype(self, t) -> str:
+        return self.types[str(t)]
+
+    def literal(self, op) -> str:
+        t = str(op.result.type)
+        a = op.attributes["value"]
+        if t in ("f32", "f16", "bf16", "f64"):
+            v = ir.FloatAttr(a).value
+            if math.isinf(v):
+                s = "-INFINITY" if v < 0 else "INFINITY"
+            elif math.isnan(v):
+                s = "NAN"
+            else:
+                s = repr(float(v))
+                s = s + ("f" if "e" in s or "." in s else ".0f")
+            return s if t == "f32" else f"static_cast<{self.ctype(t)}>({s})"
+        if t == "i1":
+            return "true" if ir.IntegerAttr(a).value else "false"
+        v = str(ir.IntegerAttr(a).value)
+        return v if t in ("i32", "i64", "index") else f"static_cast<{self.ctype(t)}>({v})"
+
+
+class AscendCEmitter(CStyle):
+    """Prints one ascendc kernel module as an AscendC source file."""
+
+    def __init__(self, module: ir.Module, metadata: dict, options):
+        self.module, self.meta, self.opts = module, metadata, options
+        self.names: dict = {}
+        self.used: set = set()
+        self.lines: list = []
+        self.depth = 0
+        self.last_src = None
+        self.inline: dict = {}
+
+    # ----- names and expressions -----------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "v"
+        name, k = base, 1
+        while name in self.used:
+            name, k = f"{base}_{k}", k + 1
+        self.used.add(name)
+        return name
+
+    def bind(self, v: ir.Value, base: str) -> str:
+        n = self.fresh(base)
+        self.names[v] = n
+        return n
+
+    def expr(self, v: ir.Value) -> str:
+        if v in self.names:
+            return self.names[v]
+        op = v.owner
+        if isinstance(op, ir.Block):
+            raise RuntimeError("internal: unnamed block argument")
+        return self.value_expr(op)
+
+    def value_expr(self, op) -> str:
+        n = op.name
+        if n == "arith.constant":
+            return self.literal(op)
+        if n in self.binary:
+            return f"({self.expr(op.operands[0])} {self.binary[n]} {self.expr(op.operands[1])})"
+        if n == "arith.cmpi":
+            p = self.cmpi[int(ir.IntegerAttr(op.attributes['predicate']).value)]
+            return f"({self.expr(op.operands[0])} {p} {self.expr(op.operands[1])})"
+        if n == "arith.cmpf":
+            p = self.cmpf[int(ir.IntegerAttr(op.attributes['predicate']).value)]
+            return f"({self.expr(op.operands[0])} {p} {self.expr(op.operands[1])})"
+        if n == "arith.select":
+            return f"({self.expr(op.operands[0])} ? {self.expr(op.operands[1])} : {self.expr(op.operands[2])})"
+        if n in ("arith.maxsi", "arith.maxnumf", "arith.maximumf", "arith.minsi", "arith.minnumf", "arith.minimumf"):
+            a, b = self.expr(op.operands[0]), self.expr(op.operands[1])
+            cmp = ">" if "max" in n else "<"
+            return f"({a} {cmp} {b} ? {a} : {b})"
+        if n == "arith.negf":
+            return f"(-{self.expr(op.operands[0])})"
+        if n in self.casts:
+            return f"static_cast<{self.ctype(op.result.type)}>({self.expr(op.operands[0])})"
+        if n == "ascendc.block_idx":
+            return "GetBlockIdx()"
+        if n == "ascendc.block_num":
+            return "GetBlockNum()"
+        if n in ("ascendc.gm_at", "ascendc.ub_at"):
+            return f"{self.expr(op.operands[0])}[{self.expr(op.operands[1])}]"
+        if n == "ascendc.reinterpret":
+            elem = A.elem_of(op.result.type)
+            return f"{self.expr(op.operands[0])}.ReinterpretCast<{self.ctype(elem)}>()"
+        raise RuntimeError(f"internal: no C++ expression for {n}")
+
+    def as_int(self, v: ir.Value, ctype: str = "int32_t") -> str:
+        e = self.expr(v)
+        return e if e.lstrip("-").isdigit() else f"static_cast<{ctype}>({e})"
+
+    def typed(self, v: ir.Value, elem: str) -> str:
+        """A scalar passed where the API wants exactly T."""
+        e = self.expr(v)
+        if str(v.type) == elem:
+            return e
+        return f"static_cast<{self.ctype(elem)}>({e})"
+
+    # ----- statements ------------------------------------------------------------------------
+    def line(self, text: str) -> None:
+        self.lines.append(self.indent_unit * self.depth + text if text else "")
+
+    def trace(self, op) -> None:
+        file, line, _ = source_loc(op.location)
+        if not line or (file, line) == self.last_src:
+            return
+        self.last_src = (file, line)
+        if self.opts.line_directives:
+            self.lines.append(f'#line {line} "{file}"')
+            return
+        src = linecache.getline(file, line).strip()
+        self.line(f"// {os.path.basename(file)}:{line}: {src}")
+
+    def inlinable(self, op) -> bool:
+        if op.name == "arith.constant":
+            return True
+        if op.name in ("ascendc.block_idx", "ascendc.block_num", "ascendc.gm_at", "ascendc.ub_at",
+                       "ascendc.reinterpret"):
+            return True
+        if not (op.name.startswith("arith.") and len(op.results) == 1):
+            return False
+        uses = list(op.result.uses)
+        if len(uses) != 1 or "name" in op.attributes:
+            return False
+        # operands of a min/max are spelled twice: give them a name unless they are trivial
+        user = uses[0].owner.name
+        trivial = all(o.owner.name == "arith.constant" if hasattr(o.owner, "name") else True for o in op.operands)
+        return not (user in ("arith.maxsi", "arith.minsi") and not trivial and op.name not in self.casts)
+
+    def emit(self) -> str:
+        fn = next(iter(self.module.body.operations))
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        args = [ir.StringAttr(a).value for a in ir.ArrayAttr(fn.attributes["ascendc.arg_names"])]
+        entry = fn.regions[0].blocks[0]
+        for a, n in zip(entry.arguments, args):
+            self.names[a] = n
+            self.used.add(n)
+        self.used.update({"pipe", "tiling"})
+        tiling = tiling_struct_name(name)
+        params = ", ".join([f"GM_ADDR {a}" for a in args] + [f"{tiling} tiling"])
+        self.header(name)
+        self.line(f'extern "C" __global__ __aicore__ void {name}({params})')
+        self.line("{")
+        self.depth = 1
+        self.line("TPipe pipe;")
+        self.block(entry)
+        self.depth = 0
+        self.line("}")
+        return "\n".join(self.lines) + "\n"
+
+    def header(self, name: str) -> None:
+        m = self.meta
+        plan = m.get("ub_plan", {})
+        self.line(f"// {name}: AscendC generated by xblock from {os.path.basename(m.get('file', '?'))}:"
+                  f"{m.get('line', 0)} for {self.opts.profile.name}.")
+        parts = [f"{q} {v['buffers']} x {v['bytes']} B" for q, v in plan.get("queues", {}).items()]
+        parts.append(f"calcBuf {plan.get('scratch', 0)} B")
+        self.line(f"// Unified buffer: {', '.join(parts)}; {plan.get('total', 0)} of {plan.get('usable', 0)} B.")
+        self.line("// Each program instance of the grid is one iteration of the loop over pid; the cores take")
+        self.line("// turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.")
+        self.line('#include "kernel_operator.h"')
+        self.line(f'#include "{name}_tiling.h"')
+        self.line("")
+        self.line("using namespace AscendC;")
+        self.line("")
+
+    def block(self, block: ir.Block) -> None:
+        for op in block.operations:
+            if op.name in ("func.return", "scf.yield"):
+                continue
+            if self.inlinable(op):
+                continue
+            self.statement(op)
+
+    def statement(self, op) -> None:
+        n = op.name
+        if n.startswith("ascendc."):
+            if n not in ("ascendc.tque", "ascendc.tbuf", "ascendc.tiling_field", "ascendc.set_global_buffer"):
+                self.trace(op)
+            getattr(self, "op_" + n[len("ascendc."):])(op)
+        elif n == "scf.for":
+            self.trace(op)
+            self.emit_for(op)
+        elif n == "scf.if":
+            self.trace(op)
+            self.emit_if(op)
+        else:  # a scalar used more than once, or named by the kernel
+            self.trace(op)
+            base = ir.StringAttr(op.attributes["name"]).value if "name" in op.attributes else "t"
+            e = self.value_expr(op)
+            self.line(f"const {self.ctype(op.result.type)} {self.bind(op.result, base)} = {e};")
+
+    def emit_for(self, op) -> None:
+        body = op.regions[0].blocks[0]
+        lb, ub, step = op.operands[:3]
+        grid = "ascendc.grid_loop" in op.attributes
+        base = "pid" if grid else (ir.StringAttr(op.attributes["name"]).value if "name" in op.attributes else "i")
+        iters = []
+        for init, arg, res in zip(op.operands[3:], body.arguments[1:], op.results):
+            v = self.bind(arg, "run")
+            self.names[res] = v
+            self.line(f"{self.ctype(arg.type)} {v} = {self.expr(init)};")
+            iters.append(v)
+        iv = self.bind(body.arguments[0], base)
+        ctype = self.ctype(body.arguments[0].type)
+        stp = self.expr(step)
+        inc = f"{iv}++" if stp == "1" else f"{iv} += {stp}"
+        self.line(f"for ({ctype} {iv} = {self.expr(lb)}; {iv} < {self.expr(ub)}; {inc}) {{")
+        self.depth += 1
+        self.block(body)
+        y = body.operations[len(body.operations) - 1]
+        for v, val in zip(iters, y.operands):
+            self.line(f"{v} = {self.expr(val)};")
+        self.depth -= 1
+        self.line("}")
+
+    def emit_if(self, op) -> None:
+        outs = []
+        for r in op.results:
+            v = self.bind(r, "sel")
+            self.line(f"{self.ctype(r.type)} {v};")
+            outs.append(v)
+        self.line(f"if ({self.expr(op.operands[0])}) {{")
+        for k, region in enumerate(op.regions):
+            if not len(region.blocks):
+                continue
+            if k == 1:
+                self.line("} else {")
+            self.depth += 1
+            blk = region.blocks[0]
+            self.block(blk)
+            y = blk.operations[len(blk.operations) - 1]
+            for v, val in zip(outs, y.operands):
+                self.line(f"{v} = {self.expr(val)};")
+            self.depth -= 1
+        self.line("}")
+
+    # ----- AscendC calls, one per ascendc op -------------------------------------------------------
+    def _name(self, op, default: str) -> str:
+        return ir.StringAttr(op.attributes["name"]).value if "name" in op.attributes else default
+
+    def _attr(self, op, key: str):
+        a = op.attributes[key]
+        if isinstance(a, ir.StringAttr) or str(a).startswith('"'):
+            return ir.StringAttr(a).value
+        if isinstance(a, ir.BoolAttr) or str(a) in ("true", "false"):
+            return ir.BoolAttr(a).value
+        return ir.IntegerAttr(a).value
+
+    def _elem(self, v: ir.Value) -> str:
+        return A.elem_of(v.type)
+
+    def op_tiling_field(self, op):
+        f = self._attr(op, "name")
+        v = self.bind(op.result, f)
+        self.line(f"const {self.ctype(op.result.type)} {v} = tiling.{f};")
+
+    def op_set_global_buffer(self, op):
+        t = self.ctype(self._attr(op, "dtype"))
+        v = self.bind(op.result, self._name(op, "gm"))
+        self.line(f"GlobalTensor<{t}> {v};")
+        self.line(f"{v}.SetGlobalBuffer((__gm__ {t} *){self.expr(op.operands[0])});")
+
+    def op_tque(self, op):
+        q = self._attr(op, "sym_name")
+        self.used.add(q)
+        self.line(f"TQue<TPosition::{self._attr(op, 'position')}, {self._attr(op, 'depth')}> {q};")
+        self.line(f"pipe.InitBuffer({q}, {self._attr(op, 'num')}, {self._attr(op, 'bytes')});")
+
+    def op_tbuf(self, op):
+        b = self._attr(op, "sym_name")
+        self.used.add(b)
+        self.line(f"TBuf<TPosition::VECCALC> {b};")
+        self.line(f"pipe.InitBuffer({b}, {self._attr(op, 'bytes')});")
+
+    def _local(self, op, rhs: str, default: str):
+        t = self.ctype(self._elem(op.result))
+        v = self.bind(op.result, self._name(op, default))
+        self.line(f"LocalTensor<{t}> {v} = {rhs};")
+
+    def op_alloc_tensor(self, op):
+        t = self.ctype(self._elem(op.result))
+        self._local(op, f"{self._attr(op, 'queue')}.AllocTensor<{t}>()", "local")
+
+    def op_deque(self, op):
+        t = self.ctype(self._elem(op.result))
+        self._local(op, f"{self._attr(op, 'queue')}.DeQue<{t}>()", "local")
+
+    def op_get_with_offset(self, op):
+        t = self.ctype(self._elem(op.result))
+        rhs = f"{self._attr(op, 'buf')}.GetWithOffset<{t}>({self._attr(op, 'count')}, {self._attr(op, 'offset')})"
+        self._local(op, rhs, "tmp")
+
+    def op_enque(self, op):
+        self.line(f"{self._attr(op, 'queue')}.EnQue({self.expr(op.operands[0])});")
+
+    def op_free_tensor(self, op):
+        self.line(f"{self._attr(op, 'queue')}.FreeTensor({self.expr(op.operands[0])});")
+
+    def op_data_copy(self, op):
+        d, s, n = op.operands
+        self.line(f"DataCopy({self.expr(d)}, {self.expr(s)}, {self.as_int(n, 'uint32_t')});")
+
+    def op_data_copy_pad(self, op):
+        o = list(op.operands)
+        params = (f"DataCopyExtParams({self.as_int(o[2], 'uint16_t')}, {self.as_int(o[3], 'uint32_t')}, "
+                  f"{self.as_int(o[4], 'uint32_t')}, {self.as_int(o[5], 'uint32_t')}, 0)")
+        if A.is_local(o[0].type):
+            t = self._elem(o[0])
+            if self._attr(op, "is_pad"):
+                pad = f"DataCopyPadExtParams<{self.ctype(t)}>(true, 0, {self.as_int(o[6], 'uint8_t')}, " \
+                      f"{self.typed(o[7], t)})"
+            else:
+                pad = f"DataCopyPadExtParams<{self.ctype(t)}>(false, 0, 0, 0)"
+            self.line(f"DataCopyPad({self.expr(o[0])}, {self.expr(o[1])}, {params}, {pad});")
+        else:
+            self.line(f"DataCopyPad({self.expr(o[0])}, {self.expr(o[1])}, {params});")
+
+    def op_vec(self, op):
+        api = self._attr(op, "api")
+        o = list(op.operands)
+        args = ", ".join(self.expr(v) for v in o[:-1])
+        self.line(f"{api}({args}, {self.as_int(o[-1])});")
+
+    def op_vec_scalar(self, op):
+        d, s, x, n = op.operands
+        self.line(f"{self._attr(op, 'api')}({self.expr(d)}, {self.expr(s)}, {self.typed(x, self._elem(d))}, "
+                  f"{self.as_int(n)});")
+
+    def op_duplicate(self, op):
+        d, x, n = op.operands
+        self.line(f"Duplicate({self.expr(d)}, {self.typed(x, self._elem(d))}, {self.as_int(n)});")
+
+    def op_cast(self, op):
+        d, s, n = op.operands
+        self.line(f"Cast({self.expr(d)}, {self.expr(s)}, RoundMode::{self._attr(op, 'round')}, "
+                  f"{self.as_int(n, 'uint32_t')});")
+
+    def op_compare(self, op):
+        d, a, b, n = op.operands
+        self.line(f"Compare({self.expr(d)}, {self.expr(a)}, {self.expr(b)}, CMPMODE::{self._attr(op, 'mode')}, "
+                  f"{self.as_int(n, 'uint32_t')});")
+
+    def op_compare_scalar(self, op):
+        d, a, s, n = op.operands
+        self.line(f"CompareScalar({self.expr(d)}, {self.expr(a)}, {self.typed(s, self._elem(a))}, "
+                  f"CMPMODE::{self._attr(op, 'mode')}, {self.as_int(n, 'uint32_t')});")
+
+    def op_select(self, op):
+        d, m, a, b, n = op.operands
+        other = self.expr(b) if A.is_local(b.type) else self.typed(b, self._elem(d))
+        self.line(f"Select({self.expr(d)}, {self.expr(m)}, {self.expr(a)}, {other}, "
+                  f"SELMODE::{self._attr(op, 'mode')}, {self.as_int(n, 'uint32_t')});")
+
+    def op_reduce(self, op):
+        d, s, t, n = op.operands
+        api = self._attr(op, "api")
+        extra = ", true" if self._attr(op, "cal_index") else ""
+        self.line(f"{api}({self.expr(d)}, {self.expr(s)}, {self.expr(t)}, {self.as_int(n)}{extra});")
+
+    def op_get_value(self, op):
+        v = self.bind(op.result, self._name(op, "val"))
+        self.line(f"const {self.ctype(op.result.type)} {v} = {self.expr(op.operands[0])}.GetValue("
+                  f"{self.expr(op.operands[1])});")
+
+    def op_set_value(self, op):
+        t, i, x = op.operands
+        elem = self._elem(t)
+        self.line(f"{self.expr(t)}.SetValue({self.expr(i)}, {self.typed(x, elem)});")
+
+    def op_fetch_event_id(self, op):
+        ev = self._attr(op, "event")
+        v = self.bind(op.result, "evt" + ev.replace("_", ""))
+        self.line(f"event_t {v} = static_cast<event_t>(pipe.FetchEventID(HardEvent::{ev}));")
+
+    def op_set_flag(self, op):
+        self.line(f"SetFlag<HardEvent::{self._attr(op, 'event')}>({self.expr(op.operands[0])});")
+
+    def op_wait_flag(self, op):
+        self.line(f"WaitFlag<HardEvent::{self._attr(op, 'event')}>({self.expr(op.operands[0])});")
+
+    def op_set_atomic_add(self, op):
+        self.line(f"SetAtomicAdd<{self.ctype(self._attr(op, 'dtype'))}>();")
+
+    def op_set_atomic_none(self, op):
+        self.line("SetAtomicNone();")
+
+    def op_dcci(self, op):
+        t = self.ctype(self._elem(op.operands[0]))
+        self.line(f"DataCacheCleanAndInvalid<{t}, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>("
+                  f"{self.expr(op.operands[0])});")
+
+
+def tiling_struct_name(kernel: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in kernel.split("_")) + "TilingData"
+
+
+def tiling_header(kernel: str, fields: list) -> str:
+    """The tiling header: the POD struct of the kernel's scalar arguments and grid, passed by value."""
+    guard = kernel.upper() + "_TILING_H"
+    types = CStyle.types
+    lines = [f"// Tiling data of {kernel}: its scalar arguments and the grid, passed to the kernel by value.",
+             f"#ifndef {guard}", f"#define {guard}", "#include <cstdint>", "",
+             f"struct {tiling_struct_name(kernel)} {{"]
+    lines += [f"    {types[t]} {n};" for n, t in fields]
+    lines += ["};", "", f"#endif  // {guard}", ""]
+    return "\n".join(lines)
+
+
+def emit(module: ir.Module, metadata: dict, options) -> str:
+    """The AscendC source of the kernel in `module`."""
+    return AscendCEmitter(module, metadata, options).emit()

@@ -1,0 +1,149 @@
+"""Run generated AscendC on xblock's CPU model: build it with g++, load it, launch on numpy arrays.
+
+The library is cached by the hash of everything that goes into it (the kernel source, the tiling
+header, the model's headers, the compiler command), so kernels that differ only in a
+specialization the generated code does not use share one build.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import ExecutionError, LaunchError
+from ...runtime.cache import cache_dir
+from .emit import tiling_header, tiling_struct_name
+from .options import SOCS
+
+EMU_DIR = Path(__file__).parent / "emu"
+CXX = os.environ.get("CXX", "g++")
+CXXFLAGS = ["-std=c++17", "-Wall", "-Werror", "-O2", "-shared", "-fPIC"]
+LAST_COUNTERS: dict = {}
+_COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "scalar_ub_accesses",
+             "scalar_gm_accesses")
+
+
+def shim_source(metadata: dict) -> str:
+    """The C entry point ctypes calls: it runs every block of one launch on the model."""
+    name = metadata["name"]
+    n_gm = sum(1 for t in metadata["arg_types"] if t.startswith("*"))
+    args = ", ".join([f"bufs[{i}]" for i in range(n_gm)] + ["t"])
+    return (
+        f'#include "kernel.cpp"\n#include "emu_launch.h"\n\n'
+        f'extern "C" int xblock_emu_run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes,\n'
+        f'                              const char* const* names, int nbufs, const void* tiling,\n'
+        f'                              const uint32_t* soc, char* err, int errlen, uint64_t* counters) {{\n'
+        f'    const {tiling_struct_name(name)}& t = *static_cast<const {tiling_struct_name(name)}*>(tiling);\n'
+        f'    return xbemu::run(block_dim, bufs, sizes, names, nbufs, soc, err, errlen, counters,\n'
+        f'                      [&]() {{ {name}({args}); }});\n}}\n')
+
+
+def _emu_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted(EMU_DIR.glob("*.h")):
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build_emulator_library(cpp: str, metadata: dict) -> bytes:
+    """Compile kernel.cpp + its tiling header + the launch shim; returns the shared library's bytes."""
+    files = {"kernel.cpp": cpp, f"{metadata['name']}_tiling.h": tiling_header(metadata["name"],
+                                                                            metadata["tiling_fields"]),
+             "shim.cpp": shim_source(metadata)}
+    key = hashlib.sha256(("\0".join([CXX, *CXXFLAGS, _emu_digest()] + [f"{k}\0{v}" for k, v in
+                                                                       sorted(files.items())])).encode())
+    lib = cache_dir() / "ascend-emu" / (key.hexdigest()[:32] + ".so")
+    if lib.exists():
+        return lib.read_bytes()
+    tmp = Path(tempfile.mkdtemp(prefix="xblock-ascend-"))
+    try:
+        for k, v in files.items():
+            (tmp / k).write_text(v)
+        cmd = [CXX, *CXXFLAGS, "-I", str(EMU_DIR), "-I", str(tmp), str(tmp / "shim.cpp"), "-o", str(tmp / "k.so")]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise ExecutionError(f"{metadata['file']}:{metadata['line']}: the generated AscendC for "
+                                 f"{metadata['name']} does not compile against xblock's AscendC model:\n"
+                                 f"{res.stderr[-4000:]}")
+        data = (tmp / "k.so").read_bytes()
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        part = lib.with_suffix(f".{os.getpid()}.tmp")
+        part.write_bytes(data)
+        os.replace(part, lib)
+        return data
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+_CTYPE = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
+          "i16": ctypes.c_int16, "i8": ctypes.c_int8, "i1": ctypes.c_bool}
+
+
+def _as_numpy(v):
+    if isinstance(v, np.ndarray):
+        return v
+    raise TypeError(f"the ascend target runs on the CPU model: pass numpy arrays, not {type(v).__name__}")
+
+
+def load(asm: dict, metadata: dict):
+    """A launcher(grid, args) that runs the kernel on the CPU model, writing outputs back on success."""
+    digest = hashlib.sha256(asm["so"]).hexdigest()[:32]
+    path = cache_dir() / "ascend-emu" / f"{digest}.so"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(f".{os.getpid()}.tmp")
+        part.write_bytes(asm["so"])
+        os.replace(part, path)
+    lib = ctypes.CDLL(str(path))
+    run = lib.xblock_emu_run
+    run.restype = ctypes.c_int
+    fields = metadata["tiling_fields"]
+
+    class Tiling(ctypes.Structure):
+        _fields_ = [(n, _CTYPE[t]) for n, t in fields]
+
+    soc = SOCS[metadata["soc"]]
+    soc_arr = (ctypes.c_uint32 * 3)(soc.ub_bytes, soc.ub_usable, int(soc.has_data_copy_pad))
+    names, sigs = metadata["arg_names"], metadata["arg_types"]
+
+    def launch(grid, args):
+        if len(args) != len(sigs):
+            raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                              f"expected {len(sigs)} runtime arguments, got {len(args)}")
+        arrays, buf_names, scalars = [], [], {}
+        for n, s, v in zip(names, sigs, args):
+            if s.startswith("*"):
+                arrays.append(_as_numpy(v))
+                buf_names.append(n)
+            else:
+                scalars[n] = v
+        work = [np.ascontiguousarray(a).copy() for a in arrays]
+        total = grid[0] * grid[1] * grid[2]
+        if total == 0:
+            return
+        t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
+        keep = [w if w.size else np.zeros(1, np.uint8) for w in work]
+        bufs = (ctypes.c_void_p * max(len(keep), 1))(*[w.ctypes.data for w in keep])
+        sizes = (ctypes.c_uint64 * max(len(keep), 1))(*[w.nbytes for w in work])
+        cnames = (ctypes.c_char_p * max(len(keep), 1))(*[n.encode() for n in buf_names])
+        err = ctypes.create_string_buffer(4096)
+        counters = (ctypes.c_uint64 * 6)()
+        block_dim = min(total, soc.vector_cores)
+        rc = run(ctypes.c_int64(block_dim), bufs, sizes, cnames, len(keep), ctypes.byref(t), soc_arr, err, 4096,
+                 counters)
+        LAST_COUNTERS.clear()
+        LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim)
+        if rc != 0:
+            raise ExecutionError(f"{metadata['file']}:{metadata['line']}: {metadata['name']}: the AscendC model "
+                                 f"stopped the kernel: {err.value.decode(errors='replace')}")
+        for dst, src in zip(arrays, work):
+            np.copyto(dst, src)
+
+    return launch

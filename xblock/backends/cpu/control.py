@@ -1,0 +1,120 @@
+"""Rules for structured control flow: scf.for, scf.if, scf.while.
+
+Scalars stay SSA values (loop-carried through `iter_args`); a block carried by a loop or
+yielded by an `if` lives in one stack buffer (a slot) that the yields overwrite.
+"""
+
+from __future__ import annotations
+
+from .emit import V
+from .lowering import TARGET, lower_block, op_error, rule, scalar_type, tensor_parts
+from .values import Buffer, materialize, storage, store_into
+
+
+def _is_tensor(v) -> bool:
+    return tensor_parts(v.type) is not None
+
+
+def _slot_buffers(cx, values):
+    bufs = {}
+    for k, v in enumerate(values):
+        if _is_tensor(v):
+            shape, ety, pointee = tensor_parts(v.type)
+            n = 1
+            for d in shape:
+                n *= d
+            bufs[k] = Buffer(cx.e.alloca(n, storage(ety)), shape, ety, pointee)
+    return bufs
+
+
+def _write_slots(cx, bufs, values) -> list:
+    """Store yielded blocks into their slot buffers (through temporaries: a yield may read a slot)."""
+    staged = {}
+    for k, buf in bufs.items():
+        tv = cx.get(values[k])
+        if tv is buf:
+            continue
+        slot_mems = {b.mem for b in bufs.values()}
+        if isinstance(tv, Buffer) and tv.mem not in slot_mems:
+            staged[k] = tv
+        else:
+            staged[k] = materialize(cx.e, tv)
+    for k, tv in staged.items():
+        store_into(cx.e, tv, bufs[k].mem)
+    return [cx.get(v) for k, v in enumerate(values) if k not in bufs]
+
+
+@rule("scf.for")
+def _lower_for(cx, op):
+    lb, ub, step = (cx.get(v) for v in list(op.operands)[:3])
+    inits = list(op.operands)[3:]
+    block = op.regions[0].blocks[0]
+    bufs = _slot_buffers(cx, inits)
+    for k, buf in bufs.items():
+        store_into(cx.e, cx.get(inits[k]), buf.mem)
+    scalars = [cx.get(v) for k, v in enumerate(inits) if k not in bufs]
+
+    def body(iv, iters):
+        cx.vals[block.arguments[0]] = iv
+        it = iter(iters)
+        for k, arg in enumerate(list(block.arguments)[1:]):
+            cx.vals[arg] = bufs[k] if k in bufs else next(it)
+        term = lower_block(cx, block)
+        return _write_slots(cx, bufs, list(term.operands))
+
+    outs = iter(cx.e.for_(lb, ub, step, body, scalars))
+    for k, r in enumerate(op.results):
+        cx.vals[r] = bufs[k] if k in bufs else next(outs)
+
+
+@rule("scf.if")
+def _lower_if(cx, op):
+    cond = cx.get(op.operands[0])
+    results = list(op.results)
+    bufs = _slot_buffers(cx, results)
+    types = [scalar_type(r.type) for k, r in enumerate(results) if k not in bufs]
+
+    def branch(region):
+        if not region.blocks:
+            return []
+        term = lower_block(cx, region.blocks[0])
+        return _write_slots(cx, bufs, list(term.operands)) if term is not None else []
+
+    has_else = len(op.regions) > 1 and len(op.regions[1].blocks) > 0
+    outs = iter(cx.e.if_(cond, lambda: branch(op.regions[0]), (lambda: branch(op.regions[1])) if has_else
+                         else None, types))
+    for k, r in enumerate(results):
+        cx.vals[r] = bufs[k] if k in bufs else next(outs)
+
+
+@rule("scf.while")
+def _lower_while(cx, op):
+    if any(_is_tensor(v) for v in list(op.operands) + list(op.results)):
+        raise op_error(op, f"'{TARGET}' lowering of scf.while carries scalars only, not blocks")
+    e = cx.e
+    inits = [cx.get(v) for v in op.operands]
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    res = e.fresh("w")
+    bargs = [V(e.fresh("wb"), v.type) for v in inits]
+    rtypes = [scalar_type(r.type) for r in op.results]
+    e.line(f"{res}:{len(rtypes)} = scf.while ({', '.join(f'{a} = {i}' for a, i in zip(bargs, inits))}) : "
+           f"({', '.join(v.type for v in inits)}) -> ({', '.join(rtypes)}) {{")
+    e.depth += 1
+    for a, v in zip(before.arguments, bargs):
+        cx.vals[a] = v
+    term = lower_block(cx, before)
+    cond, *fwd = [cx.get(v) for v in term.operands]
+    e.line(f"scf.condition({cond}) {', '.join(map(str, fwd))} : {', '.join(v.type for v in fwd)}")
+    e.depth -= 1
+    aargs = [V(e.fresh("wa"), t) for t in rtypes]
+    e.line(f"}} do {{\n{'  ' * e.depth}^bb0({', '.join(f'{a}: {a.type}' for a in aargs)}):")
+    e.depth += 1
+    for a, v in zip(after.arguments, aargs):
+        cx.vals[a] = v
+    term = lower_block(cx, after)
+    ys = [cx.get(v) for v in term.operands]
+    e.line(f"scf.yield {', '.join(map(str, ys))} : {', '.join(v.type for v in ys)}")
+    e.depth -= 1
+    e.line("}")
+    for k, r in enumerate(op.results):
+        cx.vals[r] = V(f"{res}#{k}", rtypes[k])
