@@ -27,16 +27,20 @@ def compile(fn, target: str = "sim", signature=None, constexprs=None, **options)
     return _compile(fn, target=target, signature=signature, constexprs=constexprs, **options)
 
 
-def __getattr__(name):
-    if name == "testing":
-        import importlib
-
-        return importlib.import_module(".testing", __name__)
-    raise AttributeError(f"module 'xblock' has no attribute {name!r}")
-
-
 def diff(kernel, grid, *args, **kwargs):
     """Run a kernel on several targets and compare outputs; see `xblock.numdiff.diff`."""
     from .numdiff import diff as _diff
 
     return _diff(kernel, grid, *args, **kwargs)
+
+
+def __getattr__(name):  # the autotuner and testing helpers load on first use
+    if name in ("autotune", "heuristics", "Config"):
+        from .runtime import autotune as _at
+
+        return getattr(_at, name)
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'xblock' has no attribute {name!r}")

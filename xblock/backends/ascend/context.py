@@ -156,26 +156,49 @@ class Builders:
             return arith.IndexCastOp(self.i64, v).result
         return arith.ExtSIOp(self.i64, v).result
 
+    @staticmethod
+    def const_of(v: ir.Value):
+        """The integer value of an arith.constant scalar, else None."""
+        o = v.owner
+        if getattr(o, "name", None) == "arith.constant" and isinstance(o.attributes["value"], ir.IntegerAttr):
+            return ir.IntegerAttr(o.attributes["value"]).value
+        return None
+
+    def _fold(self, a, b, fn, build):
+        x, y = self.const_of(a), self.const_of(b)
+        if x is not None and y is not None and str(a.type) == "i64":
+            return self.c64(fn(x, y))
+        return build(a, b).result
+
     def add(self, a, b):
-        return arith.AddIOp(a, b).result
+        if self.const_of(b) == 0:
+            return a
+        return self._fold(a, b, lambda x, y: x + y, arith.AddIOp)
 
     def sub(self, a, b):
-        return arith.SubIOp(a, b).result
+        if self.const_of(b) == 0:
+            return a
+        return self._fold(a, b, lambda x, y: x - y, arith.SubIOp)
 
     def mul(self, a, b):
-        return arith.MulIOp(a, b).result
+        if self.const_of(b) == 1:
+            return a
+        return self._fold(a, b, lambda x, y: x * y, arith.MulIOp)
 
     def smin(self, a, b):
-        return arith.MinSIOp(a, b).result
+        return self._fold(a, b, min, arith.MinSIOp)
 
     def smax(self, a, b):
-        return arith.MaxSIOp(a, b).result
+        return self._fold(a, b, max, arith.MaxSIOp)
 
     def clamp(self, x, lo: int, hi: int):
         return self.smin(self.smax(x, self.c64(lo)), self.c64(hi))
 
     def round_up64(self, x, m: int):
         """((x + m - 1) / m) * m for x >= 0."""
+        c = self.const_of(x)
+        if c is not None:
+            return self.c64((c + m - 1) // m * m)
         q = arith.DivSIOp(self.add(x, self.c64(m - 1)), self.c64(m)).result
         return self.mul(q, self.c64(m))
 

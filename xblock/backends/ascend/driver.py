@@ -81,6 +81,7 @@ class Lowering(Builders):
         self.queues: list = []
         self.temps: list = []
         self.iotas: dict = {}
+        self.iota_ops: list = []
         self.names = Names()
         self.loc = ("", 0, 0)
         self.warnings: list = []
@@ -195,6 +196,11 @@ class Lowering(Builders):
     def _finish(self, fn):
         self._cse(fn.regions[0].blocks[0], {})
         self._dce(fn)
+        top = round_up(self.scratch.peak, TILE_ALIGN)
+        for op, nbytes in self.iota_ops:
+            op.attributes["offset"] = ir.IntegerAttr.get(self.i64, top)
+            top += nbytes
+        self.scratch.peak = top
         self.calc.attributes["bytes"] = ir.IntegerAttr.get(self.i64, max(self.scratch.peak, 32))
         for q in self.queues:
             q.decl.attributes["bytes"] = ir.IntegerAttr.get(self.i64, q.bytes)
@@ -432,11 +438,11 @@ class Lowering(Builders):
             n = numel(shape)
             inner = numel(shape[dim + 1:])
             nbytes = round_up(n * 4, TILE_ALIGN)
-            off = self.scratch.alloc(nbytes)  # never released: lives through the kernel
-            self.scratch.peak = max(self.scratch.peak, off + nbytes)
+            off = -1  # lives through the kernel: placed after the scratch peak by _finish
             with self.before_grid:
                 v = A.op("get_with_offset", [], A.local_type(ir.Type.parse("f32")), buf="calcBuf",
-                         count=nbytes // 4, offset=off, name=f"iota{dim}_{n}")
+                         count=nbytes // 4, offset=0, name=f"iota{dim}_{n}")
+                self.iota_ops.append((v.owner, nbytes))
                 loop = self.for_range(0, n)
                 with ir.InsertionPoint(loop.body):
                     i = loop.induction_variable

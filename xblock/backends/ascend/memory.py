@@ -49,6 +49,10 @@ def _counts(L, acc):
 
     rows, cols = bound(acc.row_limits, acc.rows), bound(acc.col_limits, acc.cols)
     for u in acc.uniform:
+        c = L.const_of(L.lin(u))
+        if c is not None:
+            rows = rows if c > 0 else L.c64(0)
+            continue
         on = arith.CmpIOp(arith.CmpIPredicate.sgt, L.lin(u), L.c64(0)).result
         rows = arith.SelectOp(on, rows, L.c64(0)).result
     for v, n in ((rows, "rows"), (cols, "cols")):
@@ -142,8 +146,11 @@ def _load(L, op):
     if other is None:
         return
     if acc.row_limits or acc.uniform:  # whole rows past the last valid one
-        start = L.mul(rows, L.c64(acc.cols))
-        fill(L, tile, start, L.sub(L.c64(acc.rows * acc.cols), start), other)
+        if acc.rows == 1:  # all or nothing
+            fill(L, tile, L.c64(0), L.mul(L.sub(L.c64(1), rows), L.c64(acc.cols)), other)
+        else:
+            start = L.mul(rows, L.c64(acc.cols))
+            fill(L, tile, start, L.sub(L.c64(acc.rows * acc.cols), start), other)
     if acc.col_limits:  # the rest of each valid row after its padded 32-byte block
         start = L.smin(cols_al, L.c64(acc.cols))
         if acc.rows == 1:

@@ -254,10 +254,10 @@ _RMW = {"add": "add", "fadd": "fadd", "max": "max", "min": "min", "umax": "umax"
 
 def _rmw_kind(op, kind: str, ety: str) -> str:
     if ety in ("f16", "f32", "f64"):
-        kind = {"add": "fadd", "max": "fmax", "min": "fmin", "fadd": "fadd", "xchg": "xchg"}.get(kind)
-        if kind is None:
+        fkind = {"add": "fadd", "max": "fmax", "min": "fmin", "fadd": "fadd", "xchg": "xchg"}.get(kind)
+        if fkind is None:
             raise op_error(op, f"'{TARGET}' lowering: no floating-point atomic {kind}")
-        return kind
+        return fkind
     if ety == "bf16":
         raise op_error(op, f"'{TARGET}' lowering: atomics on bfloat16 are not supported")
     return _RMW[kind]
