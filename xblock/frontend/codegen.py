@@ -15,12 +15,13 @@ import operator
 import types
 
 from mlir import ir
-from mlir.dialects import func, gpu, scf
+from mlir.dialects import func, gpu
 
 from .. import language as xl
 from ..dialects import xb
 from ..errors import CompilationError, debug
 from ..language.core import _unwrap, constexpr, is_builtin, tensor
+from .control import ControlFlow, _has_tensor, _is_py_value
 from .semantic import Semantic, SemanticError
 from .source import KernelSource, is_jit_function, unwrap_function
 from .triton_compat import translate
@@ -50,35 +51,12 @@ _TENSOR_METHODS = {"to": "cast", "reshape": "reshape", "view": "view", "trans": 
                    "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil", "logical_and": None}
 
 
-# xl.range keywords kept on the loop as `xb.<name>` (Triton's pipelining and unrolling hints)
-_LOOP_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize")
 
 class _Method:
     """A builtin bound to a block value (`x.to(...)`, `x.sum(0)`)."""
 
     def __init__(self, fn, self_value):
         self.fn, self.self_value = fn, self_value
-
-
-def _is_py_value(v) -> bool:
-    return not isinstance(v, tensor) and not (isinstance(v, (tuple, list)) and any(map(_has_tensor, v)))
-
-
-def _has_tensor(v) -> bool:
-    if isinstance(v, tensor):
-        return True
-    if isinstance(v, (tuple, list)):
-        return any(_has_tensor(x) for x in v)
-    return False
-
-
-def _assigned_names(stmts) -> set[str]:
-    out = set()
-    for st in stmts:
-        for node in ast.walk(st):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                out.add(node.id)
-    return out
 
 
 class ModuleBuilder:
@@ -96,7 +74,7 @@ class ModuleBuilder:
         return self.sources[fn]
 
 
-class CodeGenerator(ast.NodeVisitor):
+class CodeGenerator(ControlFlow, ast.NodeVisitor):
     """Generates IR for one function body into the current insertion point."""
 
     def __init__(self, ks: KernelSource, mb: ModuleBuilder, scope: dict):
@@ -199,201 +177,6 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Continue(self, node):
         raise SemanticError("`continue` is not supported in kernels")
-
-    # ----------------------------------------------------------------------------- if
-    def visit_If(self, node):
-        cond = self.visit(node.test)
-        if _is_py_value(cond):
-            self.visit_stmts(node.body if cond else node.orelse)
-            return
-        cond = self.sem.to_bool(cond)
-        if cond.shape:
-            raise SemanticError(f"an `if` condition must be a scalar, got a block of shape {list(cond.shape)}")
-        saved = dict(self.scope)
-        probe = scf.IfOp(cond.handle, [], has_else=True)
-        branches = []
-        for block, stmts in ((probe.then_block, node.body), (probe.else_block, node.orelse)):
-            self.scope = dict(saved)
-            with ir.InsertionPoint(block):
-                self.visit_stmts(stmts)
-            if self.returned:
-                raise SemanticError("`return` inside a non-constexpr `if` is not supported")
-            branches.append(self.scope)
-        self.scope = saved
-        names = sorted(n for n in _assigned_names(node.body) | _assigned_names(node.orelse)
-                       if n in saved or (n in branches[0] and n in branches[1]))
-        results, consts = [], {}
-        for n in names:
-            tv, ev = branches[0].get(n, saved.get(n)), branches[1].get(n, saved.get(n))
-            if _is_py_value(tv) and _is_py_value(ev) and (tv is ev or (type(tv) is type(ev) and tv == ev)):
-                consts[n] = tv
-            else:
-                results.append(n)
-        yields = [[], []]
-        for n in results:
-            tv, ev = branches[0].get(n, saved.get(n)), branches[1].get(n, saved.get(n))
-            dt = tv.dtype if isinstance(tv, tensor) else ev.dtype if isinstance(ev, tensor) else None
-            for i, (block, v) in enumerate(((probe.then_block, tv), (probe.else_block, ev))):
-                with ir.InsertionPoint(block):
-                    if not isinstance(v, tensor) and not isinstance(v, (int, float, bool)):
-                        raise SemanticError(f"variable '{n}' must be a block or number in both branches of `if`")
-                    yields[i].append(self.sem.to_tensor(v, dt if not isinstance(v, tensor) else None))
-            t0, t1 = yields[0][-1], yields[1][-1]
-            if t0.dtype != t1.dtype or t0.shape != t1.shape:
-                raise SemanticError(
-                    f"variable '{n}' has type {t0.type} after the `if` branch but {t1.type} after `else`")
-        if not results:
-            for block in (probe.then_block, probe.else_block):
-                with ir.InsertionPoint(block):
-                    scf.YieldOp([])
-            self.scope.update(consts)
-            return
-        with ir.InsertionPoint(probe):
-            real = scf.IfOp(cond.handle, [t.handle.type for t in yields[0]], has_else=True)
-        for src, dst, ys in ((probe.then_block, real.then_block, yields[0]),
-                             (probe.else_block, real.else_block, yields[1])):
-            with ir.InsertionPoint(dst):
-                y = scf.YieldOp([t.handle for t in ys])
-            for op in list(src.operations):
-                op.move_before(y)
-        probe.operation.erase()
-        self.scope.update(consts)
-        for n, r, t in zip(results, real.results, yields[0]):
-            self.scope[n] = tensor(r, t.dtype, t.shape)
-
-    # ----------------------------------------------------------------------------- loops
-    def visit_For(self, node):
-        if node.orelse:
-            raise SemanticError("`for ... else` is not supported")
-        it = node.iter
-        if not isinstance(it, ast.Call):
-            raise SemanticError("`for` must iterate over range(...), xl.range(...) or xl.static_range(...)")
-        fn = self.visit(it.func)
-        args = [self.visit(a) for a in it.args]
-        kwargs = {k.arg: self.visit(k.value) for k in it.keywords}
-        if fn is xl.static_range:
-            bounds = [_unwrap(a) for a in args]
-            if not all(isinstance(b, int) for b in bounds):
-                raise SemanticError("static_range bounds must be constexpr integers")
-            if not isinstance(node.target, ast.Name):
-                raise SemanticError("the loop variable must be a plain name")
-            for v in range(*bounds):
-                self.scope[node.target.id] = v
-                self.visit_stmts(node.body)
-            return
-        if fn is not builtins.range and fn is not xl.range:
-            raise SemanticError("`for` must iterate over range(...), xl.range(...) or xl.static_range(...)")
-        if not isinstance(node.target, ast.Name):
-            raise SemanticError("the loop variable must be a plain name")
-        hints = {k: _unwrap(v) for k, v in kwargs.items() if k in _LOOP_HINTS}  # no semantics: kept for targets
-        args = [_unwrap(a) for a in args]
-        lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
-        if isinstance(step, int) and step <= 0:
-            raise SemanticError(f"range step must be positive, got {step}")
-        iv_dt = xl.int64 if any(isinstance(b, tensor) and b.dtype.primitive_bitwidth == 64
-                                for b in (lb, ub, step)) else xl.int32
-        lb, ub, step = (self.sem.cast(self.sem.to_tensor(b), iv_dt) for b in (lb, ub, step))
-        for b in (lb, ub, step):
-            if b.shape:
-                raise SemanticError("range bounds must be scalars")
-        self.gen_loop(node, node.target.id, lb, ub, step, hints)
-
-    def _loop_inits(self, names):
-        inits = {}
-        for n in names:
-            v = self.scope[n]
-            if isinstance(v, (bool, int, float)):
-                inits[n] = (self.sem.to_tensor(v), True)
-            elif isinstance(v, tensor):
-                inits[n] = (v, False)
-            else:
-                raise SemanticError(f"loop-carried variable '{n}' must be a block or a number, got {v!r}")
-        return inits
-
-    def gen_loop(self, node, iv_name, lb, ub, step, hints=None):
-        carried = sorted(n for n in _assigned_names(node.body) if n in self.scope and n != iv_name)
-        inits = self._loop_inits(carried)
-        saved = dict(self.scope)
-        for attempt in range(2):
-            loop = scf.ForOp(lb.handle, ub.handle, step.handle, [inits[n][0].handle for n in carried])
-            self.scope = dict(saved)
-            with ir.InsertionPoint(loop.body):
-                self.scope[iv_name] = tensor(loop.induction_variable, lb.dtype, ())
-                for n, arg in zip(carried, loop.inner_iter_args):
-                    self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
-                self.visit_stmts(node.body)
-                outs, retry = self._loop_yields(carried, inits, attempt)
-                if not retry:
-                    scf.YieldOp([o.handle for o in outs])
-            self.scope = saved
-            if not retry:
-                break
-            # a number that became a block (or changed dtype) in the body: start from that type
-            loop.operation.erase()
-            for n, o in zip(carried, outs):
-                if n in retry:
-                    inits[n] = (self.sem.broadcast_to(self.sem.cast(inits[n][0], o.dtype), o.shape), False)
-        for name, v in (hints or {}).items():  # xl.range(..., num_stages=2): `xb.num_stages = 2 : i32`
-            if isinstance(v, bool) and v:
-                loop.operation.attributes["xb." + name] = ir.UnitAttr.get()
-            elif isinstance(v, int) and not isinstance(v, bool):
-                loop.operation.attributes["xb." + name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
-        for n, r, o in zip(carried, loop.results, outs):
-            self.scope[n] = tensor(r, o.dtype, o.shape)
-
-    def _loop_yields(self, carried, inits, attempt):
-        outs, retry = [], set()
-        for n in carried:
-            init, weak = inits[n]
-            v = self.scope[n]
-            v = self.sem.to_tensor(v, init.dtype if not isinstance(v, tensor) else None)
-            if v.dtype != init.dtype or v.shape != init.shape:
-                if weak and attempt == 0:
-                    retry.add(n)
-                else:
-                    raise SemanticError(
-                        f"loop-carried variable '{n}' has type {init.type} before the loop but {v.type} "
-                        "at the end of the body; make its type the same (e.g. start from xl.zeros(...))")
-            outs.append(v)
-        return outs, retry
-
-    def visit_While(self, node):
-        if node.orelse:
-            raise SemanticError("`while ... else` is not supported")
-        carried = sorted(n for n in _assigned_names(node.body) if n in self.scope)
-        inits = self._loop_inits(carried)
-        types_ = [inits[n][0].handle.type for n in carried]
-        loop = scf.WhileOp(types_, [inits[n][0].handle for n in carried])
-        before = loop.before.blocks.append(*types_)
-        after = loop.after.blocks.append(*types_)
-        saved = dict(self.scope)
-        with ir.InsertionPoint(before):
-            for n, arg in zip(carried, before.arguments):
-                self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
-            cond = self.visit(node.test)
-            if _is_py_value(cond):
-                raise SemanticError("a `while` condition must depend on values computed in the kernel")
-            cond = self.sem.to_bool(cond)
-            if cond.shape:
-                raise SemanticError("a `while` condition must be a scalar")
-            scf.ConditionOp(cond.handle, list(before.arguments))
-        self.scope = dict(saved)
-        with ir.InsertionPoint(after):
-            for n, arg in zip(carried, after.arguments):
-                self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
-            self.visit_stmts(node.body)
-            outs = []
-            for n in carried:
-                v = self.scope[n]
-                v = self.sem.to_tensor(v, inits[n][0].dtype if not isinstance(v, tensor) else None)
-                if v.dtype != inits[n][0].dtype or v.shape != inits[n][0].shape:
-                    raise SemanticError(f"loop-carried variable '{n}' changes type from {inits[n][0].type} "
-                                        f"to {v.type} in the `while` body")
-                outs.append(v)
-            scf.YieldOp([o.handle for o in outs])
-        self.scope = saved
-        for n, r in zip(carried, loop.results):
-            self.scope[n] = tensor(r, inits[n][0].dtype, inits[n][0].shape)
 
     # ----------------------------------------------------------------------------- expressions
     def visit_Constant(self, node):

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import numbers
+
 from mlir import ir
 
 from .. import language as xl
 from ..dialects import xb
-from ..language.core import NAME_TO_DTYPE, dtype, pointer_type
+from ..language.core import NAME_TO_DTYPE, dtype, pointer_type, tensor
+
+
+class SemanticError(Exception):
+    """A user error found while building IR; the frontend adds the source location."""
+
+
+def _is_py(v) -> bool:
+    return isinstance(v, (numbers.Number, bool)) and not isinstance(v, tensor)
 
 _IR_NAMES = {
     "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",

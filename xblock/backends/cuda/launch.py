@@ -85,6 +85,19 @@ class CudaLauncher:
     def _make_launch(self):
         functions, load, get_device, get_stream = self._functions, self._load, self.get_device, self.get_stream
         launcher, packed = self.launcher, self.packed
+        direct = self._direct_launch()
+        if direct is not None:  # Triton 3.6's C entry point, without the Python wrapper around it
+            coop, pdl = launcher.launch_cooperative_grid, launcher.launch_pdl
+
+            def launch(grid, args):
+                device = get_device()
+                function = functions.get(device)
+                if function is None:
+                    function = load(device)
+                direct(grid[0], grid[1], grid[2], get_stream(device), function, coop, pdl, None, None, packed, None,
+                       None, None, *args)
+
+            return launch
 
         def launch(grid, args):
             device = get_device()
@@ -94,6 +107,20 @@ class CudaLauncher:
             launcher(grid[0], grid[1], grid[2], get_stream(device), function, packed, None, None, None, *args)
 
         return launch
+
+    def _direct_launch(self):
+        """Triton 3.6's compiled `launch(grid, stream, function, coop, pdl, scratch, scratch, meta, hooks, *args)`,
+        usable when the kernel needs no scratch memory and no launch hooks are installed; else None."""
+        from triton import __version__, knobs
+
+        launcher, t = self.launcher, self.tmeta
+        if not __version__.startswith("3.6.") or not callable(getattr(launcher, "launch", None)):
+            return None
+        if t.get("global_scratch_size") or t.get("profile_scratch_size") or t.get("tensordesc_meta"):
+            return None
+        if knobs.runtime.launch_enter_hook is not None or knobs.runtime.launch_exit_hook is not None:
+            return None
+        return launcher.launch
 
     # ------------------------------------------------------------------------------- calls
     def __call__(self, grid, args):

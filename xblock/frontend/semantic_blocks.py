@@ -1,0 +1,200 @@
+"""Semantics of reductions, scans, `dot`, atomics and debug ops (a mixin of `Semantic`)."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .. import language as xl
+from ..dialects import xb
+from ..language.core import _unwrap, tensor
+from .types import SemanticError, _is_py, ir_type
+
+
+class BlockOps:
+    """Builders for the ops that work on whole blocks; `self` is the `Semantic` instance."""
+
+    # ----------------------------------------------------------------------------- reductions
+    def _reduce_axis(self, x: tensor, axis):
+        axis = _unwrap(axis)
+        if axis is None:
+            if len(x.shape) > 1:
+                x = self.reshape(x, (x.numel,))
+            return x, 0
+        if not isinstance(axis, int):
+            raise SemanticError(f"reduction axis must be a constexpr integer, got {axis!r}")
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise SemanticError(f"reduction axis {axis} out of range for a block of shape {list(x.shape)}")
+        return x, axis % rank
+
+    def reduce_kind(self, kind, x, axis, keep_dims, dt=None, widen=True) -> tensor:
+        """A built-in reduction; `widen=False` keeps 8/16-bit values (max/min with return_indices)."""
+        x = self.to_tensor(x)
+        if not x.shape:
+            raise SemanticError(f"{kind} needs a block, got a scalar")
+        x, ax = self._reduce_axis(x, axis)
+        dt = _unwrap(dt)
+        if kind == "sum":
+            if dt is not None:
+                x = self.cast(x, dt)
+            elif x.dtype.is_int_signed() and x.dtype.primitive_bitwidth < 32:
+                x = self.cast(x, xl.int32)
+            elif x.dtype.is_int_unsigned() and x.dtype.primitive_bitwidth < 32:
+                x = self.cast(x, xl.uint32)
+        if kind in ("max", "min", "argmax", "argmin") and x.dtype.is_bf16():
+            x = self.cast(x, xl.float32)  # Triton 3.6 promotes bf16 before max/min reductions
+        if kind in ("max", "min") and widen and x.dtype.primitive_bitwidth < 32:
+            x = self.cast(x, xl.float32 if x.dtype.is_floating() else xl.int32)
+        if kind == "xor_sum" and not x.dtype.is_int():
+            raise SemanticError(f"xor_sum needs an integer block, got {x.dtype}")
+        out_dt = xl.int32 if kind in ("argmax", "argmin") else x.dtype
+        shape = x.shape[:ax] + x.shape[ax + 1:]
+        op = xb.reduce([x.handle], ax, kind, [ir_type(out_dt, shape)])
+        res = tensor(op.results[0], out_dt, shape)
+        if _unwrap(keep_dims):
+            res = self.expand_dims(res, ax)
+        return res
+
+    def reduce_generic(self, inputs, axis, combine_fn, keep_dims):
+        single = not isinstance(inputs, (tuple, list))
+        xs = [self.to_tensor(v) for v in ([inputs] if single else inputs)]
+        shapes = {x.shape for x in xs}
+        if len(shapes) != 1 or not xs[0].shape:
+            raise SemanticError("reduce() inputs must be blocks of one shape")
+        if _unwrap(axis) is None:
+            xs = [self._reduce_axis(x, None)[0] for x in xs]
+            ax = 0
+        else:
+            ax = self._reduce_axis(xs[0], axis)[1]
+        shape = xs[0].shape[:ax] + xs[0].shape[ax + 1:]
+        op = xb.reduce([x.handle for x in xs], ax, "generic", [ir_type(x.dtype, shape) for x in xs])
+        self.codegen.build_combine(op.regions[0], combine_fn, [x.dtype for x in xs])
+        res = [tensor(r, x.dtype, shape) for r, x in zip(op.results, xs)]
+        if _unwrap(keep_dims):
+            res = [self.expand_dims(r, ax) for r in res]
+        return res[0] if single else tuple(res)
+
+    def scan_kind(self, kind, x, axis, reverse, dt=None) -> tensor:
+        x = self.to_tensor(x)
+        if not x.shape:
+            raise SemanticError(f"{kind} needs a block, got a scalar")
+        x, ax = self._reduce_axis(x, axis)
+        dt = _unwrap(dt)
+        if dt is not None:
+            x = self.cast(x, dt)
+        elif x.dtype.is_bf16():
+            x = self.cast(x, xl.float32)  # as Triton 3.6's cumsum/cumprod
+        elif kind == "cumsum" and x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:
+            x = self.cast(x, xl.int32 if x.dtype.is_int_signed() else xl.uint32)  # cumprod keeps int8
+        op = xb.scan([x.handle], ax, kind, bool(_unwrap(reverse)), [x.handle.type])
+        return tensor(op.results[0], x.dtype, x.shape)
+
+    def scan_generic(self, inputs, axis, combine_fn, reverse):
+        single = not isinstance(inputs, (tuple, list))
+        xs = [self.to_tensor(v) for v in ([inputs] if single else inputs)]
+        ax = self._reduce_axis(xs[0], axis)[1]
+        op = xb.scan([x.handle for x in xs], ax, "generic", bool(_unwrap(reverse)), [x.handle.type for x in xs])
+        self.codegen.build_combine(op.regions[0], combine_fn, [x.dtype for x in xs])
+        res = [tensor(r, x.dtype, x.shape) for r, x in zip(op.results, xs)]
+        return res[0] if single else tuple(res)
+
+    # ----------------------------------------------------------------------------- dot
+    def dot(self, a, b, acc, input_precision, allow_tf32, out_dtype) -> tensor:
+        a, b = self.to_tensor(a), self.to_tensor(b)
+        if len(a.shape) != 2 or len(b.shape) != 2:
+            raise SemanticError(f"dot needs 2-D blocks, got shapes {list(a.shape)} and {list(b.shape)}")
+        if a.shape[1] != b.shape[0]:
+            raise SemanticError(f"dot shapes {list(a.shape)} and {list(b.shape)} do not agree on K")
+        if a.dtype != b.dtype:
+            raise SemanticError(f"dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
+        out_dtype = _unwrap(out_dtype)
+        if a.dtype.is_int():
+            out_dtype = xl.int32
+        elif a.dtype.is_fp64():
+            out_dtype = xl.float64
+        shape = (a.shape[0], b.shape[1])
+        acc = _unwrap(acc)
+        if acc is None:
+            acc = self.constant(0, out_dtype, shape)
+        else:
+            acc = self.to_tensor(acc)
+            if acc.shape != shape:
+                raise SemanticError(f"dot accumulator has shape {list(acc.shape)}, expected {list(shape)}")
+        precision = _unwrap(input_precision)
+        if precision is None:
+            allow = _unwrap(allow_tf32)
+            precision = "tf32" if (allow is None or allow) and a.dtype.is_fp32() else "ieee"
+        h = xb.dot(a.handle, b.handle, acc.handle, input_precision=str(precision), out_dtype=ir_type(acc.dtype))
+        return tensor(h, acc.dtype, shape)
+
+    # ----------------------------------------------------------------------------- atomics
+    def _atomic_operands(self, ptr, val, mask):
+        ptr = self._ptr(ptr)
+        et = ptr.dtype.element_ty
+        val = _unwrap(val)
+        val = self.cast(self.to_tensor(val, et if _is_py(val) else None), et)
+        shape = self.broadcast_shapes(ptr.shape, val.shape)
+        ptr, val = self.broadcast_to(ptr, shape), self.broadcast_to(val, shape)
+        mask = self._mask(mask, shape)
+        if mask is not None:
+            mask = self.broadcast_to(mask, shape)
+        return ptr, val, mask
+
+    def atomic_rmw(self, kind, ptr, val, mask, sem, scope) -> tensor:
+        ptr, val, mask = self._atomic_operands(ptr, val, mask)
+        et = val.dtype
+        if kind in ("and", "or", "xor") and not et.is_int():
+            raise SemanticError(f"atomic_{kind} needs an integer pointer, got {ptr.dtype}")
+        ir_kind = kind
+        if kind == "add" and et.is_floating():
+            ir_kind = "fadd"
+        elif kind in ("max", "min") and et.is_int_unsigned():
+            ir_kind = "u" + kind
+        h = xb.atomic_rmw(ir_kind, ptr.handle, val.handle, mask.handle if mask is not None else None,
+                          sem=str(_unwrap(sem) or "acq_rel"), scope=str(_unwrap(scope) or "gpu"))
+        return tensor(h, et, val.shape)
+
+    def atomic_cas(self, ptr, cmp, val, sem, scope) -> tensor:
+        ptr, val, _ = self._atomic_operands(ptr, val, None)
+        cmp = self.broadcast_to(self.cast(self.to_tensor(_unwrap(cmp), val.dtype), val.dtype), val.shape)
+        h = xb.atomic_cas(ptr.handle, cmp.handle, val.handle, sem=str(_unwrap(sem) or "acq_rel"),
+                          scope=str(_unwrap(scope) or "gpu"))
+        return tensor(h, val.dtype, val.shape)
+
+    # ----------------------------------------------------------------------------- debug
+    def static_assert(self, cond, msg):
+        cond = _unwrap(cond)
+        if isinstance(cond, tensor):
+            raise SemanticError("static_assert needs a constexpr condition")
+        if not cond:
+            raise SemanticError(f"static_assert failed: {_unwrap(msg)}")
+
+    def static_print(self, values):
+        print(*[_unwrap(v) for v in values])
+
+    def device_print(self, prefix, args, hex):
+        vals = [self.to_tensor(_unwrap(a)) for a in args]
+        xb.print_(str(_unwrap(prefix)), [v.handle for v in vals], bool(_unwrap(hex)))
+
+    def device_assert(self, cond, msg, mask=None):
+        cond = _unwrap(cond)
+        if _is_py(cond):
+            if not cond:
+                raise SemanticError(f"device_assert is always false: {_unwrap(msg)}")
+            return
+        c = self.to_bool(cond)
+        if _unwrap(mask) is not None:
+            c = self.logical("or", c, self.logical_not(mask))
+        xb.assert_(c.handle, str(_unwrap(msg)))
+
+    def hint(self, x, kind, values):
+        x = self.to_tensor(x)
+        vals = _unwrap(values)
+        vals = [int(_unwrap(v)) for v in (vals if isinstance(vals, (tuple, list)) else [vals])]
+        owner = x.handle.owner
+        if isinstance(owner, ir.OpView) or hasattr(owner, "attributes"):
+            try:
+                owner.attributes["xb." + kind] = ir.DenseI32ArrayAttr.get(vals)
+            except Exception:  # block arguments have no owner op to annotate
+                pass
+        return x
