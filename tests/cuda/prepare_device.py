@@ -4,7 +4,8 @@ Usage (where MLIR is installed; no GPU needed):
     python -m tests.cuda.prepare_device OUT_DIR [--bench]
 writes OUT_DIR/bundle.tar.gz (the cache entries of every numerics case for sm_90, plus the
 benchmark's kernels with --bench) and OUT_DIR/sim_refs.npz (the sim's outputs of every case).
-On the GPU machine: `import_bundle("OUT_DIR/bundle.tar.gz")`, then `XBLOCK_SIM_REFS=OUT_DIR/sim_refs.npz pytest tests/numerics/test_cuda.py`.
+On the GPU machine: `import_bundle("OUT_DIR/bundle.tar.gz")`, then
+`XBLOCK_SIM_REFS=OUT_DIR/sim_refs.npz pytest tests/numerics/test_cuda.py` (tests/cuda/run_on_gpu.sh does both).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ what=${1:-all}; shift || true
   python3 -c "from xblock.runtime.bundle import import_bundle; print('bundle entries imported:', import_bundle('.xblock_cache/device/bundle.tar.gz'))"
 } 2>&1 | tee "$OUT/env.log"
 if [ "$what" = all ] || [ "$what" = numerics ]; then
-  timeout 300 python3 -m pytest -q -p no:cacheprovider tests/numerics/test_cuda.py tests/cuda 2>&1 | tee "$OUT/numerics.log" | tail -25
+  timeout 300 python3 -m pytest -q -p no:cacheprovider tests/numerics/test_cuda.py tests/cuda/test_gpu_launch.py 2>&1 | tee "$OUT/numerics.log" | tail -25
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
   timeout 400 python3 benchmarks/cuda_vs_triton.py --json "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.log"

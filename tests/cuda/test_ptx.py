@@ -16,6 +16,7 @@ import pytest
 from .support import EXAMPLES, compile_case, example_case
 
 pytest.importorskip("triton")
+pytest.importorskip("mlir")  # compiling needs the MLIR bindings
 
 ARCHS = (90, 80)
 STAGES = ["xb", "ttir", "ttgir", "llir", "ptx", "cubin"]

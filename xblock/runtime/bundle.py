@@ -13,7 +13,7 @@ import json
 import re
 import tarfile
 
-from .cache import MANIFEST, FileCache
+from .cache import FileCache
 
 BUNDLE_MANIFEST = "bundle.json"
 FORMAT = 1
@@ -40,15 +40,13 @@ def _wanted(meta: dict, kernels, targets) -> bool:
     return targets is None or meta.get("target") in targets
 
 
-def export_bundle(path, kernels=None, targets=None, binary_only: bool = False, cache_dir=None) -> int:
+def export_bundle(path, kernels=None, targets=None, cache_dir=None) -> int:
     """Write cache entries to a tar file (gzip-compressed when `path` ends with .gz).
 
     Args:
         path: the bundle to write.
         kernels: kernel names (or kernels) to keep; None keeps every entry.
         targets: target names to keep ("cuda", "cpu", ...); None keeps all.
-        binary_only: keep only what loading needs (the binary stages, `xb` and metadata), not
-            the intermediate text stages: a much smaller bundle for deployment.
         cache_dir: the cache to read; default XBLOCK_CACHE_DIR.
     Returns:
         The number of entries written.
@@ -65,8 +63,6 @@ def export_bundle(path, kernels=None, targets=None, binary_only: bool = False, c
                 continue
             if not _wanted(meta, names, targets):
                 continue
-            if binary_only:
-                files = {n: d for n, d in files.items() if n in _binary_files(meta, files)}
             for name, data in sorted(files.items()):
                 info = tarfile.TarInfo(f"{key}/{name}")
                 info.size = len(data)
@@ -78,14 +74,6 @@ def export_bundle(path, kernels=None, targets=None, binary_only: bool = False, c
         info.size = len(doc)
         tar.addfile(info, io.BytesIO(doc))
     return len(listed)
-
-
-def _binary_files(meta: dict, files: dict) -> set:
-    """What a launcher loads: metadata.json, xb (the sim's input) and the binary stage (cubin, so)."""
-    stages = [n for n in files if n not in ("metadata.json", MANIFEST)]
-    keep = {"metadata.json", "xb"}
-    keep.update(n for n in ("cubin", "so") if n in stages)
-    return keep
 
 
 def import_bundle(path, cache_dir=None) -> int:
