@@ -23,9 +23,9 @@ def _scale(x_ptr, out_ptr, n, alpha, BLOCK: xl.constexpr):
 
 
 @xblock.jit
-def _printing(x_ptr, BLOCK: xl.constexpr):
+def _swapping(x_ptr, BLOCK: xl.constexpr):
     x = xl.load(x_ptr + xl.arange(0, BLOCK))
-    xl.device_print("x", x)  # ERR
+    xl.atomic_cas(x_ptr, 0.0, xl.sum(x))  # ERR
 
 
 def test_stages_and_text():
@@ -55,13 +55,17 @@ def test_grid_split_over_threads(grid):
     np.testing.assert_array_equal(out, x * np.float32(-3.0))
 
 
-def test_unsupported_op_names_op_target_and_line():
+def test_unsupported_op_names_op_target_and_line(monkeypatch):
+    from xblock.backends.cpu import pipeline  # noqa: F401  (fills the rule table)
+    from xblock.backends.cpu.lowering import RULES
+
+    monkeypatch.delitem(RULES, "xb.atomic_cas")  # every xb op has a rule: take one away
     with pytest.raises(xblock.CompilationError) as info:
-        xblock.compile(_printing, target="cpu", signature={"x_ptr": "*fp32"}, constexprs={"BLOCK": 16})
+        xblock.compile(_swapping, target="cpu", signature={"x_ptr": "*fp32"}, constexprs={"BLOCK": 16})
     msg = str(info.value)
-    assert "no 'cpu' lowering for xb.print" in msg
-    assert f"test_cpu_backend.py:{_printing.fn.__code__.co_firstlineno + 3}:" in msg
-    assert 'xl.device_print("x", x)' in msg
+    assert "no 'cpu' lowering for xb.atomic_cas" in msg
+    assert f"test_cpu_backend.py:{_swapping.fn.__code__.co_firstlineno + 3}:" in msg
+    assert "xl.atomic_cas(x_ptr, 0.0, xl.sum(x))" in msg
     assert "Traceback" not in msg and "/xblock/backends/" not in msg
 
 

@@ -100,3 +100,35 @@ def test_atomics_if_and_while():
     _atomics[(8,)](cnt, x, 1000, BLOCK=128, target="cpu")
     assert list(cnt[:4]) == [int((x % 4 == k).sum()) for k in range(4)]
     assert cnt[4] == x.max() and cnt[5] == 7 and 1 <= cnt[6] <= 8 and cnt[7] == 3
+
+
+@xblock.jit
+def _while_blocks(x_ptr, out_ptr, n_ptr, M: xl.constexpr, N: xl.constexpr):
+    r = xl.arange(0, M)[:, None]
+    c = xl.arange(0, N)[None, :]
+    x = xl.load(x_ptr + r * N + c)
+    acc = xl.zeros((M, N), xl.float32)
+    steps = xl.zeros((M,), xl.int32)
+    i = 0
+    while xl.max(xl.max(xl.abs(x), axis=1), axis=0) > 1.0:  # blocks and a scalar carried
+        x = x * 0.5
+        acc = acc + x
+        steps += (xl.max(xl.abs(x), axis=1) > 1.0).to(xl.int32)
+        i += 1
+    y = xl.arange(0, N)
+    while xl.sum(y, axis=0) < 10 * N:  # only a block carried
+        y = y + 3
+    xl.store(out_ptr + r * N + c, acc + x)
+    xl.store(n_ptr + xl.arange(0, M), steps + i)
+    xl.store(n_ptr + M + xl.arange(0, N), y)
+
+
+@pytest.mark.parametrize("shape", [(1, 16), (4, 8), (8, 32)])
+def test_while_carrying_blocks(shape):
+    M, N = shape
+    x = np.random.default_rng(4).uniform(-300, 300, (M, N)).astype(np.float32)
+    a, b = _both(_while_blocks, (1,), lambda: (x.copy(), np.zeros((M, N), np.float32),
+                                              np.zeros(M + N, np.int32)), M=M, N=N)
+    np.testing.assert_array_equal(a[1], b[1])
+    np.testing.assert_array_equal(a[2], b[2])
+    assert a[2][:M].max() > 3

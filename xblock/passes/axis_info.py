@@ -230,3 +230,109 @@ def analyze(func) -> dict:
         a.info[arg] = unknown((1,), div)
     a.block(block)
     return a.info
+
+
+# ------------------------------------------------------------------------------ mask bounds
+@dataclass(frozen=True)
+class Lanes:
+    """The lanes of an i32 block are `sum(sign * scalar for scalar, sign in terms) + start + i`,
+    for i in [0, count) (each value repeated any number of times, in any order)."""
+
+    terms: tuple
+    start: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Every lane `x` of `lanes` satisfies `x <pred> limit`; `limit` is (terms, constant), lane-invariant."""
+
+    pred: str
+    lanes: Lanes
+    limit: tuple
+
+
+_SWAP = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle"}
+_PREDICATES = {2: "slt", 3: "sle", 4: "sgt", 5: "sge"}
+_VIEWS = ("xb.broadcast", "xb.expand_dims", "xb.reshape")
+
+
+def _defining(v):
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None, None
+    op = owner.operation if hasattr(owner, "operation") else owner
+    return op.name, op
+
+
+def _is_i32(v) -> bool:
+    return str(_elem(v.type)) == "i32"
+
+
+def _invariant(v):
+    """A lane-invariant integer block as (terms, constant), or None."""
+    name, op = _defining(v)
+    if name == "xb.splat":
+        return ((op.operands[0], 1),), 0
+    if name == "arith.constant":
+        attr = op.attributes["value"]
+        if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+            return (), ir.IntegerAttr(ir.DenseElementsAttr(attr).get_splat_value()).value
+        return None
+    if name in _VIEWS:
+        return _invariant(op.operands[0])
+    if name in ("arith.addi", "arith.subi"):
+        a, b = _invariant(op.operands[0]), _invariant(op.operands[1])
+        if a is None or b is None:
+            return None
+        if name == "arith.subi":
+            b = (tuple((t, -s) for t, s in b[0]), -b[1])
+        return a[0] + b[0], a[1] + b[1]
+    return None
+
+
+def _lanes(v):
+    """The block as Lanes (a scalar plus an arange), or None."""
+    name, op = _defining(v)
+    if name == "xb.arange":
+        start = ir.IntegerAttr(op.attributes["start"]).value
+        return Lanes((), start, ir.IntegerAttr(op.attributes["end"]).value - start)
+    if name in _VIEWS:
+        return _lanes(op.operands[0])
+    if name in ("arith.addi", "arith.subi"):
+        a, b = op.operands
+        la, ib = _lanes(a), _invariant(b)
+        if la is None and name == "arith.addi":
+            la, ib = _lanes(b), _invariant(a)
+        if la is None or ib is None:
+            return None
+        sign = -1 if name == "arith.subi" else 1
+        return Lanes(la.terms + tuple((t, sign * s) for t, s in ib[0]), la.start + sign * ib[1], la.count)
+    return None
+
+
+def mask_bounds(mask) -> list | None:
+    """The i1 block `mask` as a conjunction of Bounds, when its structure shows one.
+
+    Masks like `offs < n` with `offs = pid * BLOCK + arange(0, BLOCK)` (and `&` of such, broadcast)
+    are all true iff each bound holds at the end lanes: a backend decides full-block-ness from
+    scalars, without evaluating the mask.
+    """
+    name, op = _defining(mask)
+    if name in _VIEWS:
+        return mask_bounds(op.operands[0])
+    if name == "arith.andi":
+        a, b = mask_bounds(op.operands[0]), mask_bounds(op.operands[1])
+        return a + b if a is not None and b is not None else None
+    if name != "arith.cmpi" or not _is_i32(op.operands[0]):
+        return None
+    pred = _PREDICATES.get(ir.IntegerAttr(op.attributes["predicate"]).value)
+    if pred is None:
+        return None
+    lhs, rhs = op.operands
+    lanes, limit = _lanes(lhs), _invariant(rhs)
+    if lanes is None or limit is None:
+        lanes, limit, pred = _lanes(rhs), _invariant(lhs), _SWAP[pred]
+    if lanes is None or limit is None:
+        return None
+    return [Bound(pred, lanes, limit)]

@@ -9,6 +9,28 @@ from .compiler import Specialization, _normalize_grid, compile_specialization, d
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch", "soc", "debug")
 
 
+def _no_grid(grid):
+    return None
+
+
+def _grid1(g):
+    x = g[0]
+    return (x, 1, 1) if type(x) is int and x >= 0 else None
+
+
+def _grid2(g):
+    x, y = g
+    return (x, y, 1) if type(x) is int and type(y) is int and x >= 0 and y >= 0 else None
+
+
+def _grid3(g):
+    x, y, z = g
+    return g if type(x) is int and type(y) is int and type(z) is int and min(g) >= 0 else None
+
+
+_FAST_GRIDS = {1: _grid1, 2: _grid2, 3: _grid3}  # tuples of ints: the common grids, checked without conversions
+
+
 class JITFunction:
     """A kernel: launch it with `kernel[grid](*args, **meta)`; compiled once per specialization."""
 
@@ -104,24 +126,26 @@ class JITFunction:
         cx = self._cx_pos
         if cx is None or len(args) > len(cx):
             return None
-        parts = []
-        for i, v in enumerate(args):
+        parts = [target]
+        append = parts.append
+        for c, v in zip(cx, args):
             t = type(v)
-            if cx[i] or v is None:
-                parts.append((t, v))
+            if c or v is None:
+                append((t, v))
             elif t is int:
-                parts.append((v == 1, v & 15 == 0, -0x80000000 <= v < 0x80000000, 0 <= v < 0x100000000))
+                append((v == 1, v & 15 == 0, -0x80000000 <= v < 0x80000000, 0 <= v < 0x100000000))
             elif t is float or t is bool:
-                parts.append(t)
-            elif hasattr(v, "data_ptr") and not isinstance(v, type):
-                parts.append((t, v.dtype, v.data_ptr() & 15 == 0, True if v.is_cuda else str(v.device)))
+                append(t)
             else:
-                return None
+                try:  # a tensor: what describe() and the targets' claims read
+                    append((t, v.dtype, v.data_ptr() & 15 == 0, True if v.is_cuda else str(v.device)))
+                except AttributeError:
+                    return None
         for k, v in kwargs.items():
             if k not in self._cx_names:
                 return None
-            parts.append((k, type(v), v))
-        return (target, tuple(parts))
+            append((k, type(v), v))
+        return tuple(parts)
 
     def _remember(self, fkey, ck, args) -> None:
         if len(self._fast) > 1024:
@@ -140,10 +164,10 @@ class JITFunction:
             hit = self._fast.get(fkey) if fkey is not None else None
         except (TypeError, AttributeError):  # an unhashable constexpr: the full path says what is wrong
             fkey = hit = None
-        if hit is not None and type(grid) is tuple and 1 <= len(grid) <= 3:
-            ck, positions = hit
-            grid3 = grid + (1, 1)[: 3 - len(grid)] if len(grid) < 3 else grid
-            if all(type(g) is int and g >= 0 for g in grid3):
+        if hit is not None and type(grid) is tuple:
+            grid3 = _FAST_GRIDS.get(len(grid), _no_grid)(grid)
+            if grid3 is not None:
+                ck, positions = hit
                 try:
                     ck.launcher(grid3, [args[i] for i in positions])
                 except XBlockError as e:

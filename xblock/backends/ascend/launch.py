@@ -33,7 +33,7 @@ _COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_r
 def shim_source(metadata: dict) -> str:
     """The C entry point ctypes calls: it runs every block of one launch on the model."""
     name = metadata["name"]
-    n_gm = sum(1 for t in metadata["arg_types"] if t.startswith("*"))
+    n_gm = sum(1 for t in metadata["arg_types"] if t.startswith("*")) + bool(metadata.get("workspace_bytes"))
     args = ", ".join([f"bufs[{i}]" for i in range(n_gm)] + ["t"])
     return (
         f'#include "kernel.cpp"\n#include "emu_launch.h"\n\n'
@@ -128,6 +128,9 @@ def load(asm: dict, metadata: dict):
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
             return
+        if metadata.get("workspace_bytes"):  # a mixed cube kernel's per-core slots (backends/ascend/cube.py)
+            work.append(np.zeros(metadata["workspace_bytes"] * min(total, soc.vector_cores), np.uint8))
+            buf_names.append("workspace")
         t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
         keep = [w if w.size else np.zeros(1, np.uint8) for w in work]
         bufs = (ctypes.c_void_p * max(len(keep), 1))(*[w.ctypes.data for w in keep])

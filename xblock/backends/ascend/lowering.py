@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith
 
 from ...dialects import ascendc as A
-from .context import FLOAT, SIZE, Splat, Struct, Tile, elem_of, numel, round_up, shape_of
+from .context import FLOAT, SIZE, Splat, Struct, Tile, elem_of, shape_of
 from .memory import RULES, materialize, rule
 
 __all__ = ["RULES", "materialize"]
@@ -437,3 +437,9 @@ def _dot(L, op):
 @rule("xb.print", "xb.assert", "xb.atomic_cas", "scf.while")
 def _unsupported(L, op):
     raise L.error(f"{op.name} is not supported on ascend yet")
+
+
+# The Cube unit (issue 6): dot K loops and their epilogues (backends/ascend/cube.py).
+from .cube import install as _install_cube  # noqa: E402
+
+_install_cube()

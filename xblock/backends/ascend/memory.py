@@ -70,6 +70,14 @@ def _dense(acc, sz) -> bool:
     return acc.rows == 1 or acc.row_stride.as_const() == acc.cols
 
 
+def _needs_scalar_loop(L, acc, sz) -> bool:
+    """No DataCopy/DataCopyPad fits: a gather, rows not in whole 32-byte blocks, or no DataCopyPad."""
+    if acc is None or (acc.rows > 1 and (acc.cols * sz) % 32):
+        return True
+    full = not (acc.row_limits or acc.col_limits or acc.uniform)
+    return not L.soc.has_data_copy_pad and not (full and _dense(acc, sz))
+
+
 def fill(L, t: Tile, offset, count, s: Splat) -> None:
     """Duplicate `s` into count elements of t from offset (through 16-bit patterns where needed)."""
     view, scalar, scale = t.value, None, 1
@@ -109,7 +117,7 @@ def _load(L, op):
         return _scalar_load(L, op, ptr, mask, other, elem)
     acc = L.ps.tile_access(ptr, mask)
     sz = SIZE[elem]
-    if acc is None or (acc.rows > 1 and (acc.cols * sz) % 32) or not L.soc.has_data_copy_pad:
+    if _needs_scalar_loop(L, acc, sz):
         return _gather_load(L, op, ptr, mask, other, elem)
     name = L.name_for(op)
     shape = shape_of(r.type)
@@ -173,7 +181,7 @@ def _scalar_load(L, op, ptr, mask, other, elem):
     if mask is None:
         L.vmap[op.result] = A.op("get_value", [gm, off], ir.Type.parse(elem), **kw)
         return
-    ifop = scf.IfOp(L.scalar(mask), [ir.Type.parse(elem)], hasElse=True)
+    ifop = scf.IfOp(L.scalar(mask), [ir.Type.parse(elem)], has_else=True)
     with ir.InsertionPoint(ifop.then_block):
         scf.YieldOp([A.op("get_value", [gm, off], ir.Type.parse(elem))])
     with ir.InsertionPoint(ifop.else_block):
@@ -184,21 +192,20 @@ def _scalar_load(L, op, ptr, mask, other, elem):
 
 def _lane_loops(L, shape, body):
     """Nested scf.for over every lane of `shape`; body(lane_index_i64, [i_d...])."""
+    from contextlib import ExitStack
+
     dims = list(shape) or [1]
-    loops, idx = [], []
-    for d in dims:
-        loop = L.for_range(0, d)
-        loops.append(loop)
-        idx.append(loop.induction_variable)
-        ip = ir.InsertionPoint(loop.body)
-        ip.__enter__()
-    lane = idx[0]
-    for d, i in zip(dims[1:], idx[1:]):
-        lane = L.add(L.mul(lane, L.c64(d)), i)
-    body(lane, idx[:len(shape)])
-    for _ in loops:
-        scf.YieldOp([])
-        ir.InsertionPoint.current.__exit__(None, None, None)
+    idx = []
+    with ExitStack() as stack:
+        for d in dims:
+            loop = L.for_range(0, d)
+            idx.append(loop.induction_variable)
+            stack.enter_context(ir.InsertionPoint(loop.body))
+            stack.callback(scf.YieldOp, [])
+        lane = idx[0]
+        for d, i in zip(dims[1:], idx[1:]):
+            lane = L.add(L.mul(lane, L.c64(d)), i)
+        body(lane, idx[:len(shape)])
 
 
 def _lane_on(L, bounds, idx):
@@ -219,8 +226,9 @@ def _gather_load(L, op, ptr, mask, other, elem):
     if p is None or (mask is not None and b is None):
         raise L.error("ascend: this load's addresses or mask depend on data; gathers of that kind are not "
                       "supported yet")
-    L.warn("ascend: this load is a gather (not rows of contiguous elements); it runs as a scalar "
-           "GetValue/SetValue loop")
+    why = "this load is a gather (not rows of contiguous elements)" if L.soc.has_data_copy_pad else \
+        f"{L.soc.name} has no DataCopyPad for this masked or unaligned load, so it is a gather"
+    L.warn(f"ascend: {why}; it runs as a scalar GetValue/SetValue loop")
     shape = shape_of(op.result.type)
     out = L.new_tile(elem, shape, L.name_for(op), result=op.result)
     gm = _gm(L, p.root)
@@ -235,7 +243,7 @@ def _gather_load(L, op, ptr, mask, other, elem):
         if on is None:
             v = A.op("get_value", [gm, addr], t)
         else:
-            ifop = scf.IfOp(on, [t], hasElse=True)
+            ifop = scf.IfOp(on, [t], has_else=True)
             with ir.InsertionPoint(ifop.then_block):
                 scf.YieldOp([A.op("get_value", [gm, addr], t)])
             with ir.InsertionPoint(ifop.else_block):
@@ -285,7 +293,7 @@ def _store_tile(L, op, atomic: str | None):
     elem = elem_of(value.type)
     acc = L.ps.tile_access(ptr, mask)
     sz = SIZE[elem]
-    if acc is None or (acc.rows > 1 and (acc.cols * sz) % 32) or not L.soc.has_data_copy_pad:
+    if _needs_scalar_loop(L, acc, sz):
         if atomic:
             raise L.error("ascend: atomics on gathered addresses are not supported")
         return _scatter_store(L, op, ptr, value, mask, elem)
@@ -315,9 +323,16 @@ def _scatter_store(L, op, ptr, value, mask, elem):
     if p is None or (mask is not None and b is None):
         raise L.error("ascend: this store's addresses or mask depend on data; scatters of that kind are not "
                       "supported yet")
-    L.warn("ascend: this store is a scatter (not rows of contiguous elements); it runs as a scalar "
-           "GetValue/SetValue loop")
+    why = "this store is a scatter (not rows of contiguous elements)" if L.soc.has_data_copy_pad else \
+        f"{L.soc.name} has no DataCopyPad for this masked or unaligned store, so it is a scatter"
+    L.warn(f"ascend: {why}; it runs as a scalar GetValue/SetValue loop")
     src = L.tile(value)
+    if src.kind == "vecout":  # computed into an output queue buffer: take it through the queue
+        A.op("enque", [src.value], queue=src.queue.name)
+        out = A.op("deque", [], src.value.type, queue=src.queue.name)
+        src.freed, src.queue.busy = True, False
+        src = Tile(out, src.elem, src.shape, src.bytes, "vecout", src.queue, refs=1)
+        L.temps.append(src)
     gm = _gm(L, p.root)
     _before_scalar_reads(L)
     shape = shape_of(value.type)
@@ -331,7 +346,7 @@ def _scatter_store(L, op, ptr, value, mask, elem):
         if on is None:
             A.op("set_value", [gm, addr, A.op("get_value", [src.value, lane], ir.Type.parse(elem))])
         else:
-            ifop = scf.IfOp(on, [], hasElse=False)
+            ifop = scf.IfOp(on, [], has_else=False)
             with ir.InsertionPoint(ifop.then_block):
                 A.op("set_value", [gm, addr, A.op("get_value", [src.value, lane], ir.Type.parse(elem))])
                 scf.YieldOp([])
@@ -355,7 +370,7 @@ def _store(L, op):
         A.op("dcci", [gm])
 
     if seg[2]:
-        ifop = scf.IfOp(L.scalar(op.operands[2]), [], hasElse=False)
+        ifop = scf.IfOp(L.scalar(op.operands[2]), [], has_else=False)
         with ir.InsertionPoint(ifop.then_block):
             put()
             scf.YieldOp([])
@@ -732,7 +747,7 @@ def _if(L, op):
     if any(str(r.type).startswith("tensor<") for r in op.results):
         raise L.error("ascend: an `if` that yields blocks is not supported yet")
     has_else = len(op.regions[1].blocks) > 0
-    ifop = scf.IfOp(L.scalar(op.operands[0]), [r.type for r in op.results], hasElse=has_else)
+    ifop = scf.IfOp(L.scalar(op.operands[0]), [r.type for r in op.results], has_else=has_else)
     for region, block in ((op.regions[0], ifop.then_block), (op.regions[1], ifop.else_block if has_else else None)):
         if block is None:
             continue

@@ -1,13 +1,15 @@
 """Rules for structured control flow: scf.for, scf.if, scf.while.
 
 Scalars stay SSA values (loop-carried through `iter_args`); a block carried by a loop or
-yielded by an `if` lives in one stack buffer (a slot) that the yields overwrite.
+yielded by an `if` lives in one stack buffer (a slot) that the yields overwrite. A while loop
+has two sets of slots: the blocks carried into its condition region, and the blocks that the
+condition passes on to the body (which are also the loop's results).
 """
 
 from __future__ import annotations
 
 from .emit import V
-from .lowering import TARGET, lower_block, op_error, rule, scalar_type, tensor_parts
+from .lowering import lower_block, rule, scalar_type, tensor_parts
 from .values import Buffer, materialize, storage, store_into
 
 
@@ -63,6 +65,7 @@ def _lower_for(cx, op):
         return _write_slots(cx, bufs, list(term.operands))
 
     outs = iter(cx.e.for_(lb, ub, step, body, scalars))
+    cx.pending = []  # loads of the body: evaluated there, or dead
     for k, r in enumerate(op.results):
         cx.vals[r] = bufs[k] if k in bufs else next(outs)
 
@@ -83,38 +86,53 @@ def _lower_if(cx, op):
     has_else = len(op.regions) > 1 and len(op.regions[1].blocks) > 0
     outs = iter(cx.e.if_(cond, lambda: branch(op.regions[0]), (lambda: branch(op.regions[1])) if has_else
                          else None, types))
+    cx.pending = []
     for k, r in enumerate(results):
         cx.vals[r] = bufs[k] if k in bufs else next(outs)
 
 
 @rule("scf.while")
 def _lower_while(cx, op):
-    if any(_is_tensor(v) for v in list(op.operands) + list(op.results)):
-        raise op_error(op, f"'{TARGET}' lowering of scf.while carries scalars only, not blocks")
     e = cx.e
-    inits = [cx.get(v) for v in op.operands]
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    inits = list(op.operands)
+    carried = _slot_buffers(cx, inits)  # blocks carried into `before`, written by `after`'s yield
+    passed = _slot_buffers(cx, list(op.results))  # blocks passed on by scf.condition (and results)
+    for k, buf in carried.items():
+        store_into(e, cx.get(inits[k]), buf.mem)
+    scalars = [cx.get(v) for k, v in enumerate(inits) if k not in carried]
+    rtypes = [scalar_type(r.type) for k, r in enumerate(op.results) if k not in passed]
     res = e.fresh("w")
-    bargs = [V(e.fresh("wb"), v.type) for v in inits]
-    rtypes = [scalar_type(r.type) for r in op.results]
-    e.line(f"{res}:{len(rtypes)} = scf.while ({', '.join(f'{a} = {i}' for a, i in zip(bargs, inits))}) : "
-           f"({', '.join(v.type for v in inits)}) -> ({', '.join(rtypes)}) {{")
+    bargs = [V(e.fresh("wb"), v.type) for v in scalars]
+    pairs = ", ".join(f"{a} = {i}" for a, i in zip(bargs, scalars))
+    e.line((f"{res}:{len(rtypes)} = " if rtypes else "") + "scf.while " + (f"({pairs}) " if pairs else "")
+           + f": ({', '.join(v.type for v in scalars)}) -> ({', '.join(rtypes)}) {{")
     e.depth += 1
-    for a, v in zip(before.arguments, bargs):
-        cx.vals[a] = v
+    _bind(cx, before.arguments, carried, bargs)
     term = lower_block(cx, before)
-    cond, *fwd = [cx.get(v) for v in term.operands]
-    e.line(f"scf.condition({cond}) {', '.join(map(str, fwd))} : {', '.join(v.type for v in fwd)}")
+    cond = cx.get(term.operands[0])
+    fwd = _write_slots(cx, passed, list(term.operands)[1:])
+    e.line(f"scf.condition({cond})" + (f" {', '.join(map(str, fwd))} : {', '.join(v.type for v in fwd)}"
+                                       if fwd else ""))
     e.depth -= 1
     aargs = [V(e.fresh("wa"), t) for t in rtypes]
-    e.line(f"}} do {{\n{'  ' * e.depth}^bb0({', '.join(f'{a}: {a.type}' for a in aargs)}):")
+    e.line("} do {")
+    e.line("^bb0" + (f"({', '.join(f'{a}: {a.type}' for a in aargs)})" if aargs else "") + ":")
     e.depth += 1
-    for a, v in zip(after.arguments, aargs):
-        cx.vals[a] = v
+    _bind(cx, after.arguments, passed, aargs)
     term = lower_block(cx, after)
-    ys = [cx.get(v) for v in term.operands]
-    e.line(f"scf.yield {', '.join(map(str, ys))} : {', '.join(v.type for v in ys)}")
+    ys = _write_slots(cx, carried, list(term.operands))
+    e.line("scf.yield" + (f" {', '.join(map(str, ys))} : {', '.join(v.type for v in ys)}" if ys else ""))
     e.depth -= 1
     e.line("}")
+    cx.pending = []  # loads of the regions: evaluated there, or dead
+    outs = iter(V(f"{res}#{k}", t) for k, t in enumerate(rtypes))
     for k, r in enumerate(op.results):
-        cx.vals[r] = V(f"{res}#{k}", rtypes[k])
+        cx.vals[r] = passed[k] if k in passed else next(outs)
+
+
+def _bind(cx, args, bufs, scalars) -> None:
+    """Block arguments: slot buffers where they are blocks, the given scalars elsewhere."""
+    it = iter(scalars)
+    for k, a in enumerate(args):
+        cx.vals[a] = bufs[k] if k in bufs else next(it)

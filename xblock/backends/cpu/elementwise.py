@@ -2,7 +2,7 @@
 
 Most ops are re-emitted as they are (generic form, same attributes) on the chunk's vector type.
 The exceptions keep the sim's semantics where LLVM's differ (integer division by zero, shifts
-past the width) or replace a per-lane libm call with a polynomial (exp, exp2: Cephes, ~1 ulp).
+past the width); `vmath` registers here the polynomials that replace per-lane libm calls.
 """
 
 from __future__ import annotations
@@ -84,68 +84,6 @@ def _shift(e, name, attrs, ops, rtype):
 
 def _splat_ty(ty: str) -> str:
     return ty
-
-
-# ----------------------------------------------------------------------------------------- exp
-_LOG2E = 1.44269504088896341
-_EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
-             5.0000001201e-1)
-
-
-def _poly_exp(e, r: V, ty: str) -> V:
-    """e^r for |r| <= ln2/2 (Cephes expf)."""
-    p = e.const(_EXP_POLY[0], ty)
-    for c in _EXP_POLY[1:]:
-        p = e.op(f"math.fma {p}, {r}, {e.const(c, ty)} : {ty}", ty)
-    z = _bin(e, "arith.mulf", r, r, ty)
-    y = e.op(f"math.fma {p}, {z}, {r} : {ty}", ty)
-    return _bin(e, "arith.addf", y, e.const(1.0, ty), ty)
-
-
-def _scale2(e, y: V, n: V, ty: str) -> V:
-    """y * 2^n for an integral float n in [-126, 127]."""
-    it = with_elem(ty, "i32")
-    ni = e.op(f"arith.fptosi {n} : {ty} to {it}", it)
-    ni = _bin(e, "arith.addi", ni, e.const(127, it), it)
-    ni = _bin(e, "arith.shli", ni, e.const(23, it), it)
-    return _bin(e, "arith.mulf", y, e.op(f"arith.bitcast {ni} : {it} to {ty}", ty), ty)
-
-
-def _finish(e, x: V, r: V, hi: float, lo: float, ty: str) -> V:
-    """Overflow to inf above `hi`, flush to 0 below `lo`, NaN stays NaN."""
-    r = _select(e, _cmp(e, "cmpf", "ogt", x, e.const(hi, ty)), e.const(float("inf"), ty), r)
-    r = _select(e, _cmp(e, "cmpf", "olt", x, e.const(lo, ty)), e.const(0.0, ty), r)
-    return _select(e, _cmp(e, "cmpf", "uno", x, x), x, r)
-
-
-@special("math.exp", "math.exp2")
-def _exp(e, name, attrs, ops, rtype):
-    ety = elem_of(rtype)
-    if ety != "f32":
-        if ety in ("f16", "bf16"):
-            f32 = with_elem(rtype, "f32")
-            wide = e.op(f"arith.extf {ops[0]} : {ops[0].type} to {f32}", f32)
-            r = _exp(e, name, attrs, [wide], f32)
-            return e.op(f"arith.truncf {r} : {f32} to {rtype}", rtype)
-        return e.op(f'"{name}"({ops[0]}) {attrs} : ({rtype}) -> {rtype}', rtype)
-    x, ty = ops[0], rtype
-    if name == "math.exp":
-        hi, lo = 88.72283935546875, -87.33654022216797
-        xc = e.op(f"arith.minimumf {e.op(f'arith.maximumf {x}, {e.const(lo, ty)} : {ty}', ty)}, "
-                  f"{e.const(88.3762626647949, ty)} : {ty}", ty)
-        n = e.op(f"math.floor {e.op(f'math.fma {xc}, {e.const(_LOG2E, ty)}, {e.const(0.5, ty)} : {ty}', ty)}"
-                 f" : {ty}", ty)
-        r = e.op(f"math.fma {n}, {e.const(-0.693359375, ty)}, {xc} : {ty}", ty)
-        r = e.op(f"math.fma {n}, {e.const(2.12194440e-4, ty)}, {r} : {ty}", ty)
-    else:
-        hi, lo = 128.0, -126.0
-        xc = e.op(f"arith.minimumf {e.op(f'arith.maximumf {x}, {e.const(lo, ty)} : {ty}', ty)}, "
-                  f"{e.const(127.0, ty)} : {ty}", ty)
-        n = e.op(f"math.floor {_bin(e, 'arith.addf', xc, e.const(0.5, ty), ty)} : {ty}", ty)
-        f = _bin(e, "arith.subf", xc, n, ty)
-        r = _bin(e, "arith.mulf", f, e.const(0.6931471805599453, ty), ty)
-    y = _scale2(e, _poly_exp(e, r, ty), n, ty)
-    return _finish(e, x, y, hi, lo, ty)
 
 
 def is_elementwise(name: str) -> bool:

@@ -80,7 +80,7 @@ class Emitter:
                 lit = _float_literal(float(value), ety)
             else:
                 lit = str(int(value))
-            attr = f"dense<{lit}> : {ty}" if ty.startswith("vector<") else f"{lit} : {ty}"
+            attr = f"dense<{lit}> : {ty}" if ty.startswith("vector<") else lit if ety == "i1" else f"{lit} : {ty}"
             self.prologue.append(f"    {name} = arith.constant {attr}")
             self.consts[key] = V(name, ty)
         return self.consts[key]

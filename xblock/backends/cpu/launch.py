@@ -16,8 +16,10 @@ import struct
 import tempfile
 import threading
 
-from ...errors import LaunchError
+from ...errors import ExecutionError, LaunchError
 
+STATUS, PRINT = 0, 1  # the runtime slots after the kernel's arguments (see debug.py)
+RUNTIME_SLOTS = 2
 STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
 CHUNKS_PER_THREAD = 4
 
@@ -118,9 +120,12 @@ def load(asm: dict, metadata: dict):
     fn.restype = None
     sigs = metadata["arg_types"]
     packers = [_packer(s) for s in sigs]
-    nslots = max(len(sigs), 1)
-    Slots = ctypes.c_uint64 * nslots
-    threads = int(metadata.get("options", {}).get("num_threads", 0)) or cores()
+    nargs = len(sigs)
+    Slots = ctypes.c_uint64 * (nargs + RUNTIME_SLOTS)
+    prints, asserts = metadata.get("prints", []), metadata.get("asserts", [])
+    callback = _print_callback(prints) if prints else None
+    # a printing kernel runs its programs in order on one thread: its output reads like the sim's
+    threads = 1 if prints else int(metadata.get("options", {}).get("num_threads", 0)) or cores()
     big_frame = metadata.get("stack_bytes", 0) > (1 << 20)  # too big for the caller's stack
 
     def launch(grid, args):
@@ -131,6 +136,12 @@ def load(asm: dict, metadata: dict):
             slots = Slots(*[p(a) for p, a in zip(packers, args)])
         except TypeError as err:
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"], str(err)) from None
+        status = None
+        if asserts:
+            status = ctypes.c_uint64(_MASK)
+            slots[nargs + STATUS] = ctypes.addressof(status)
+        if callback is not None:
+            slots[nargs + PRINT] = ctypes.cast(callback, ctypes.c_void_p).value
         g0, g1, g2 = grid
         total = g0 * g1 * g2
         if total <= 0:
@@ -138,15 +149,61 @@ def load(asm: dict, metadata: dict):
         n = min(threads, total)
         if n <= 1 and not big_frame:
             fn(slots, g0, g1, g2, 0, total)
-            return
-        # a few ranges per thread, taken from one queue: a core slowed by other work takes fewer
-        parts = min(total, n * CHUNKS_PER_THREAD)
-        bounds = [total * k // parts for k in range(parts + 1)]
-        calls = [(slots, g0, g1, g2, bounds[k], bounds[k + 1]) for k in range(parts)]
-        _pool().run(fn, calls)
+        else:
+            # a few ranges per thread, taken from one queue: a core slowed by other work takes fewer
+            parts = min(total, n * CHUNKS_PER_THREAD) if n > 1 else 1
+            bounds = [total * k // parts for k in range(parts + 1)]
+            _pool().run(fn, [(slots, g0, g1, g2, bounds[k], bounds[k + 1]) for k in range(parts)])
+        if status is not None and status.value != _MASK:
+            _assert_failed(asserts, status.value, grid)
 
     launch.library = lib
+    launch.callback = callback  # kept alive with the launcher
     return launch
+
+
+def _assert_failed(asserts: list, key: int, grid) -> None:
+    """Raise the failure of the lowest failing program, at its assert's kernel line (as the sim says it)."""
+    lin, aid = key >> 16, key & 0xFFFF
+    g0, g1, _ = grid
+    pid = (lin % g0, lin // g0 % g1, lin // (g0 * g1))
+    a = asserts[aid]
+    raise ExecutionError(f"{a['file']}:{a['line']}: device_assert failed in program {pid}: {a['message']}")
+
+
+_PRINT_LOCK = threading.Lock()
+_NP = {"i1": "i1", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "f16": "f2", "bf16": "u2", "f32": "f4",
+       "f64": "f8"}
+
+
+def _print_callback(prints: list):
+    """The native code's `print(id, pid0, pid1, pid2, addresses)`: format the values as the sim does."""
+    import numpy as np
+
+    def read(addr: int, shape, ety: str):
+        n = 1
+        for d in shape:
+            n *= d
+        dt = np.dtype(_NP[ety])
+        a = np.frombuffer((ctypes.c_char * (n * dt.itemsize)).from_address(addr), dt).copy()
+        if ety == "i1":
+            a = a.view(np.int8).astype(np.bool_)
+        elif ety == "bf16":
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        a = a.reshape(shape)
+        return a[()] if not shape else a
+
+    def callback(pid, p0, p1, p2, values):
+        spec = prints[pid]
+        addrs = ctypes.cast(values, ctypes.POINTER(ctypes.c_uint64))
+        shown = [read(addrs[k], tuple(shape), ety) for k, (shape, ety) in enumerate(spec["values"])]
+        text = " ".join(str(x) for x in [f"pid {(p0, p1, p2)} {spec['prefix']}", *shown])
+        with _PRINT_LOCK:
+            print(text)
+
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
+                             ctypes.c_void_p)
+    return proto(callback)
 
 
 def host_cpu() -> str:

@@ -88,6 +88,9 @@ class LoweringContext:
         self.uses: dict = {}
         self.cross: set = set()
         self.pending: list = []  # fused loads not yet evaluated (memory.LoadVal)
+        self.prints: list = []  # per xb.print: prefix and value types (for the launcher)
+        self.asserts: list = []  # per xb.assert: message, file, line
+        self.nargs = 0
         self._count_uses(func)
 
     def _count_uses(self, func) -> None:
@@ -126,15 +129,26 @@ class LoweringContext:
         self.vals[v] = lowered
 
 
-def lower_block(cx: LoweringContext, block, skip_terminator=True):
-    """Lower every op of `block`; returns the terminator (not lowered) when skipped."""
+def lower_block(cx: LoweringContext, block, skip_terminator=True, top=False):
+    """Lower every op of `block`; returns the terminator (not lowered) when skipped.
+
+    In the kernel's top-level block (`top`), the ops after a device_assert run only when it held.
+    """
     ops = list(block.operations)
     term = None
     if skip_terminator and ops and ops[-1].operation.name in ("scf.yield", "scf.condition", "gpu.yield",
                                                                "func.return"):
         term = ops.pop()
-    for op in ops:
+    guards = 0
+    for k, op in enumerate(ops):
         lower_op(cx, op.operation)
+        if top and op.operation.name == "xb.assert" and k + 1 < len(ops):
+            cx.e.line(f"scf.if {cx.assert_ok} {{")
+            cx.e.depth += 1
+            guards += 1
+    for _ in range(guards):
+        cx.e.depth -= 1
+        cx.e.line("}")
     return term
 
 

@@ -11,6 +11,7 @@ import math
 
 from mlir import ir
 
+from ...passes.axis_info import mask_bounds
 from .emit import V, vec
 from .lowering import TARGET, op_error, rule, scalar_type, tensor_parts
 from .values import VW, Buffer, Lazy, TVal, View, storage, store_chunk
@@ -92,6 +93,7 @@ def _lower_load(cx, op):
     mask = cx.get(mask_v) if mask_v is not None else None
     other = cx.get(other_v) if other_v is not None else None
     lv = LoadVal(cx.get(ptr_v), mask, other, shape, ety, contiguous(cx, ptr_v, shape, math.gcd(math.prod(shape), VW)))
+    lv.full = full_check(cx, mask_v)
     cx.pending.append(lv)
     cx.define(res, lv)
 
@@ -110,6 +112,7 @@ class LoadVal(TVal):
         self.ptr, self.mask, self.other, self.dense = ptr, mask, other, dense
         self.buf = None
         self.consumed = False  # evaluated in a consumer's loop: nothing left to flush
+        self.full = None  # emits "every lane of the mask is on" from scalars (full_check)
 
     def flush(self, e) -> None:
         if self.buf is None and not self.consumed:
@@ -119,7 +122,7 @@ class LoadVal(TVal):
             def body(i, _):
                 store_chunk(e, mem, i, self.chunk(e, i, w), self.ety)
 
-            masked_loop(e, self.n, w, self.mask if self.dense else None, body)
+            masked_loop(e, self.n, w, self.mask if self.dense else None, body, self.full)
             self.buf = Buffer(mem, self.shape, self.ety)
             self.consumed = False
 
@@ -222,22 +225,26 @@ def _lower_store(cx, op):
             e.line(f"llvm.intr.masked.scatter {v}, {ptrs}, {m} {{alignment = {al} : i32}} : "
                    f"{v.type}, {m.type} into {ptrs.type}")
 
-    masked_loop(e, n, w, mask if dense else None, body)
+    masked_loop(e, n, w, mask if dense else None, body, full_check(cx, mask_v))
 
 
-def masked_loop(e, n: int, w: int, mask, body) -> None:
+def masked_loop(e, n: int, w: int, mask, body, full_fn=None) -> None:
     """The chunk loop of a masked dense access, with a fast path for a block whose mask is all true.
 
-    A cheap mask is evaluated once over the block; when every lane is on, the loop runs with the
-    mask known true (`e.full_masks`), so its loads and stores are plain vector accesses.
+    Whether every lane is on comes from scalar bounds (`full_fn`, see `full_check`) or, for another
+    cheap mask, from one pass over it. Then the loop runs with the mask known true
+    (`e.full_masks`), so its loads and stores are plain vector accesses.
     """
-    if mask is None or mask.cost > 6 or n <= w:
+    if mask is None or n <= w or (full_fn is None and mask.cost > 6):
         e.range_(n, w, body)
         return
-    ones = e.const(1, vec(w, "i1"))
-    acc = e.range_(n, w, lambda i, it: [e.op(f"arith.andi {it[0]}, {mask.chunk(e, i, w)} : {ones.type}",
-                                             ones.type)], [ones])[0]
-    full = e.op(f"vector.reduction <and>, {acc} : {ones.type} into i1", "i1")
+    if full_fn is not None:
+        full = full_fn(e)
+    else:
+        ones = e.const(1, vec(w, "i1"))
+        acc = e.range_(n, w, lambda i, it: [e.op(f"arith.andi {it[0]}, {mask.chunk(e, i, w)} : {ones.type}",
+                                                 ones.type)], [ones])[0]
+        full = e.op(f"vector.reduction <and>, {acc} : {ones.type} into i1", "i1")
 
     def fast():
         e.full_masks.add(id(mask))
@@ -245,6 +252,47 @@ def masked_loop(e, n: int, w: int, mask, body) -> None:
         e.full_masks.discard(id(mask))
 
     e.if_(full, fast, lambda: e.range_(n, w, body))
+
+
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_HOLDS = {"slt": ("hi", "slt"), "sle": ("hi", "sle"), "sgt": ("lo", "sgt"), "sge": ("lo", "sge")}
+
+
+def full_check(cx, mask_v):
+    """A function emitting an i1 scalar, true iff every lane of the block mask `mask_v` is on.
+
+    It reads only scalars: the bounds the mask's structure shows (axis_info.mask_bounds), checked
+    at the first and last lane in i64 (with the lanes' i32 range, so no lane wrapped). None where
+    the structure shows no bounds.
+    """
+    bounds = mask_bounds(mask_v) if mask_v is not None else None
+    if not bounds:
+        return None
+
+    def emit(e) -> V:
+        ok = None
+        for b in bounds:
+            lo = _sum64(cx, e, b.lanes.terms, b.lanes.start)
+            hi = e.op(f"arith.addi {lo}, {e.const(b.lanes.count - 1, 'i64')} : i64", "i64")
+            lim = _sum64(cx, e, *b.limit)
+            lim = e.op(f"arith.extsi {e.op(f'arith.trunci {lim} : i64 to i32', 'i32')} : i32 to i64", "i64")
+            side, pred = _HOLDS[b.pred]
+            for c in (f"arith.cmpi sge, {lo}, {e.const(_I32_MIN, 'i64')} : i64",
+                      f"arith.cmpi sle, {hi}, {e.const(_I32_MAX, 'i64')} : i64",
+                      f"arith.cmpi {pred}, {hi if side == 'hi' else lo}, {lim} : i64"):
+                v = e.op(c, "i1")
+                ok = v if ok is None else e.op(f"arith.andi {ok}, {v} : i1", "i1")
+        return ok
+
+    return emit
+
+
+def _sum64(cx, e, terms, const: int) -> V:
+    total = e.const(const, "i64")
+    for t, sign in terms:
+        v = e.op(f"arith.extsi {cx.get(t)} : i32 to i64", "i64")
+        total = e.op(f"arith.{'addi' if sign > 0 else 'subi'} {total}, {v} : i64", "i64")
+    return total
 
 
 # ------------------------------------------------------------------------------------ atomics

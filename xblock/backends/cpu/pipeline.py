@@ -16,16 +16,16 @@ from mlir import ir, passmanager
 
 from ...dialects import xb
 from ...passes.axis_info import analyze
-from . import control, dot, memory, reduce  # noqa: F401  (they register their rules)
+from . import control, debug, dot, memory, reduce, vmath  # noqa: F401  (they register their rules)
 from .emit import Emitter, V
 from .lowering import LoweringContext, lower_block, scalar_type
 
 ENTRY = "xb_launch"
 TRIPLE = "x86_64-unknown-linux-gnu"
 TO_LLVM = ",".join([
-    "arith-expand{include-bf16=true}", "canonicalize", "cse", "convert-vector-to-scf",
-    "lower-affine", "convert-scf-to-cf", "convert-vector-to-llvm", "convert-math-to-llvm",
-    "convert-math-to-libm", "expand-strided-metadata", "finalize-memref-to-llvm",
+    "arith-expand{include-bf16=true}", "canonicalize", "cse", "convert-math-to-llvm",
+    "convert-math-to-libm", "convert-vector-to-scf", "lower-affine", "convert-scf-to-cf",
+    "convert-vector-to-llvm", "expand-strided-metadata", "finalize-memref-to-llvm",
     "convert-arith-to-llvm", "convert-func-to-llvm", "convert-cf-to-llvm", "convert-index-to-llvm",
     "reconcile-unrealized-casts", "canonicalize",
 ])
@@ -58,21 +58,38 @@ def lower_kernel(module: ir.Module, metadata: dict | None = None) -> str:
             e.prologue.append(f"    {b} = arith.trunci {val} : i8 to i1")
             val = b
         cx.vals[arg] = V(val, ty)
-    lower_block(cx, block)
+    cx.nargs = len(block.arguments)
+    lower_block(cx, block, top=True)
     if metadata is not None:  # the launcher runs big frames on threads with big stacks
         metadata["stack_bytes"] = e.stack_bytes
+        metadata["prints"], metadata["asserts"] = cx.prints, cx.asserts
     sig = ("  func.func private @xb_program(%args: !llvm.ptr, %pid0: i32, %pid1: i32, %pid2: i32, "
            "%np0: i32, %np1: i32, %np2: i32)")
     body = e.function(sig)
-    return f'module attributes {{llvm.target_triple = "{TRIPLE}"}} {{\n{body}\n{_LAUNCH}}}\n'
+    launch = _launch(len(block.arguments) if cx.asserts else None)
+    return f'module attributes {{llvm.target_triple = "{TRIPLE}"}} {{\n{body}\n{launch}}}\n'
 
 
-_LAUNCH = """  func.func @xb_launch(%args: !llvm.ptr, %g0: i32, %g1: i32, %g2: i32, %start: i64, %end: i64) {
+def _launch(status_slot: int | None) -> str:
+    """`xb_launch`; with a status slot (the kernel asserts), programs after a failed one are skipped."""
+    call = ("func.call @xb_program(%args, %p0, %p1, %p2, %g0, %g1, %g2) : "
+            "(!llvm.ptr, i32, i32, i32, i32, i32, i32) -> ()")
+    if status_slot is None:
+        head, body = "", f"      {call}\n"
+    else:
+        head = (f"    %stslot = llvm.getelementptr %args[{status_slot}] : (!llvm.ptr) -> !llvm.ptr, i64\n"
+                "    %st = llvm.load %stslot {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr\n"
+                "    %c16 = arith.constant 16 : i64\n")
+        body = ("      %failed = llvm.load %st atomic monotonic {alignment = 8 : i64} : !llvm.ptr -> i64\n"
+                "      %first = arith.shrui %failed, %c16 : i64\n"
+                "      %before = arith.cmpi ult, %lin, %first : i64\n"
+                f"      scf.if %before {{\n        {call}\n      }}\n")
+    return f"""  func.func @xb_launch(%args: !llvm.ptr, %g0: i32, %g1: i32, %g2: i32, %start: i64, %end: i64) {{
     %c1 = arith.constant 1 : i64
-    %g0w = arith.extsi %g0 : i32 to i64
+{head}    %g0w = arith.extsi %g0 : i32 to i64
     %g1w = arith.extsi %g1 : i32 to i64
     %g01 = arith.muli %g0w, %g1w : i64
-    scf.for %lin = %start to %end step %c1 : i64 {
+    scf.for %lin = %start to %end step %c1 : i64 {{
       %p0w = arith.remsi %lin, %g0w : i64
       %q = arith.divsi %lin, %g0w : i64
       %p1w = arith.remsi %q, %g1w : i64
@@ -80,10 +97,9 @@ _LAUNCH = """  func.func @xb_launch(%args: !llvm.ptr, %g0: i32, %g1: i32, %g2: i
       %p0 = arith.trunci %p0w : i64 to i32
       %p1 = arith.trunci %p1w : i64 to i32
       %p2 = arith.trunci %p2w : i64 to i32
-      func.call @xb_program(%args, %p0, %p1, %p2, %g0, %g1, %g2) : (!llvm.ptr, i32, i32, i32, i32, i32, i32) -> ()
-    }
+{body}    }}
     return
-  }
+  }}
 """
 
 

@@ -21,7 +21,6 @@ class CudaLauncher:
         self.metadata = metadata
         self.tmeta = metadata["triton"]
         self._functions: dict = {}  # device index -> CUfunction handle
-        self._launch = None
 
     # ------------------------------------------------------------------------------- errors
     def _error(self, message: str) -> LaunchError:
@@ -55,8 +54,7 @@ class CudaLauncher:
         get_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
         self.get_device = get_device
         self.multi_gpu = torch.cuda.device_count() > 1
-        self._launch = self._make_launch()
-        return self._launch
+        return self._make_launch()
 
     def _load(self, device: int):
         """Load the cubin on `device`; check it fits the device's shared memory and thread limits."""
@@ -124,17 +122,27 @@ class CudaLauncher:
 
     # ------------------------------------------------------------------------------- calls
     def __call__(self, grid, args):
-        launch = self._launch or self._bind()
-        if len(args) != len(self.metadata["arg_types"]):
-            raise self._error(f"expected {len(self.metadata['arg_types'])} runtime arguments, got {len(args)}")
-        if self.multi_gpu:
-            self._check_devices(args)
         try:
-            launch(grid, args)
+            self._launch(grid, args)
         except LaunchError:
             raise
         except (TypeError, ValueError, RuntimeError, OverflowError) as e:
             raise self._diagnose(e, grid, args) from None
+
+    def _launch(self, grid, args):
+        """The first launch: bind to torch and the GPU, then replace itself by the bound launch."""
+        launch = self._bind()
+        if self.multi_gpu:
+            check = self._check_devices
+
+            def launch_checked(grid, args, launch=launch):
+                check(args)
+                launch(grid, args)
+
+            self._launch = launch_checked
+        else:
+            self._launch = launch
+        self._launch(grid, args)
 
     def _check_devices(self, args) -> None:
         device = self.get_device()
@@ -145,6 +153,8 @@ class CudaLauncher:
 
     def _diagnose(self, e: Exception, grid, args) -> LaunchError:
         """Say which argument Triton's launcher refused, or report the CUDA failure with the config."""
+        if len(args) != len(self.metadata["arg_types"]):
+            return self._error(f"expected {len(self.metadata['arg_types'])} runtime arguments, got {len(args)}")
         for name, sig, v in zip(self.metadata["arg_names"], self.metadata["arg_types"], args):
             if not sig.startswith("*"):
                 continue

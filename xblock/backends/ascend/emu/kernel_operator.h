@@ -1119,3 +1119,6 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 }
 
 }  // namespace AscendC
+
+// The Cube unit (L1/L0A/L0B/L0C, Nd2Nz, LoadData, Mmad, Fixpipe, cross-core flags).
+#include "cube.h"

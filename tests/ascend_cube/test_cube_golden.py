@@ -1,0 +1,74 @@
+"""Golden AscendC of the Cube path, limits as CompilationErrors, and the export.
+
+The goldens protect the Cube lowering's output: the mixed matmul example (Cube K loop, Fixpipe to
+a per-core workspace, cross-core flags, leaky-ReLU on the vector core) and the AIC-only dot whose
+ReLU and fp16 cast are fused into Fixpipe. Regenerate with XBLOCK_REGEN_GOLDEN=1 after a reviewed
+change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+
+import xblock
+from tests.ascend_cube.kernels import dot_kernel
+
+GOLDEN = Path(__file__).parent / "golden"
+# the unit strides as constants, as a launch with contiguous arrays specializes them (equal to 1)
+MM_SIG = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", M="i32", N="i32", K="i32", stride_am="i32",
+              stride_bk="i32", stride_cm="i32")
+UNIT = dict(stride_ak=1, stride_bn=1, stride_cn=1)
+DOT_SIG = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", M="i32", N="i32", K="i32", stride_am="i32",
+               stride_bk="i32", stride_cm="i32")
+DOT_META = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, RELU=1)
+
+
+def _matmul():
+    mod = importlib.import_module("examples.matmul")
+    return xblock.compile(mod.matmul_kernel, target="ascend", signature=MM_SIG, constexprs=dict(mod.META, **UNIT))
+
+
+def _compare(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("XBLOCK_REGEN_GOLDEN") == "1":
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed; regenerate with XBLOCK_REGEN_GOLDEN=1 if intended"
+
+
+def test_golden_matmul_mixed():
+    ck = _matmul()
+    _compare("matmul_kernel_f16.cpp", ck.asm["cpp"])
+    cpp = ck.asm["cpp"]
+    for api in ("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);", "Nd2NzParams(", "LoadData2DParams(",
+                "MmadParams(", "Fixpipe(", "if ASCEND_IS_AIC {", "if ASCEND_IS_AIV {",
+                "CrossCoreSetFlag<2, PIPE_FIX>(0);", "CrossCoreWaitFlag(0);", "CrossCoreSetFlag<2, PIPE_MTE2>(1);",
+                "CrossCoreWaitFlag(1);", "Select("):
+        assert api in cpp, api
+    assert ck.metadata["workspace_bytes"] == 32 * 32 * 4
+
+
+def test_golden_dot_fixpipe_relu():
+    ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=DOT_META)
+    _compare("dot_kernel_relu_f16.cpp", ck.asm["cpp"])
+    assert "fixParams.reluEn = true;" in ck.asm["cpp"] and "QuantMode_t::F322F16" in ck.asm["cpp"]
+    assert "workspace_bytes" not in ck.metadata
+
+
+def test_accumulator_too_big_for_l0c_is_an_error_at_the_dot():
+    meta = dict(BLOCK_M=256, BLOCK_N=256, BLOCK_K=32, RELU=0)
+    with pytest.raises(xblock.CompilationError) as e:
+        xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=meta)
+    msg = str(e.value)
+    assert "kernels.py:22:" in msg and "needs 262144 B of L0C, which holds 131072 B" in msg
+    assert "acc = xl.dot(a, b, acc=acc)" in msg and "Traceback" not in msg
+
+
+def test_export_has_the_cube_kernel(tmp_path):
+    ck = _matmul()
+    ck.export(tmp_path / "mm")
+    kernel = (tmp_path / "mm" / "kernel.cpp").read_text()
+    assert kernel == ck.asm["cpp"] and "Mmad(" in kernel

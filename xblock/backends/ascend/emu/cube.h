@@ -1,0 +1,519 @@
+// xblock's CPU model of the AscendC Cube unit (AIC) on the 910B: L1, L0A, L0B and L0C with their
+// capacities and alignments, the NZ / Zz / Zn fractal layouts, GM->L1 DataCopy with Nd2NzParams,
+// LoadData (2D), Mmad, Fixpipe to GM, the cube-side queues (TPosition A1/B1/A2/B2/CO1), the
+// cross-core flags of mixed kernels, and counters (16x16x16 cube ops, bytes per level).
+//
+// Written from the public API facts in shared/ascendc/REFERENCE.md (sections 1.11-1.13, 2.1);
+// no CANN header, library or sample code is used. Strict like kernel_operator.h: an overflowing
+// buffer, a misaligned L0 address, a parameter out of its documented range, a queue tensor used
+// in the wrong state, or an unpaired cross-core flag is an error that names the API call.
+//
+// Mixed kernels (one AIC with its AIV) run "fused": one model core executes both the
+// `if ASCEND_IS_AIC` and `if ASCEND_IS_AIV` sections in program order, which is one legal
+// interleaving of the two cores; the cross-core flags are counted and must pair up.
+//
+// XBEMU_CUBE_COUNT_ONLY=1 in the environment skips the arithmetic and data movement (every check
+// and counter still runs): the figures for large shapes in docs/BENCHMARKS.md come from it.
+#pragma once
+
+#include <cstdlib>
+
+#include "kernel_operator.h"
+
+namespace xbemu {
+namespace cube {
+
+enum Mem { L1 = 0, L0A, L0B, L0C, NMEM };
+enum Core { ANY = 0, AIC, AIV };
+
+struct Space {
+    const char* name;
+    uint32_t capacity, align;
+    uint32_t used = 0, peak = 0;
+    std::vector<uint8_t> bytes;
+};
+
+struct Counters {
+    uint64_t cube_ops = 0;       // 16x16x16 (b16) fractal multiply-accumulates issued by Mmad
+    uint64_t mmad_calls = 0;
+    uint64_t gm_to_l1 = 0;       // bytes, DataCopy with Nd2NzParams
+    uint64_t l1_to_l0a = 0;      // bytes, LoadData
+    uint64_t l1_to_l0b = 0;
+    uint64_t l0c_to_gm = 0;      // bytes written to GM by Fixpipe
+    uint64_t cross_core_sets = 0;
+    uint64_t peak[NMEM] = {0, 0, 0, 0};
+};
+
+struct CubeState {
+    // 910B (dav-c220): L1 512 KB minus 128 B reserved, L0A/L0B 64 KB (512-B aligned), L0C 128 KB (64-B aligned)
+    Space mem[NMEM] = {{"L1", 512 * 1024 - 128, 32}, {"L0A", 64 * 1024, 512}, {"L0B", 64 * 1024, 512},
+                       {"L0C", 128 * 1024, 64}};
+    int kernel_type = -1;
+    Core core = ANY;
+    int flags[16] = {};
+    bool count_only = false;
+    Counters c;
+};
+
+inline CubeState& cs() {
+    static CubeState s;
+    return s;
+}
+
+inline void poison_all() {
+    for (Space& sp : cs().mem) {
+        sp.bytes.assign(sp.capacity, 0xff);  // uninitialised b16/fp32 data reads as NaN
+        sp.used = 0;
+    }
+}
+
+// Which space a local tensor lives in (by address), or -1 for the unified buffer.
+template <typename T>
+inline int space_of(const AscendC::LocalTensor<T>& t) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(t.ptr_);
+    for (int m = 0; m < NMEM; m++) {
+        Space& sp = cs().mem[m];
+        if (!sp.bytes.empty() && p >= sp.bytes.data() && p < sp.bytes.data() + sp.capacity) return m;
+    }
+    return -1;
+}
+
+template <typename T>
+inline uint64_t offset_in(const AscendC::LocalTensor<T>& t, int m) {
+    return static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(t.ptr_) - cs().mem[m].bytes.data());
+}
+
+inline std::string addr(int m, uint64_t off) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%s+0x%llx", cs().mem[m].name, static_cast<unsigned long long>(off));
+    return b;
+}
+
+// A cube API touches `bytes` of tensor t: it must live in `want` (a bitmask of Mem), be aligned,
+// fit in the tensor, and its queue slot must be in `state`.
+template <typename T>
+inline int touch(const char* api, const char* role, const AscendC::LocalTensor<T>& t, unsigned want,
+                 uint64_t bytes, SlotState state) {
+    t.live(api);
+    int m = space_of(t);
+    if (m < 0 || !(want & (1u << m))) {
+        std::string where;
+        for (int k = 0; k < NMEM; k++)
+            if (want & (1u << k)) where += std::string(where.empty() ? "" : " or ") + cs().mem[k].name;
+        fail(api, std::string(role) + " must be in " + where + (m < 0 ? ", not in the unified buffer"
+                                                                      : std::string(", not in ") + cs().mem[m].name));
+    }
+    uint64_t off = offset_in(t, m);
+    if (off % cs().mem[m].align)
+        fail(api, std::string(role) + " address " + addr(m, off) + " is not " + std::to_string(cs().mem[m].align) +
+                      "-byte aligned");
+    if (bytes > static_cast<uint64_t>(t.size_) * sizeof(T))
+        fail(api, std::string(role) + " needs " + std::to_string(bytes) + " B but the tensor holds " +
+                      std::to_string(static_cast<uint64_t>(t.size_) * sizeof(T)) + " B");
+    if (t.slot_ && t.slot_->state != state) {
+        static const char* names[] = {"free", "allocated", "enqueued", "dequeued"};
+        fail(api, std::string(role) + " is a queue tensor in state '" + names[t.slot_->state] + "', expected '" +
+                      names[state] + "' (AllocTensor -> write -> EnQue -> DeQue -> read -> FreeTensor)");
+    }
+    return m;
+}
+
+inline void need_aic(const char* api) {
+    CubeState& s = cs();
+    if (s.kernel_type < 0)
+        fail(api, "cube API in a kernel without KERNEL_TASK_TYPE_DEFAULT (the Cube unit needs an AIC or mixed kernel)");
+    if (s.core == AIV) fail(api, "cube API called in an ASCEND_IS_AIV section");
+}
+
+inline bool count_only() { return cs().count_only; }
+
+// Reset at kernel entry (KERNEL_TASK_TYPE_DEFAULT); at exit every cross-core flag must be consumed.
+struct KernelScope {
+    explicit KernelScope(int type) {
+        CubeState& s = cs();
+        if (AscendC::GetBlockIdx() == 0) s.c = Counters();  // block 0 starts a launch
+        const char* env = std::getenv("XBEMU_CUBE_COUNT_ONLY");
+        s.count_only = env && env[0] == '1';
+        poison_all();
+        s.kernel_type = type;
+        s.core = ANY;
+        for (int& f : s.flags) f = 0;
+    }
+    ~KernelScope() noexcept(false) {
+        CubeState& s = cs();
+        s.kernel_type = -1;
+        if (std::uncaught_exceptions()) return;
+        for (int i = 0; i < 16; i++)
+            if (s.flags[i])
+                fail("CrossCoreSetFlag", "flag " + std::to_string(i) + " was set " + std::to_string(s.flags[i]) +
+                                             " time(s) more than it was waited for at kernel exit");
+    }
+};
+
+inline bool on_core(Core c) {
+    cs().core = c;
+    return true;  // fused model: this core runs both sections
+}
+
+// Queues of the cube positions: buffers carved from L1 / L0A / L0B / L0C by TPipe::InitBuffer.
+template <AscendC::TPosition pos>
+struct CubeQue {
+    static constexpr int mem() {
+        return (pos == AscendC::TPosition::A1 || pos == AscendC::TPosition::B1) ? L1
+               : pos == AscendC::TPosition::A2 ? L0A : pos == AscendC::TPosition::B2 ? L0B : L0C;
+    }
+    template <typename T>
+    AscendC::LocalTensor<T> AllocTensor() {
+        for (auto& s : slots_)
+            if (s.state == FREE) {
+                s.state = ALLOCATED;
+                s.gen++;
+                AscendC::LocalTensor<T> t;
+                t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s.offset);
+                t.size_ = len_ / sizeof(T);
+                t.slot_ = &s;
+                t.gen_ = s.gen;
+                return t;
+            }
+        if (slots_.empty()) fail("TQue::AllocTensor", "the queue has no buffers (missing pipe.InitBuffer)");
+        fail("TQue::AllocTensor", std::string("all buffers of the ") + cs().mem[mem()].name +
+                                      " queue are in use (missing FreeTensor?)");
+    }
+    template <typename T>
+    bool EnQue(const AscendC::LocalTensor<T>& t) {
+        Slot* s = own("TQue::EnQue", t);
+        if (s->state != ALLOCATED) fail("TQue::EnQue", "tensor is not freshly allocated");
+        s->state = QUEUED;
+        queued_.push_back(s);
+        return true;
+    }
+    template <typename T>
+    AscendC::LocalTensor<T> DeQue() {
+        if (queued_.empty()) fail("TQue::DeQue", "the queue is empty (missing EnQue)");
+        Slot* s = queued_.front();
+        queued_.erase(queued_.begin());
+        s->state = DEQUEUED;
+        AscendC::LocalTensor<T> t;
+        t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s->offset);
+        t.size_ = len_ / sizeof(T);
+        t.slot_ = s;
+        t.gen_ = s->gen;
+        return t;
+    }
+    template <typename T>
+    void FreeTensor(AscendC::LocalTensor<T>& t) {
+        Slot* s = own("TQue::FreeTensor", t);
+        if (s->state != DEQUEUED)
+            fail("TQue::FreeTensor", s->state == FREE ? "tensor already freed" : "tensor freed before DeQue");
+        s->state = FREE;
+    }
+    bool VacantInQue() { return queued_.empty(); }
+    bool HasTensorInQue() { return !queued_.empty(); }
+    void init(uint8_t num, uint32_t len) {
+        if (cs().mem[mem()].bytes.empty()) poison_all();
+        Space& sp = cs().mem[mem()];
+        if (num == 0 || len == 0) fail("TPipe::InitBuffer", "zero buffers or zero length");
+        if (!slots_.empty()) fail("TPipe::InitBuffer", "queue initialised twice");
+        uint32_t rounded = (len + sp.align - 1) / sp.align * sp.align;
+        uint64_t need = static_cast<uint64_t>(rounded) * num;
+        if (sp.used + need > sp.capacity)
+            fail("TPipe::InitBuffer", std::string(sp.name) + " overflow: " + std::to_string(sp.used + need) +
+                                          " B requested, " + std::to_string(sp.capacity) + " B available");
+        State& st0 = st();
+        st0.buffers += num;
+        if (st0.buffers > 64) fail("TPipe::InitBuffer", "more than 64 buffers in one kernel");
+        slots_.resize(num);
+        for (uint32_t i = 0; i < num; i++) slots_[i].offset = sp.used + rounded * i;
+        sp.used += static_cast<uint32_t>(need);
+        if (sp.used > sp.peak) sp.peak = sp.used;
+        if (sp.used > cs().c.peak[mem()]) cs().c.peak[mem()] = sp.used;
+        len_ = rounded;
+    }
+    std::vector<Slot> slots_;
+    std::vector<Slot*> queued_;
+    uint32_t len_ = 0;
+
+   private:
+    template <typename T>
+    Slot* own(const char* api, const AscendC::LocalTensor<T>& t) {
+        for (auto& s : slots_)
+            if (&s == t.slot_) {
+                if (s.gen != t.gen_) fail(api, "tensor was already freed");
+                return &s;
+            }
+        fail(api, "tensor does not belong to this queue");
+    }
+};
+
+template <typename T>
+constexpr uint32_t c0() { return 32 / sizeof(T); }  // elements in one 32-byte row of a fractal
+
+}  // namespace cube
+}  // namespace xbemu
+
+namespace AscendC {
+
+enum KernelMetaType { KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+                      KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE };
+#define KERNEL_TASK_TYPE_DEFAULT(value) ::xbemu::cube::KernelScope xbemu_kernel_scope_(value)
+#define ASCEND_IS_AIC (::xbemu::cube::on_core(::xbemu::cube::AIC))
+#define ASCEND_IS_AIV (::xbemu::cube::on_core(::xbemu::cube::AIV))
+
+#define XBEMU_CUBE_QUE(POS)                                                                               \
+    template <int32_t depth, auto mask>                                                                   \
+    class TQue<TPosition::POS, depth, mask> : public ::xbemu::cube::CubeQue<TPosition::POS> {};           \
+    template <>                                                                                           \
+    inline bool TPipe::InitBuffer<TQue<TPosition::POS, 1>>(TQue<TPosition::POS, 1> & que, uint8_t num,   \
+                                                           uint32_t len) {                                \
+        que.init(num, len);                                                                               \
+        return true;                                                                                      \
+    }
+XBEMU_CUBE_QUE(A1)
+XBEMU_CUBE_QUE(B1)
+XBEMU_CUBE_QUE(A2)
+XBEMU_CUBE_QUE(B2)
+XBEMU_CUBE_QUE(CO1)
+#undef XBEMU_CUBE_QUE
+
+// ----- GM -> L1 with ND -> NZ ----------------------------------------------------------------
+
+struct Nd2NzParams {
+    Nd2NzParams() = default;
+    Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn,
+                const uint16_t srcNdMatrixStrideIn, const uint16_t srcDValueIn, const uint16_t dstNzC0StrideIn,
+                const uint16_t dstNzNStrideIn, const uint16_t dstNzMatrixStrideIn)
+        : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+          srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+          dstNzMatrixStride(dstNzMatrixStrideIn) {}
+    uint16_t ndNum = 1;
+    uint16_t nValue = 0;             // rows
+    uint16_t dValue = 0;             // elements per row
+    uint16_t srcNdMatrixStride = 0;  // elements between ND matrices in GM
+    uint16_t srcDValue = 0;          // elements between rows in GM
+    uint16_t dstNzC0Stride = 0;      // 32-byte rows between the starts of consecutive C0 column blocks
+    uint16_t dstNzNStride = 1;       // 32-byte rows between consecutive rows
+    uint16_t dstNzMatrixStride = 0;  // elements between NZ matrices
+};
+
+// Row r, element c of the ND source lands at (c / C0) * dstNzC0Stride * C0 + r * dstNzNStride * C0 + c % C0.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p) {
+    const char* api = "DataCopy(GM->L1, Nd2NzParams)";
+    using namespace xbemu::cube;
+    need_aic(api);
+    constexpr uint32_t C0 = c0<T>();
+    if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) return;
+    if (p.nValue > 16384) xbemu::fail(api, "nValue " + std::to_string(p.nValue) + " above 16384");
+    if (p.dstNzNStride == 0) xbemu::fail(api, "dstNzNStride is 0");
+    if (p.srcDValue < p.dValue)
+        xbemu::fail(api, "srcDValue " + std::to_string(p.srcDValue) + " is smaller than dValue " +
+                             std::to_string(p.dValue) + " (source rows would overlap)");
+    if (uint64_t(p.dstNzC0Stride) < uint64_t(p.nValue - 1) * p.dstNzNStride + 1)
+        xbemu::fail(api, "dstNzC0Stride " + std::to_string(p.dstNzC0Stride) + " is too small for nValue " +
+                             std::to_string(p.nValue) + " rows: C0 column blocks would overlap");
+    uint64_t blocks = (p.dValue + C0 - 1) / C0;
+    uint64_t extent = (p.ndNum - 1) * uint64_t(p.dstNzMatrixStride) +
+                      ((blocks - 1) * p.dstNzC0Stride + uint64_t(p.nValue - 1) * p.dstNzNStride + 1) * C0;
+    touch(api, "dst", dst, 1u << L1, extent * sizeof(T), xbemu::ALLOCATED);
+    for (uint32_t nd = 0; nd < p.ndNum; nd++)
+        for (uint32_t r = 0; r < p.nValue; r++) {
+            const T* row = src.addr_ + nd * uint64_t(p.srcNdMatrixStride) + r * uint64_t(p.srcDValue);
+            xbemu::gm_check(api, src.base_, row, p.dValue * sizeof(T), false);
+            cs().c.gm_to_l1 += p.dValue * sizeof(T);
+            if (count_only()) continue;
+            T* base = dst.ptr_ + nd * uint64_t(p.dstNzMatrixStride) + r * uint64_t(p.dstNzNStride) * C0;
+            for (uint32_t c = 0; c < p.dValue; c++) base[(c / C0) * uint64_t(p.dstNzC0Stride) * C0 + c % C0] = row[c];
+        }
+}
+
+// ----- L1 -> L0A / L0B ---------------------------------------------------------------------------
+
+struct LoadData2DParams {
+    LoadData2DParams() = default;
+    LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                     const uint8_t sidIn, const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), sid(sidIn),
+          dstGap(dstGapIn), ifTranspose(ifTransposeIn), addrMode(addrModeIn) {}
+    uint16_t startIndex = 0;  // first source fractal (512 B each)
+    uint8_t repeatTimes = 0;  // fractals to move
+    uint16_t srcStride = 0;   // source fractals between repeats
+    uint8_t sid = 0;
+    uint16_t dstGap = 0;      // destination fractals skipped between repeats
+    bool ifTranspose = false; // transpose each 16x16 fractal (b16 only)
+    uint8_t addrMode = 0;
+};
+using LoadData2dParams = LoadData2DParams;
+
+template <typename T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
+    const char* api = "LoadData";
+    using namespace xbemu::cube;
+    need_aic(api);
+    if (p.ifTranspose && sizeof(T) != 2) xbemu::fail(api, "ifTranspose needs a 16-bit type");
+    if (p.sid != 0 || p.addrMode != 0) xbemu::fail(api, "sid and addrMode must be 0");
+    if (p.repeatTimes == 0) return;
+    constexpr uint64_t F = 512 / sizeof(T);  // elements per fractal
+    uint64_t src_need = (p.startIndex + uint64_t(p.repeatTimes - 1) * p.srcStride + 1) * 512;
+    uint64_t dst_need = (uint64_t(p.repeatTimes - 1) * (1 + p.dstGap) + 1) * 512;
+    touch(api, "src", src, 1u << L1, src_need, xbemu::DEQUEUED);
+    int md = touch(api, "dst", dst, (1u << L0A) | (1u << L0B), dst_need, xbemu::ALLOCATED);
+    (md == L0A ? cs().c.l1_to_l0a : cs().c.l1_to_l0b) += uint64_t(p.repeatTimes) * 512;
+    if (count_only()) return;
+    for (uint32_t r = 0; r < p.repeatTimes; r++) {
+        const T* s = src.ptr_ + (p.startIndex + uint64_t(r) * p.srcStride) * F;
+        T* d = dst.ptr_ + uint64_t(r) * (1 + p.dstGap) * F;
+        if (!p.ifTranspose) {
+            std::memcpy(d, s, 512);
+        } else {
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < 16; j++) d[j * 16 + i] = s[i * 16 + j];
+        }
+    }
+}
+
+// ----- Mmad: C (L0C, Nz) (+)= A (L0A, Zz) x B (L0B, Zn) ------------------------------------------
+
+struct MmadParams {
+    MmadParams() = default;
+    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const uint8_t unitFlagIn,
+               const bool cmatrixSourceIn, const bool cmatrixInitValIn)
+        : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn),
+          cmatrixInitVal(cmatrixInitValIn) {}
+    uint16_t m = 0, n = 0, k = 0;
+    uint8_t unitFlag = 0;
+    bool cmatrixSource = false;
+    bool cmatrixInitVal = true;  // true: C = A x B; false: C += A x B
+};
+
+template <typename T, typename U, typename S>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const MmadParams& p) {
+    const char* api = "Mmad";
+    using namespace xbemu::cube;
+    static_assert(std::is_same<U, S>::value, "Mmad: A and B must have the same type");
+    static_assert((std::is_same<T, float>::value &&
+                   (std::is_same<U, half>::value || std::is_same<U, bfloat16_t>::value ||
+                    std::is_same<U, float>::value)) ||
+                      (std::is_same<T, int32_t>::value && std::is_same<U, int8_t>::value),
+                  "Mmad: the Cube unit has half x half -> float, bfloat16 x bfloat16 -> float, float x float -> "
+                  "float and int8 x int8 -> int32");
+    need_aic(api);
+    if (p.m > 4095 || p.n > 4095 || p.k > 4095)
+        xbemu::fail(api, "m, n, k must be at most 4095 (got " + std::to_string(p.m) + ", " + std::to_string(p.n) +
+                             ", " + std::to_string(p.k) + ")");
+    if (p.unitFlag != 0 || p.cmatrixSource) xbemu::fail(api, "unitFlag and cmatrixSource are not modelled");
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;
+    constexpr uint64_t K0 = c0<U>();  // fractal: 16 rows x K0 columns = 512 B
+    uint64_t mf = (p.m + 15) / 16, nf = (p.n + 15) / 16, kf = (p.k + K0 - 1) / K0;
+    touch(api, "A", fm, 1u << L0A, mf * kf * 512, xbemu::DEQUEUED);
+    touch(api, "B", filter, 1u << L0B, kf * nf * 512, xbemu::DEQUEUED);
+    touch(api, "C", dst, 1u << L0C, mf * nf * 256 * sizeof(T), xbemu::ALLOCATED);
+    cs().c.mmad_calls++;
+    cs().c.cube_ops += mf * nf * ((p.k + 15) / 16) * (sizeof(U) == 4 ? 2 : 1);  // fp32 runs at half rate
+    if (count_only()) return;
+    for (uint64_t i = 0; i < p.m; i++)
+        for (uint64_t j = 0; j < p.n; j++) {
+            // A (i, k): fractal (i/16, k/K0) in Zz order, row-major inside
+            // B (k, j): fractal (k/K0, j/16) in Zn order, column-major inside (stored as its transpose)
+            float acc = 0.0f;
+            for (uint64_t k = 0; k < p.k; k++) {
+                float a = static_cast<float>(fm.ptr_[((i / 16) * kf + k / K0) * 16 * K0 + (i % 16) * K0 + k % K0]);
+                float b = static_cast<float>(filter.ptr_[((k / K0) * nf + j / 16) * 16 * K0 + (j % 16) * K0 + k % K0]);
+                acc += a * b;
+            }
+            T& c = dst.ptr_[((j / 16) * mf + i / 16) * 256 + (i % 16) * 16 + j % 16];
+            c = p.cmatrixInitVal ? static_cast<T>(acc) : static_cast<T>(c + acc);
+        }
+}
+
+// ----- Fixpipe: L0C (Nz, fp32) -> GM (ND), with the output conversion and ReLU on the fly ----------
+
+enum class QuantMode_t : uint8_t { NoQuant = 0, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE };
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
+struct FixpipeConfig {
+    CO2Layout format;
+};
+constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+
+struct FixpipeParamsV220 {
+    uint16_t nSize = 0;      // columns written
+    uint16_t mSize = 0;      // rows written
+    uint16_t srcStride = 0;  // rows between the starts of consecutive 16-column fractal blocks in L0C
+    uint32_t dstStride = 0;  // elements between rows in GM
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint64_t deqScalar = 0;
+    uint16_t ndNum = 1;
+    uint16_t srcNdStride = 0;
+    uint16_t dstNdStride = 0;
+    bool reluEn = false;
+    uint8_t unitFlag = 0;
+};
+
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
+    const char* api = "Fixpipe";
+    using namespace xbemu::cube;
+    static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only the row-major (ND) output is modelled");
+    need_aic(api);
+    QuantMode_t want = std::is_same<T, half>::value ? QuantMode_t::F322F16
+                       : std::is_same<T, bfloat16_t>::value ? QuantMode_t::F322BF16 : QuantMode_t::NoQuant;
+    if (!std::is_same<U, float>::value) xbemu::fail(api, "the source must be the float accumulator in L0C");
+    if (p.quantPre != want)
+        xbemu::fail(api, "quantPre does not match the destination type (float -> half needs F322F16, "
+                         "float -> bfloat16 F322BF16, float -> float NoQuant)");
+    if (p.ndNum != 1 || p.unitFlag != 0) xbemu::fail(api, "ndNum must be 1 and unitFlag 0");
+    if (p.mSize == 0 || p.nSize == 0) return;
+    if (p.srcStride % 16 || p.srcStride < p.mSize)
+        xbemu::fail(api, "srcStride " + std::to_string(p.srcStride) + " must be a multiple of 16 and at least mSize " +
+                             std::to_string(p.mSize));
+    if (p.dstStride < p.nSize)
+        xbemu::fail(api, "dstStride " + std::to_string(p.dstStride) + " is smaller than nSize " + std::to_string(p.nSize));
+    uint64_t nf = (p.nSize + 15) / 16;
+    touch(api, "src", src, 1u << L0C, ((nf - 1) * p.srcStride * 16 + uint64_t(p.srcStride) * 16) * sizeof(U),
+          xbemu::DEQUEUED);
+    for (uint64_t r = 0; r < p.mSize; r++) {
+        T* row = dst.addr_ + r * p.dstStride;
+        xbemu::gm_check(api, dst.base_, row, p.nSize * sizeof(T), true);
+        cs().c.l0c_to_gm += p.nSize * sizeof(T);
+        if (count_only()) continue;
+        for (uint64_t c = 0; c < p.nSize; c++) {
+            float v = static_cast<float>(src.ptr_[(c / 16) * uint64_t(p.srcStride) * 16 + r * 16 + c % 16]);
+            if (p.reluEn && !(v > 0.0f)) v = std::isnan(v) ? v : 0.0f;
+            row[c] = static_cast<T>(v);
+        }
+    }
+}
+
+// ----- cross-core flags (AIC <-> AIV of one AI Core, mode 2) -------------------------------------
+
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId) {
+    const char* api = "CrossCoreSetFlag";
+    if (modeId > 2) xbemu::fail(api, "modeId must be 0, 1 or 2");
+    if (flagId > 10) xbemu::fail(api, "flagId " + std::to_string(flagId) + " not in 0..10");
+    int& f = xbemu::cube::cs().flags[flagId];
+    if (++f > 15) xbemu::fail(api, "flag " + std::to_string(flagId) + " set more than 15 times without a wait");
+    xbemu::cube::cs().c.cross_core_sets++;
+}
+
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId) {
+    const char* api = "CrossCoreWaitFlag";
+    if (flagId > 10) xbemu::fail(api, "flagId " + std::to_string(flagId) + " not in 0..10");
+    int& f = xbemu::cube::cs().flags[flagId];
+    if (f == 0) xbemu::fail(api, "waits for flag " + std::to_string(flagId) + ", which the other core never set (deadlock)");
+    f--;
+}
+
+}  // namespace AscendC
+
+// Counters of the last launch, for the Python side: {cube_ops, mmad_calls, gm_to_l1, l1_to_l0a,
+// l1_to_l0b, l0c_to_gm, cross_core_sets, peak L1, peak L0A, peak L0B, peak L0C}.
+extern "C" int xblock_cube_counters(uint64_t* out, int n) {
+    const xbemu::cube::Counters& c = xbemu::cube::cs().c;
+    uint64_t v[] = {c.cube_ops, c.mmad_calls, c.gm_to_l1, c.l1_to_l0a, c.l1_to_l0b, c.l0c_to_gm, c.cross_core_sets,
+                    c.peak[0], c.peak[1], c.peak[2], c.peak[3]};
+    int k = 0;
+    for (; k < n && k < static_cast<int>(sizeof v / sizeof v[0]); k++) out[k] = v[k];
+    return k;
+}
