@@ -2,7 +2,8 @@
 
 Run: `.venv/bin/python benchmarks/cpu_vs_numpy.py [--quick]`. Prints one table row per goal of
 issue 3: vector add (one thread, all cores), softmax, layernorm, matmul against numpy `@`,
-cold compile time per example kernel, and warm launch overhead.
+cold compile time per example kernel, and warm launch overhead; and vectorized math (exp, log,
+sin, tanh) against numpy's ufuncs, which has no goal.
 """
 
 from __future__ import annotations
@@ -120,6 +121,39 @@ def bench_matmul(rep, meta):
     row("matmul fp32 (+leaky-ReLU)", "1024^3", t, t_np, 0.5)
 
 
+@xblock.jit
+def _unary(x_ptr, out_ptr, n, FN: xl.constexpr, BLOCK: xl.constexpr):
+    offs = xl.program_id(0) * BLOCK + xl.arange(0, BLOCK)
+    mask = offs < n
+    x = xl.load(x_ptr + offs, mask=mask)
+    if FN == "exp":
+        y = xl.exp(x)
+    elif FN == "log":
+        y = xl.log(x)
+    elif FN == "sin":
+        y = xl.sin(x)
+    else:
+        y = xl.math.tanh(x)
+    xl.store(out_ptr + offs, y, mask=mask)
+
+
+def bench_math(rep):
+    """Vectorized math (no goal in the issue): one thread, 2^22 fp32 in [0.1, 10), against numpy's ufuncs."""
+    n = 1 << 22
+    x = np.random.default_rng(0).uniform(0.1, 10, n).astype(np.float32)
+    out, ref = np.empty_like(x), np.empty_like(x)
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    cells = []
+    for name in ("exp", "log", "sin", "tanh"):
+        ck = xblock.compile(_unary, target="cpu", signature=sig, constexprs={"FN": name, "BLOCK": 4096},
+                            num_threads=1)
+        launch = ck[(n // 4096,)]
+        t, t_np = pair(lambda: launch(x, out, n), lambda: getattr(np, name)(x, out=ref), rep)
+        np.testing.assert_allclose(out, ref, rtol=2e-6, atol=1e-6)
+        cells.append(f"{name} {t * 1e3:.2f} vs {t_np * 1e3:.2f} ms ({t_np / t:.1f}x)")
+    print(f"| math fp32, one thread | 2^22 | {'; '.join(cells)} | | | none |")
+
+
 def bench_compile():
     from xblock.runtime import compiler
 
@@ -165,7 +199,7 @@ def bench_launch():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
-    ap.add_argument("--only", default="", help="comma-separated: add,softmax,layernorm,matmul,compile,launch")
+    ap.add_argument("--only", default="", help="comma-separated: add,softmax,layernorm,matmul,math,compile,launch")
     args = ap.parse_args()
     rep = 5 if args.quick else 15
     only = set(filter(None, args.only.split(",")))
@@ -180,6 +214,8 @@ def main():
         bench_layernorm(rep)
     if want("matmul"):
         bench_matmul(rep, dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8))
+    if want("math"):
+        bench_math(rep)
     if want("compile"):
         bench_compile()
     if want("launch"):
