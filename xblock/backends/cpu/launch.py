@@ -1,9 +1,10 @@
 """Load a compiled cpu kernel (.so) and launch it over the grid on every core, without MLIR.
 
-Arguments go to the native `xb_launch` as an array of 8-byte slots. Programs are split into
-contiguous ranges of the linear grid index, one per thread; ctypes releases the GIL during
-the call, so the threads run in parallel. Each program runs whole on one thread, so results
-are deterministic unless the kernel itself uses atomics.
+Arguments go to the native code as an array of 8-byte slots. One thread calls `xb_launch` on the
+whole grid; several (the caller and pool threads) call `xb_run`, which hands out contiguous
+ranges of the linear grid index from a shared counter. ctypes releases the GIL during the
+calls, so the threads run in parallel. Each program runs whole on one thread, so results are
+deterministic unless the kernel itself uses atomics.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ...errors import ExecutionError, LaunchError
 STATUS, PRINT = 0, 1  # the runtime slots after the kernel's arguments (see debug.py)
 RUNTIME_SLOTS = 2
 STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
-CHUNKS_PER_THREAD = 4
+GRAINS_PER_THREAD = 16  # ranges of programs per thread, taken from a shared counter
 
 
 def _so_path(blob: bytes) -> str:
@@ -84,11 +85,14 @@ class _Pool:
             fn(*args)
             done.release()
 
-    def run(self, fn, calls) -> None:
+    def run(self, fn, args, workers: int, here: bool) -> None:
+        """`fn(*args)` on `workers` pool threads, and on the calling thread too when `here`."""
         done = threading.Semaphore(0)
-        for args in calls:
+        for _ in range(workers):
             self.jobs.put((fn, args, done))
-        for _ in calls:
+        if here:
+            fn(*args)
+        for _ in range(workers):
             done.acquire()
 
 
@@ -118,6 +122,10 @@ def load(asm: dict, metadata: dict):
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
                    ctypes.c_int64]
     fn.restype = None
+    run = lib.xb_run
+    run.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
+                    ctypes.c_int64, ctypes.c_int64]
+    run.restype = None
     sigs = metadata["arg_types"]
     packers = [_packer(s) for s in sigs]
     nargs = len(sigs)
@@ -149,11 +157,11 @@ def load(asm: dict, metadata: dict):
         n = min(threads, total)
         if n <= 1 and not big_frame:
             fn(slots, g0, g1, g2, 0, total)
-        else:
-            # a few ranges per thread, taken from one queue: a core slowed by other work takes fewer
-            parts = min(total, n * CHUNKS_PER_THREAD) if n > 1 else 1
-            bounds = [total * k // parts for k in range(parts + 1)]
-            _pool().run(fn, [(slots, g0, g1, g2, bounds[k], bounds[k + 1]) for k in range(parts)])
+        else:  # the calling thread works too, unless the frame needs a big stack
+            nxt = ctypes.c_int64(0)
+            grain = max(1, total // (n * GRAINS_PER_THREAD))
+            args = (slots, g0, g1, g2, ctypes.addressof(nxt), total, grain)
+            _pool().run(run, args, n if big_frame else n - 1, not big_frame)
         if status is not None and status.value != _MASK:
             _assert_failed(asserts, status.value, grid)
 

@@ -2,7 +2,9 @@
 
 The shared library exports `xb_launch(args, gx, gy, gz, start, end)`: it runs programs
 start..end-1 of the grid (linear index, axis 0 fastest), reading the kernel arguments from an
-array of 8-byte slots. Threads of the launcher call it on disjoint ranges.
+array of 8-byte slots. Threads of the launcher call `xb_run(args, gx, gy, gz, next, total,
+grain)`, which takes `grain` programs at a time from the shared counter `*next` until `total`:
+a core slowed by other work takes fewer, and no Python runs between ranges.
 """
 
 from __future__ import annotations
@@ -98,6 +100,20 @@ def _launch(status_slot: int | None) -> str:
       %p1 = arith.trunci %p1w : i64 to i32
       %p2 = arith.trunci %p2w : i64 to i32
 {body}    }}
+    return
+  }}
+  func.func @xb_run(%args: !llvm.ptr, %g0: i32, %g1: i32, %g2: i32, %next: !llvm.ptr, %total: i64, %grain: i64) {{
+    %last = scf.while : () -> (i64) {{
+      %start = llvm.atomicrmw add %next, %grain monotonic : !llvm.ptr, i64
+      %more = arith.cmpi slt, %start, %total : i64
+      scf.condition(%more) %start : i64
+    }} do {{
+    ^bb0(%start: i64):
+      %stop = arith.addi %start, %grain : i64
+      %end = arith.minsi %stop, %total : i64
+      func.call @xb_launch(%args, %g0, %g1, %g2, %start, %end) : (!llvm.ptr, i32, i32, i32, i64, i64) -> ()
+      scf.yield
+    }}
     return
   }}
 """
