@@ -111,6 +111,14 @@ def signature_from_case(kernel, case) -> tuple[dict, dict]:
     return sig, consts
 
 
+def compile_case(kernel, case, target: str, options=None):
+    """Compile `kernel` exactly as launching `case` would specialize it (alignment, ints equal to 1)."""
+    from .runtime.compiler import compile_specialization
+
+    _, spec, _ = kernel.specialize(kernel.bind(case.args, case.meta))
+    return compile_specialization(kernel.source, spec, target, dict(options or {}))
+
+
 def _options(args) -> dict:
     opts = {}
     for o in args.option or []:
@@ -126,13 +134,18 @@ def _options(args) -> dict:
 def compile_from_args(args):
     import xblock
 
+    from .errors import XBlockError, surface
+
     mod, kernel = load_kernel(args.kernel)
     signature = parse_signature(args.signature)
     consts = parse_defines(args.define)
     if signature is None:
         case = case_from_module(mod, _size(args.size, mod), args.dtype)
-        signature, case_consts = signature_from_case(kernel, case)
-        consts = {**case_consts, **consts}
+        case.meta.update(consts)
+        try:
+            return compile_case(kernel, case, args.target, _options(args))
+        except XBlockError as e:
+            raise surface(e) from None
     return xblock.compile(kernel, target=args.target, signature=signature, constexprs=consts, **_options(args))
 
 

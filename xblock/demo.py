@@ -34,8 +34,7 @@ def _cell(status: str) -> str:
 
 def run_demo(out_dir: str = "out/demo", targets=None) -> int:
     """Run the demo; returns the process exit code (1 if any target that ran disagrees)."""
-    from .cli import signature_from_case
-    from .runtime.compiler import compile as xcompile
+    from .cli import compile_case
 
     targets = targets or all_targets()
     failures = 0
@@ -49,13 +48,12 @@ def run_demo(out_dir: str = "out/demo", targets=None) -> int:
         case = mod.case(size, dtype)
         row = [name, "x".join(map(str, size)) if isinstance(size, tuple) else str(size), np.dtype(dtype).name
                if not isinstance(dtype, str) else dtype]
-        sig, consts = signature_from_case(case.kernel, case)
         sim_out = None
         for target in targets:
             t0 = time.perf_counter()
             try:
                 backend = get_backend(target)
-                ck = xcompile(case.kernel, target=target, signature=sig, constexprs=consts)
+                ck = compile_case(case.kernel, case, target)  # the launch below reuses this kernel
             except TargetUnavailable as e:
                 row.append("n/a: " + _cell(str(e).replace(f"target '{target}' ", "")))
                 continue

@@ -9,7 +9,9 @@ change.
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -67,8 +69,43 @@ def test_accumulator_too_big_for_l0c_is_an_error_at_the_dot():
     assert "acc = xl.dot(a, b, acc=acc)" in msg and "Traceback" not in msg
 
 
-def test_export_has_the_cube_kernel(tmp_path):
+def _kernel_params(cpp: str, name: str) -> list:
+    m = re.search(r'extern "C" __global__ __aicore__ void ' + name + r"\(([^)]*)\)", cpp)
+    return [p.strip().rsplit(" ", 1) for p in m.group(1).split(",")]
+
+
+def _launch_args(host: str, name: str) -> list:
+    m = re.search(r"ACLRT_LAUNCH_KERNEL\(" + name + r"\)\(([^)]*)\);", host)
+    return [a.strip() for a in m.group(1).split(",")]
+
+
+def test_export_has_the_cube_kernel_and_its_workspace(tmp_path):
     ck = _matmul()
-    ck.export(tmp_path / "mm")
-    kernel = (tmp_path / "mm" / "kernel.cpp").read_text()
+    d = tmp_path / "mm"
+    ck.export(d)
+    kernel = (d / "kernel.cpp").read_text()
     assert kernel == ck.asm["cpp"] and "Mmad(" in kernel
+    ws = ck.metadata["workspace_bytes"]
+    info = json.loads((d / "kernel.json").read_text())
+    assert info["workspace_bytes"] == ws and info["kernel_type"] == "KERNEL_TYPE_MIX_AIC_1_1"
+    assert f"constexpr uint64_t MATMUL_KERNEL_WORKSPACE_BYTES = {ws};" in (d / "matmul_kernel_tiling.h").read_text()
+    host = (d / "main.cpp").read_text()
+    # workspace_bytes per block, on the device, after the GM arguments; blockDim counts AI Core groups (20 AICs)
+    assert "const size_t workspaceBytes = MATMUL_KERNEL_WORKSPACE_BYTES * blockDim;" in host
+    assert "aclrtMalloc(reinterpret_cast<void**>(&workspaceDevice), workspaceBytes" in host
+    assert "aclrtFree(workspaceDevice)" in host and "tiling.numPrograms : 20" in host
+    params, args = _kernel_params(kernel, "matmul_kernel"), _launch_args(host, "matmul_kernel")
+    assert args[:2] == ["blockDim", "stream"] and len(args) - 2 == len(params)
+    for (ctype, pname), arg in zip(params, args[2:]):
+        assert arg == (pname + "Device" if ctype == "GM_ADDR" else pname), (ctype, pname, arg)
+    assert [p for _, p in params][-2:] == ["workspace", "tiling"]
+
+
+def test_export_of_an_aic_only_kernel_has_no_workspace(tmp_path):
+    ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=DOT_META)
+    d = tmp_path / "dot"
+    ck.export(d)
+    host = (d / "main.cpp").read_text()
+    assert "workspace" not in host and "one block per cube core (AIC) (20 on Ascend910B3)" in host
+    params, args = _kernel_params(ck.asm["cpp"], "dot_kernel"), _launch_args(host, "dot_kernel")
+    assert len(args) - 2 == len(params) and args[-1] == "tiling"

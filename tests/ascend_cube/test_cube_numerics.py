@@ -1,6 +1,7 @@
-"""dot on the Cube unit against the sim: the matmul example (leaky-ReLU on the vector core of a
-mixed kernel) at every size of the example in fp16 and bf16, and a plain dot kernel whose epilogue
-(ReLU, cast) is fused into Fixpipe, with M, N, K off the tiles and K below one tile."""
+"""dot on the Cube unit against the sim: a plain dot kernel whose epilogue (ReLU, cast) is fused into
+Fixpipe, with M, N, K off the tiles and K below one tile; the launch's block count; the counters.
+The matmul example (leaky-ReLU on the vector core of a mixed kernel) runs in
+tests/numerics/test_ascend.py with the other examples."""
 
 from __future__ import annotations
 
@@ -23,18 +24,6 @@ def _dtype(name):
 
         return ml_dtypes.bfloat16
     return np.dtype(name)
-
-
-@pytest.mark.parametrize("dtype", ["float16", BF16])
-@pytest.mark.parametrize("size", matmul.SIZES, ids=str)
-def test_matmul_example(size, dtype):
-    case = matmul.case(size, _dtype(dtype))
-    got = case.copy_args()
-    case.run("ascend", got)
-    check(case, got)
-    ref = case.copy_args()
-    case.run("sim", ref)
-    np.testing.assert_allclose(got[2].astype(np.float64), ref[2].astype(np.float64), atol=case.atol, rtol=case.rtol)
 
 
 @pytest.mark.parametrize("M,N,K,dtype,out,relu", [
@@ -78,3 +67,22 @@ def test_cube_counters_and_kernel_type():
     assert got["cube_ops"] == 4 * 2 * 8 and got["mmad_calls"] == 8
     assert got["gm_to_l1_bytes"] == 4 * 2 * (32 * 32 * 2) * 2 and got["l0c_to_gm_bytes"] == M * N * 4
     assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);" in ck.asm["cpp"]
+
+
+def test_launch_blocks_are_cube_cores():
+    """AIC-only and mixed kernels launch one block per AIC (20 on 910B3), not one per AIV (40)."""
+    from xblock.backends.ascend.launch import LAST_COUNTERS
+
+    M = N = 160  # 25 programs of 32 x 32
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((M, 40), dtype=np.float32).astype(np.float16)
+    b = rng.standard_normal((40, N), dtype=np.float32).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    dot_kernel[(5, 5)](a, b, c, M, N, 40, 40, N, N, target="ascend", BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, RELU=0)
+    assert LAST_COUNTERS["block_dim"] == 20
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), atol=2e-2, rtol=2e-2)
+    case = matmul.case((300, 200, 333), np.float16)  # 70 programs, mixed: 20 groups of 1 AIC + 1 AIV
+    got = case.copy_args()
+    case.run("ascend", got)
+    assert LAST_COUNTERS["block_dim"] == 20
+    check(case, got)

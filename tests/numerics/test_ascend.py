@@ -1,9 +1,10 @@
-"""Every example but matmul on the ascend target (generated AscendC run on xblock's CPU model).
+"""Every example on the ascend target (generated AscendC run on xblock's CPU model).
 
 Each example runs at 1, BLOCK-1, BLOCK+1 and a multi-block size in its first dtype, and at BLOCK+1
 and the multi-block size in a second one (a half type; bf16 where the example has it), against
 numpy and the sim. Most sizes change BLOCK (a constexpr), so each case is one g++ build of about a
-second; the full matrix of sizes and dtypes runs with XBLOCK_ASCEND_FULL=1.
+second; the full matrix of sizes and dtypes runs with XBLOCK_ASCEND_FULL=1. `matmul` goes through
+the Cube unit (fp16 and bf16 inputs; fp32 inputs are a CompilationError at the dot, tested below).
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ import os
 import numpy as np
 import pytest
 
+import xblock
 from tests.numerics.base import ExampleNumerics
+from xblock.testing import bf16
 
-DOT = "xb.dot is not supported on ascend yet (the Cube unit lowering is a separate issue)"
 # example -> dtypes; sizes are picked from the example's SIZES by `_boundary_sizes`
 SUBSET = {
     "add": [np.float32, "bfloat16"],
     "softmax": [np.float32, np.float16],
     "layernorm": [np.float32, "bfloat16"],
     "rmsnorm": [np.float16, "bfloat16"],
+    "matmul": [np.float16, bf16()],  # the dtype object: examples/matmul.py takes np.dtype(dtype)
     "gelu": [np.float16, "bfloat16"],
     "argmax": [np.float32, np.float16],
     "cumsum": [np.float32],
@@ -32,7 +35,9 @@ SUBSET = {
     "triton.softmax": [np.float32],
     "triton.layernorm": [np.float32],
 }
-SKIPPED = {"matmul": DOT, "triton.matmul": DOT}
+# the Cube unit takes 16-bit inputs only (cube_plan.plan_cube); XBLOCK_ASCEND_FULL runs the rest
+FULL_DTYPES = {"matmul": [np.float16, bf16()]}
+SKIPPED: dict = {}
 
 
 def _boundary_sizes(sizes: list) -> list:
@@ -46,7 +51,7 @@ def _params():
     for name, dtypes in SUBSET.items():
         mod = importlib.import_module("examples." + name)
         if full:
-            dtypes = mod.DTYPES
+            dtypes = FULL_DTYPES.get(name, mod.DTYPES)
         for k, dt in enumerate(dtypes):
             sizes = mod.SIZES if full else _boundary_sizes(mod.SIZES)
             if not full and (k > 0 or name.startswith("triton.")):
@@ -76,16 +81,15 @@ class TestAscendExamples(ExampleNumerics):
         ExampleNumerics.test_example(self, name, size, dtype)
 
 
-def test_dot_compiles_or_is_a_clear_error():
-    """Until the Cube lowering (the next issue) covers matmul, a dot is a CompilationError at its line."""
-    import xblock
+def test_matmul_fp32_inputs_are_a_clear_error():
+    """The Cube path moves B to L0B with LoadData's transpose, which only takes 16-bit types."""
     from examples import matmul
 
-    try:
-        xblock.compile(matmul.matmul_kernel, target="ascend",
-                       signature={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
-                                  "K": "i32", "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32",
-                                  "stride_bn": "i32", "stride_cm": "i32", "stride_cn": "i32"},
-                       constexprs=matmul.META)
-    except xblock.CompilationError as e:
-        assert "matmul.py:" in str(e) and "Traceback" not in str(e)
+    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
+           "stride_cn": "i32"}
+    with pytest.raises(xblock.CompilationError) as e:
+        xblock.compile(matmul.matmul_kernel, target="ascend", signature=sig, constexprs=matmul.META)
+    msg = str(e.value)
+    assert "matmul.py:58:" in msg and "dot of f32 blocks is not supported on the Cube unit" in msg
+    assert "acc = xl.dot(a, b, acc=acc)" in msg and "Traceback" not in msg and "xblock/backends" not in msg

@@ -24,6 +24,7 @@ from mlir.dialects import arith, scf
 from ...dialects import ascendc as A
 from .context import Splat, elem_of, shape_of
 from .cube_plan import CUBE_SOCS, CubeLimit, plan_cube
+from .options import AIC_ONLY, MIX_AIC_1_1
 
 CUBE_OPS = [
     A.ApiOp("kernel_type", ("KERNEL_TASK_TYPE_DEFAULT",), "{type}", arity=(0, 0)),
@@ -259,13 +260,14 @@ def prepare(L) -> None:
 def _queues(L, plan, mixed: bool = False):
     """TQue declarations for A1/B1/A2/B2/CO1 before the grid loop (once per kernel)."""
     if getattr(L, "cube_queues", None):
-        if mixed and L.cube_kernel_type.attributes["type"] != ir.StringAttr.get("KERNEL_TYPE_MIX_AIC_1_1"):
+        if mixed and L.cube_kernel_type.attributes["type"] != ir.StringAttr.get(MIX_AIC_1_1):
             raise L.error("ascend: a kernel mixing Fixpipe-only and vector epilogues of dots is not supported yet")
         return L.cube_queues
     with L.before_grid:
+        kind = MIX_AIC_1_1 if mixed else AIC_ONLY
+        L.meta["kernel_type"] = kind  # the launch's blockDim counts AICs (options.launch_cores)
         with ir.InsertionPoint.at_block_begin(L.grid.operation.block):
-            L.cube_kernel_type = A.op("kernel_type", [], type="KERNEL_TYPE_MIX_AIC_1_1" if mixed else
-                                      "KERNEL_TYPE_AIC_ONLY")
+            L.cube_kernel_type = A.op("kernel_type", [], type=kind)
         qs = {}
         for pos, num, nbytes in (("A1", plan.depth_a1, plan.a1_bytes), ("B1", plan.depth_b1, plan.b1_bytes),
                                  ("A2", plan.db_l0a, plan.a2_bytes), ("B2", plan.db_l0b, plan.b2_bytes),

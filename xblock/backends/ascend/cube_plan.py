@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .options import SOCS
+
 ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 FRACTAL = 16  # rows of a fractal; a b16 fractal is 16 x 16 elements = 512 B
 
@@ -33,12 +35,7 @@ class CubeSoc:
     clock_hz: float = 1.8e9  # assumed AI Core clock for estimates (not in the reference; see BENCHMARKS.md)
 
 
-CUBE_SOCS = {
-    "910B1": CubeSoc("Ascend910B1", cube_cores=24),
-    "910B2": CubeSoc("Ascend910B2", cube_cores=24),
-    "910B3": CubeSoc("Ascend910B3", cube_cores=20),
-    "910B4": CubeSoc("Ascend910B4", cube_cores=20),
-}
+CUBE_SOCS = {k: CubeSoc(p.name, cube_cores=p.cube_cores) for k, p in SOCS.items() if p.cube_cores}
 
 
 class CubeLimit(ValueError):

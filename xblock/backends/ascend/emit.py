@@ -434,13 +434,25 @@ def tiling_struct_name(kernel: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in kernel.split("_")) + "TilingData"
 
 
-def tiling_header(kernel: str, fields: list) -> str:
-    """The tiling header: the POD struct of the kernel's scalar arguments and grid, passed by value."""
+def workspace_const_name(kernel: str) -> str:
+    return kernel.upper() + "_WORKSPACE_BYTES"
+
+
+def tiling_header(kernel: str, fields: list, workspace_bytes: int = 0) -> str:
+    """The tiling header: the POD struct of the kernel's scalar arguments and grid, passed by value.
+
+    A mixed Cube kernel also takes a GM `workspace` argument of `workspace_bytes` per launched block;
+    the header records that size for the host.
+    """
     guard = kernel.upper() + "_TILING_H"
     types = CStyle.types
     lines = [f"// Tiling data of {kernel}: its scalar arguments and the grid, passed to the kernel by value.",
-             f"#ifndef {guard}", f"#define {guard}", "#include <cstdint>", "",
-             f"struct {tiling_struct_name(kernel)} {{"]
+             f"#ifndef {guard}", f"#define {guard}", "#include <cstdint>", ""]
+    if workspace_bytes:
+        lines += ["// Bytes of the `workspace` argument per block of the launch (one fp32 accumulator tile,",
+                  "// handed from the AIC to its AIV); the host allocates this times blockDim.",
+                  f"constexpr uint64_t {workspace_const_name(kernel)} = {workspace_bytes};", ""]
+    lines += [f"struct {tiling_struct_name(kernel)} {{"]
     lines += [f"    {types[t]} {n};" for n, t in fields]
     lines += ["};", "", f"#endif  // {guard}", ""]
     return "\n".join(lines)

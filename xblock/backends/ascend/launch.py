@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import ExecutionError, LaunchError
 from ...runtime.cache import cache_dir
 from .emit import tiling_header, tiling_struct_name
-from .options import SOCS
+from .options import SOCS, launch_blocks
 
 EMU_DIR = Path(__file__).parent / "emu"
 CXX = os.environ.get("CXX", "g++")
@@ -54,8 +54,8 @@ def _emu_digest() -> str:
 
 def build_emulator_library(cpp: str, metadata: dict) -> bytes:
     """Compile kernel.cpp + its tiling header + the launch shim; returns the shared library's bytes."""
-    files = {"kernel.cpp": cpp, f"{metadata['name']}_tiling.h": tiling_header(metadata["name"],
-                                                                            metadata["tiling_fields"]),
+    header = tiling_header(metadata["name"], metadata["tiling_fields"], metadata.get("workspace_bytes", 0))
+    files = {"kernel.cpp": cpp, f"{metadata['name']}_tiling.h": header,
              "shim.cpp": shim_source(metadata)}
     key = hashlib.sha256(("\0".join([CXX, *CXXFLAGS, _emu_digest()] + [f"{k}\0{v}" for k, v in
                                                                        sorted(files.items())])).encode())
@@ -128,8 +128,9 @@ def load(asm: dict, metadata: dict):
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
             return
-        if metadata.get("workspace_bytes"):  # a mixed cube kernel's per-core slots (backends/ascend/cube.py)
-            work.append(np.zeros(metadata["workspace_bytes"] * min(total, soc.vector_cores), np.uint8))
+        block_dim = launch_blocks(metadata, total)
+        if metadata.get("workspace_bytes"):  # a mixed cube kernel's per-block slots (backends/ascend/cube.py)
+            work.append(np.zeros(metadata["workspace_bytes"] * block_dim, np.uint8))
             buf_names.append("workspace")
         t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
         keep = [w if w.size else np.zeros(1, np.uint8) for w in work]
@@ -138,7 +139,6 @@ def load(asm: dict, metadata: dict):
         cnames = (ctypes.c_char_p * max(len(keep), 1))(*[n.encode() for n in buf_names])
         err = ctypes.create_string_buffer(4096)
         counters = (ctypes.c_uint64 * 6)()
-        block_dim = min(total, soc.vector_cores)
         rc = run(ctypes.c_int64(block_dim), bufs, sizes, cnames, len(keep), ctypes.byref(t), soc_arr, err, 4096,
                  counters)
         LAST_COUNTERS.clear()

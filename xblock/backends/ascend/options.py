@@ -17,6 +17,7 @@ class SocProfile:
     ub_usable: int  # minus the space the AscendC APIs reserve for themselves
     has_data_copy_pad: bool
     npu_arch: str  # the bisheng --npu-arch of CANN 9, for the exported project
+    cube_cores: int = 0  # AIC count of a separated (910B) part; 0 where xblock has no Cube path
     vector_dtypes: tuple = ("f16", "f32", "i16", "i32")
     ub_align: int = 32
     repeat_bytes: int = 256
@@ -24,15 +25,39 @@ class SocProfile:
 
 _910B = dict(ub_bytes=192 * 1024, ub_usable=184 * 1024, has_data_copy_pad=True, npu_arch="dav-2201")
 SOCS = {
-    "910B1": SocProfile("Ascend910B1", vector_cores=48, **_910B),
-    "910B2": SocProfile("Ascend910B2", vector_cores=48, **_910B),
-    "910B3": SocProfile("Ascend910B3", vector_cores=40, **_910B),
-    "910B4": SocProfile("Ascend910B4", vector_cores=40, **_910B),
+    "910B1": SocProfile("Ascend910B1", vector_cores=48, cube_cores=24, **_910B),
+    "910B2": SocProfile("Ascend910B2", vector_cores=48, cube_cores=24, **_910B),
+    "910B3": SocProfile("Ascend910B3", vector_cores=40, cube_cores=20, **_910B),
+    "910B4": SocProfile("Ascend910B4", vector_cores=40, cube_cores=20, **_910B),
     # 310P: coupled architecture, 256 KB UB (248 KB usable), no DataCopyPad; its core count is not
     # in the reference, 8 is the Atlas 300I Duo's per-chip AI Core count and only sizes the grid.
     "310P": SocProfile("Ascend310P3", vector_cores=8, ub_bytes=256 * 1024, ub_usable=248 * 1024,
                        has_data_copy_pad=False, npu_arch="dav-2002"),
 }
+
+
+# KERNEL_TASK_TYPE_DEFAULT of a kernel (metadata["kernel_type"]); absent for vector-only kernels
+AIC_ONLY, MIX_AIC_1_1 = "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_1"
+
+
+def launch_cores(metadata: dict) -> tuple:
+    """(blocks a launch may use, what they are) for a compiled kernel on its SoC.
+
+    A vector-only kernel launches one block per AIV; an AIC-only kernel one per AIC; a mixed
+    1:1 kernel one per AI Core group (one AIC and one of its AIVs), as many as there are AICs.
+    """
+    soc = SOCS[metadata["soc"]]
+    kind = metadata.get("kernel_type")
+    if kind == AIC_ONLY:
+        return soc.cube_cores, "cube core (AIC)"
+    if kind == MIX_AIC_1_1:
+        return soc.cube_cores, "AI Core group (1 AIC + 1 AIV)"
+    return soc.vector_cores, "vector core (AIV)"
+
+
+def launch_blocks(metadata: dict, programs: int) -> int:
+    """blockDim of a launch of `programs` program instances: one per core, at most."""
+    return max(1, min(programs, launch_cores(metadata)[0]))
 
 
 @dataclass(frozen=True)
