@@ -67,3 +67,16 @@ def test_planted_fault_is_caught_and_localized(faulty):
     assert "num / xl.sum(" in src[rep.localized["line"] - 1]
     assert "FAIL" in str(rep) and "arith.divf" in str(rep)
     np.testing.assert_array_equal(c.args[1], x_before)  # inputs are copied per target
+
+
+def test_plot_marks_the_mismatches(faulty, tmp_path):
+    pytest.importorskip("matplotlib")
+    from xblock.cli import plot_mismatches
+
+    c = softmax_case()
+    rep = xblock.diff(c.kernel, c.grid, *c.args, targets=["sim", faulty], **c.meta)
+    png = tmp_path / "mismatch.png"
+    plot_mismatches(c.kernel, c, rep, str(png))
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    bad = [r for r in rep.rows if r.target == faulty][0]
+    assert bad.mask.shape == (5, 100) and bad.mask.sum() == bad.mismatches
