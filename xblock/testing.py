@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -56,14 +56,16 @@ def bf16():
     return np.dtype(ml_dtypes.bfloat16)
 
 
-def check(case: Case, args: tuple, atol: float | None = None, rtol: float | None = None,
-          reference: Callable | None = None) -> None:
+def _as_comparable(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    return a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a
+
+
+def check(case: Case, args: tuple, atol: float | None = None, rtol: float | None = None) -> None:
     """Assert every output of `case` in `args` matches its expected array."""
     for name, idx in case.outputs.items():
-        got = np.asarray(args[idx]).astype(np.float64) if args[idx].dtype.kind == "f" or args[idx].dtype.name == "bfloat16" else np.asarray(args[idx])
-        exp = case.expected[name]
-        exp = exp.astype(np.float64) if exp.dtype.kind == "f" or exp.dtype.name == "bfloat16" else exp
-        np.testing.assert_allclose(got, exp, atol=case.atol if atol is None else atol,
+        np.testing.assert_allclose(_as_comparable(args[idx]), _as_comparable(case.expected[name]),
+                                   atol=case.atol if atol is None else atol,
                                    rtol=case.rtol if rtol is None else rtol, err_msg=f"output {name}")
 
 

@@ -1,6 +1,5 @@
 """Bad signatures and constexprs given to `xblock.compile`: errors at the kernel's `def` line."""
 
-import pytest
 
 import xblock
 import xblock.language as xl

@@ -60,7 +60,6 @@ def _to_device(a):
 
 def _to_host(t):
     """A torch CUDA tensor back as a numpy array."""
-    import numpy as np
     import torch
 
     if t.dtype == torch.bfloat16:
