@@ -72,22 +72,30 @@ def check(case: Case, args: tuple, atol: float | None = None, rtol: float | None
 def do_bench(fn, warmup: int = 2, rep: int = 10, quantiles=(0.2, 0.5, 0.8)) -> dict:
     """Time `fn()` after `warmup` calls: median and quantiles in seconds.
 
-    Wall-clock times; when torch with CUDA is loaded, each call is followed by a device
-    synchronize so that GPU work is inside the measurement.
+    When torch with CUDA is loaded and initialized, each call is timed with CUDA events (device
+    time, as triton.testing.do_bench); otherwise with the wall clock.
     """
     import sys
     import time
 
     torch = sys.modules.get("torch")
-    sync = torch.cuda.synchronize if torch is not None and torch.cuda.is_available() else (lambda: None)
+    gpu = torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()
     for _ in range(warmup):
         fn()
-    sync()
     times = []
-    for _ in range(max(1, rep)):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
+    if gpu:
+        torch.cuda.synchronize()
+        for _ in range(max(1, rep)):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e-3)
+    else:
+        for _ in range(max(1, rep)):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
     q = np.quantile(np.array(times), quantiles)
     return {"p20": float(q[0]), "median": float(q[1]), "p80": float(q[2]), "n": len(times)}
