@@ -24,8 +24,8 @@ os.environ["XBEMU_CUBE_COUNT_ONLY"] = "1"
 
 import xblock  # noqa: E402
 from tests.ascend_cube.kernels import dot_kernel  # noqa: E402
-from xblock.backends.ascend.cube import cube_counters  # noqa: E402
 from xblock.backends.ascend.cube_plan import CUBE_SOCS, estimate, plan_cube  # noqa: E402
+from xblock.backends.ascend.launch import cube_counters  # noqa: E402
 
 SIG = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", M="i32", N="i32", K="i32", stride_am="i32",
            stride_bk="i32", stride_cm="i32")

@@ -50,7 +50,7 @@ def test_dot_fixpipe_epilogue(M, N, K, dtype, out, relu):
 
 
 def test_cube_counters_and_kernel_type():
-    from xblock.backends.ascend.cube import cube_counters
+    from xblock.backends.ascend.launch import cube_counters
 
     M = N = K = 64
     a = np.ones((M, K), np.float16)

@@ -64,6 +64,20 @@ OPS: list[ApiOp] = [
     ApiOp("set_atomic_add", ("SetAtomicAdd",), "{dtype}", arity=(0, 0)),
     ApiOp("set_atomic_none", ("SetAtomicNone",), "", arity=(0, 0)),
     ApiOp("dcci", ("DataCacheCleanAndInvalid",), "(global)", arity=(1, 0)),
+    # the Cube unit (AIC) and mixed AIC/AIV kernels (backends/ascend/cube.py)
+    ApiOp("kernel_type", ("KERNEL_TASK_TYPE_DEFAULT",), "{type}", arity=(0, 0)),
+    ApiOp("data_copy_nd2nz", ("DataCopy", "Nd2NzParams"),
+          "(dst, src, ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, "
+          "dstNzMatrixStride)", arity=(10, 0)),
+    ApiOp("load_data", ("LoadData", "LoadData2DParams"),
+          "(dst, src, startIndex, repeatTimes, srcStride) {transpose}", arity=(5, 0)),
+    ApiOp("mmad", ("Mmad", "MmadParams"), "(c, a, b, m, n, k, init)", arity=(7, 0)),
+    ApiOp("fixpipe", ("Fixpipe", "FixpipeParamsV220"), "(gm, c, nSize, mSize, srcStride, dstStride) {quant, relu}",
+          arity=(6, 0)),
+    ApiOp("core_is", ("ASCEND_IS_AIC", "ASCEND_IS_AIV"), "{core}: an i1 for `if ASCEND_IS_<core> {`", 1,
+          arity=(0, 0)),
+    ApiOp("cross_core_set_flag", ("CrossCoreSetFlag",), "(flagId) {mode, pipe}", arity=(1, 0)),
+    ApiOp("cross_core_wait_flag", ("CrossCoreWaitFlag",), "(flagId)", arity=(1, 0)),
 ]
 OP_NAMES = tuple("ascendc." + o.name for o in OPS)
 _BY_NAME = {o.name: o for o in OPS}

@@ -293,6 +293,11 @@ class PointerStructure:
             return Pointer(v, _elem(v.type), Affine((), ZERO, ()))
         return self._reshaped(op, shape, self.pointer, None)
 
+    def assume_pointer(self, v: ir.Value, p: Pointer) -> None:
+        """Record the structure of `v`, which the analysis cannot derive on its own (a loop-carried
+        pointer block: its client knows `p_k = p_0 + k * step` from the loop)."""
+        self._memo[("ptr", v)] = p
+
     def mask(self, v: ir.Value) -> Bounds | None:
         """The bounds of an i1 block, or None when it is data rather than structure."""
         return self._cached("mask", v, self._mask)

@@ -1,19 +1,16 @@
 """xb.dot on the Cube unit: a K loop of `dot` becomes GM->L1 (Nd2Nz), LoadData, Mmad, Fixpipe.
 
-`install()` plugs this into the vector backend without changing its walk: it adds the cube ops
-to the ascendc dialect, a rule for `scf.for` loops that contain an `xb.dot` (other loops keep the
-vector rule) and for dots of two loads outside loops, the matching C++ printers, and a filter
-that skips the ops the cube lowering absorbed.
+The rules here join the vector rules' table: `scf.for` loops that contain an `xb.dot` (other loops
+keep the vector rule), `xb.dot` itself (a dot of two loads outside any loop; anything else is an
+error), and a hook before the walk that claims those loads. Ops the Cube lowering takes with it
+(the operand loads, a fused epilogue and its store) are marked `Lowering.absorb`ed, so the walk
+skips them. The C++ spellings of the cube ops are in cube_emit.py.
 
 Epilogues: when the accumulator goes, optionally through ReLU (`maximum(x, 0)` or
 `where(x > 0, x, 0)`) and a cast to the output dtype, straight to a masked store, that is one
 `Fixpipe` (fp32 -> f16/bf16 and ReLU on the fly, NZ -> ND, mSize x nSize of the mask) and the
 kernel is AIC-only. Any other epilogue (leaky-ReLU, bias, scaling...) runs on the vector core of a
-mixed kernel (KERNEL_TYPE_MIX_AIC_1_1): the AIC writes the fp32 tile to its slot of a GM
-`workspace` (an extra kernel argument, `workspace_bytes` per core in the metadata) and sets a
-cross-core flag; the AIV waits for it, copies the tile to UB, hands the slot back with another
-flag, and the rest of the program instance is lowered by the vector rules inside
-`if ASCEND_IS_AIV { ... }`.
+mixed kernel (KERNEL_TYPE_MIX_AIC_1_1, cube_mixed.py).
 """
 
 from __future__ import annotations
@@ -22,35 +19,15 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from ...passes.pointer_structure import Affine, Lin, Pointer
 from .context import Splat, elem_of, shape_of
+from .cube_mixed import emit_mixed, state, tile_ready, to_workspace
 from .cube_plan import CUBE_SOCS, CubeLimit, plan_cube
+from .driver import source_loc
 from .options import AIC_ONLY, MIX_AIC_1_1
+from .rules import before_walk, rule
 
-CUBE_OPS = [
-    A.ApiOp("kernel_type", ("KERNEL_TASK_TYPE_DEFAULT",), "{type}", arity=(0, 0)),
-    A.ApiOp("data_copy_nd2nz", ("DataCopy", "Nd2NzParams"),
-            "(dst, src, ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, "
-            "dstNzMatrixStride)", arity=(10, 0)),
-    A.ApiOp("load_data", ("LoadData", "LoadData2DParams"),
-            "(dst, src, startIndex, repeatTimes, srcStride) {transpose}", arity=(5, 0)),
-    A.ApiOp("mmad", ("Mmad", "MmadParams"), "(c, a, b, m, n, k, init)", arity=(7, 0)),
-    A.ApiOp("fixpipe", ("Fixpipe", "FixpipeParamsV220"), "(gm, c, nSize, mSize, srcStride, dstStride) {quant, relu}",
-            arity=(6, 0)),
-    A.ApiOp("core_is", ("ASCEND_IS_AIC", "ASCEND_IS_AIV"), "{core}: an i1 for `if ASCEND_IS_<core> {`", 1,
-            arity=(0, 0)),
-    A.ApiOp("cross_core_set_flag", ("CrossCoreSetFlag",), "(flagId) {mode, pipe}", arity=(1, 0)),
-    A.ApiOp("cross_core_wait_flag", ("CrossCoreWaitFlag",), "(flagId)", arity=(1, 0)),
-]
 QUANT = {("f32", "f16"): "F322F16", ("f32", "bf16"): "F322BF16", ("f32", "f32"): "NoQuant"}
-
-
-def register_ops() -> None:
-    """Add the cube ops to the ascendc dialect (idempotent; before a context loads it)."""
-    for o in CUBE_OPS:
-        if o.name not in A._BY_NAME:
-            A.OPS.append(o)
-            A._BY_NAME[o.name] = o
-    A.OP_NAMES = tuple("ascendc." + o.name for o in A.OPS)
 
 
 # ----- analysis -----------------------------------------------------------------------------------
@@ -140,8 +117,6 @@ def _extent(L, limits, size: int):
 
 def _seed_pointers(L, loop, body, iv_key):
     """Loop-carried pointer blocks advanced by a uniform step: p_k = p_0 + k * step (pointer structure)."""
-    from ...passes.pointer_structure import Affine, Lin, Pointer
-
     y = body.operations[len(body.operations) - 1]
     for k, init in enumerate(loop.operands[3:]):
         if not str(init.type).startswith("tensor<") or "!xb.ptr" not in str(init.type):
@@ -153,8 +128,8 @@ def _seed_pointers(L, loop, body, iv_key):
         if p0 is None or step is None or not step.uniform():
             raise L.error("ascend: pointers carried by a dot's K loop must advance by the same amount every step")
         base = p0.offset.base + Lin.var(iv_key) * step.base
-        # a cached answer for the block argument (the analysis alone sees a cycle there)
-        L.ps._memo[("ptr", arg)] = Pointer(p0.root, p0.elem, Affine(p0.offset.shape, base, p0.offset.strides))
+        # the analysis alone sees a cycle at the block argument
+        L.ps.assume_pointer(arg, Pointer(p0.root, p0.elem, Affine(p0.offset.shape, base, p0.offset.strides)))
 
 
 def _lower_ops(L, ops, skip) -> None:
@@ -162,8 +137,6 @@ def _lower_ops(L, ops, skip) -> None:
     for op in ops:
         if op in skip or op.name == "scf.yield":
             continue
-        from .driver import source_loc
-
         L.loc = source_loc(op.location)
         with ir.Location.file(L.loc[0] or "?", L.loc[1], L.loc[2]):
             L.lower_op(op)
@@ -171,8 +144,6 @@ def _lower_ops(L, ops, skip) -> None:
 
 def _check_dot(L, dot, acc_init, result):
     """The plan and the fused epilogue of `dot`, whose accumulator starts at `acc_init`."""
-    from .driver import source_loc
-
     a_load, b_load = (_owner(v) for v in dot.operands[:2])
     if any(o is None or o.name != "xb.load" for o in (a_load, b_load)):
         raise L.error("ascend: the Cube path needs `dot(load(...), load(...))`: both operands loaded from memory")
@@ -193,13 +164,18 @@ def _check_dot(L, dot, acc_init, result):
     except CubeLimit as e:
         raise L.error(f"ascend: {e}", source_loc(dot.location)) from None
     absorbed, relu, store = epi
-    L.cube_consumed.update(absorbed)
+    L.absorb(absorbed)
     L.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": relu,
                                           "block": [BM, BN, BK], "dtype": in_dtype,
                                           "epilogue": "fixpipe" if store is not None else "vector"})
     return plan, a_load, b_load, store, relu
 
 
+def _has_dot(L, op) -> bool:
+    return find_dot(op) is not None
+
+
+@rule("scf.for", when=_has_dot)
 def lower_cube_loop(L, loop) -> None:
     """The `scf.for` around an `xb.dot`: the whole K loop on the Cube unit, plus the fused epilogue."""
     dot = find_dot(loop)
@@ -218,6 +194,15 @@ def lower_cube_loop(L, loop) -> None:
     _emit_loop(L, loop, body, dot, a_load, b_load, plan, store, relu)
 
 
+@rule("xb.dot")
+def _dot(L, op):
+    """A dot of two loads outside loops; a dot in a K loop is lowered with its loop (lower_cube_loop)."""
+    if op.operation not in state(L).lone:
+        raise L.error("ascend: this dot cannot go to the Cube unit: it needs `acc = dot(load(...), load(...), acc)` "
+                      "as the K loop's accumulator, or a dot of two loads that nothing else uses")
+    lower_lone_dot(L, op.operation)
+
+
 def lower_lone_dot(L, dot) -> None:
     """A dot outside any loop (a single K step, e.g. after a one-trip loop was folded away)."""
     plan, a_load, b_load, store, relu = _check_dot(L, dot, dot.operands[2], dot.results[0])
@@ -231,15 +216,15 @@ def lower_lone_dot(L, dot) -> None:
         _finish_tile(L, qs, c1, store, plan, relu)
 
     if store is None:
-        return _emit_mixed(L, dot, emit_aic, plan, dot.results[0])
+        return emit_mixed(L, dot, emit_aic, plan, dot.results[0])
     emit_aic()
     L.vmap[dot.results[0]] = None
 
 
-def prepare(L) -> None:
-    """Before the walk: claim the loads of dots outside loops (the walk reaches them before the dot)."""
-    L.__dict__["_cube_prepared"] = True
-    L.__dict__["_cube_lone"] = lone = set()
+@before_walk
+def claim_lone_dot_loads(L) -> None:
+    """Dots outside loops: claim their loads now (the walk reaches them before the dot)."""
+    lone = state(L).lone
     stack = [L.xb_module.operation]
     while stack:
         o = stack.pop()
@@ -253,21 +238,22 @@ def prepare(L) -> None:
             continue
         loads = [_owner(v) for v in o.operands[:2]]
         if all(x is not None and x.name == "xb.load" and len(_users(x.results[0])) == 1 for x in loads):
-            L.cube_consumed.update(loads)
+            L.absorb(loads)
             lone.add(o)
 
 
 def _queues(L, plan, mixed: bool = False):
     """TQue declarations for A1/B1/A2/B2/CO1 before the grid loop (once per kernel)."""
-    if getattr(L, "cube_queues", None):
-        if mixed and L.cube_kernel_type.attributes["type"] != ir.StringAttr.get(MIX_AIC_1_1):
+    st = state(L)
+    if st.queues:
+        if mixed and st.kernel_type.attributes["type"] != ir.StringAttr.get(MIX_AIC_1_1):
             raise L.error("ascend: a kernel mixing Fixpipe-only and vector epilogues of dots is not supported yet")
-        return L.cube_queues
+        return st.queues
     with L.before_grid:
         kind = MIX_AIC_1_1 if mixed else AIC_ONLY
         L.meta["kernel_type"] = kind  # the launch's blockDim counts AICs (options.launch_cores)
         with ir.InsertionPoint.at_block_begin(L.grid.operation.block):
-            L.cube_kernel_type = A.op("kernel_type", [], type=kind)
+            st.kernel_type = A.op("kernel_type", [], type=kind)
         qs = {}
         for pos, num, nbytes in (("A1", plan.depth_a1, plan.a1_bytes), ("B1", plan.depth_b1, plan.b1_bytes),
                                  ("A2", plan.db_l0a, plan.a2_bytes), ("B2", plan.db_l0b, plan.b2_bytes),
@@ -275,13 +261,13 @@ def _queues(L, plan, mixed: bool = False):
             name = ("inQueue" if pos != "CO1" else "outQueue") + pos
             A.op("tque", [], sym_name=name, position=pos, depth=1, num=num, bytes=nbytes)
             qs[pos] = name
-    L.cube_queues = qs
+    st.queues = qs
     return qs
 
 
 def _emit_loop(L, loop, body, dot, a_load, b_load, plan, store, relu):
     if store is None:
-        return _emit_mixed(L, loop, lambda: _emit_loop_aic(L, loop, body, dot, a_load, b_load, plan, None, relu),
+        return emit_mixed(L, loop, lambda: _emit_loop_aic(L, loop, body, dot, a_load, b_load, plan, None, relu),
                            plan, loop.results[list(body.arguments).index(dot.operands[2]) - 1])
     _emit_loop_aic(L, loop, body, dot, a_load, b_load, plan, store, relu)
 
@@ -300,8 +286,6 @@ def _emit_loop_aic(L, loop, body, dot, a_load, b_load, plan, store, relu):
     _seed_pointers(L, loop, body, L.ps.key(iv_xb))
     with ir.InsertionPoint(new.body):
         _lower_ops(L, [o.operation for o in body.operations], {dot, a_load, b_load})
-        from .driver import source_loc
-
         L.loc = source_loc(dot.location)
         with ir.Location.file(L.loc[0] or "?", L.loc[1], L.loc[2]):
             first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, L.scalar(loop.operands[0])).result
@@ -318,118 +302,11 @@ def _finish_tile(L, qs, c1, store, plan, relu):
     c1d = A.op("deque", [], A.local_type(f32), queue=qs["CO1"], name="c1Out")
     if store is not None:
         _emit_fixpipe(L, store, c1d, plan, relu)
-    else:  # the fp32 tile to this core's workspace slot, once the vector core has read the previous one
-        block = A.op("block_idx", [], L.i64)
-        again = arith.CmpIOp(arith.CmpIPredicate.ne, L.pid, block).result
-        wait = scf.IfOp(again, [], has_else=False)
-        with ir.InsertionPoint(wait.then_block):
-            A.op("cross_core_wait_flag", [L.c64(FLAG_WS_FREE)])
-            scf.YieldOp([])
-        ws = L.at(_workspace(L, plan), L.mul(block, L.c64(plan.block_m * plan.block_n)))
-        A.op("fixpipe", [ws, c1d, L.c64(plan.block_n), L.c64(plan.block_m), L.c64(plan.base_m),
-                         L.c64(plan.block_n)], quant="NoQuant", relu=False)
+    else:
+        to_workspace(L, c1d, plan)
     A.op("free_tensor", [c1d], queue=qs["CO1"])
     if store is None:
-        A.op("cross_core_set_flag", [L.c64(FLAG_TILE_READY)], mode=2, pipe="PIPE_FIX")
-
-
-# ----- mixed kernels: the epilogue on the vector core ---------------------------------------------
-
-FLAG_TILE_READY, FLAG_WS_FREE = 0, 1  # AIC -> AIV: a tile is in the workspace; AIV -> AIC: it was read
-
-
-def _workspace(L, plan):
-    """The GlobalTensor<float> over the extra `workspace` kernel argument (one tile slot per core)."""
-    if getattr(L, "cube_ws", None) is not None:
-        return L.cube_ws
-    fn = L.module.body.operations[0]
-    entry = fn.regions[0].blocks[0]
-    arg = entry.add_argument(A.gm_addr_type(), ir.Location.unknown())
-    names = [ir.StringAttr(a).value for a in ir.ArrayAttr(fn.attributes["ascendc.arg_names"])] + ["workspace"]
-    fn.attributes["ascendc.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
-    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in entry.arguments], []))
-    with L.before_grid:
-        L.cube_ws = A.op("set_global_buffer", [arg], A.global_type(ir.F32Type.get()), dtype="f32",
-                         name="workspaceGm")
-    L.meta["workspace_bytes"] = plan.block_m * plan.block_n * 4  # per core
-    return L.cube_ws
-
-
-def _core_if(core: str):
-    cond = A.op("core_is", [], ir.IntegerType.get_signless(1), core=core)
-    return scf.IfOp(cond, [], has_else=False)
-
-
-def _emit_mixed(L, loop, emit_aic, plan, acc_result):
-    """`if ASCEND_IS_AIC { K loop; Fixpipe to the workspace }`, then the rest of the program on the AIV.
-
-    `loop` is the K loop (or the lone dot): everything after it in its block goes in the AIV section.
-    """
-    from .context import Tile
-
-    aic = _core_if("AIC")
-    with ir.InsertionPoint(aic.then_block):
-        emit_aic()
-        scf.YieldOp([])
-    _after_grid_wait(L)
-    aiv = _core_if("AIV")
-    with ir.InsertionPoint(aiv.then_block):
-        A.op("cross_core_wait_flag", [L.c64(FLAG_TILE_READY)])
-        shape = (plan.block_m, plan.block_n)
-        nbytes = plan.block_m * plan.block_n * 4
-        q = L.queue("VECIN", -(-nbytes // 256) * 256, "acc")
-        local = A.local_type(ir.F32Type.get())
-        t = A.op("alloc_tensor", [], local, queue=q.name, name="accLocal")
-        ws = L.at(_workspace(L, plan), L.mul(A.op("block_idx", [], L.i64), L.c64(plan.block_m * plan.block_n)))
-        A.op("data_copy", [t, ws, L.c64(plan.block_m * plan.block_n)])
-        A.op("enque", [t], queue=q.name)
-        acc = A.op("deque", [], local, queue=q.name, name="acc")
-        A.op("cross_core_set_flag", [L.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
-        tile = Tile(acc, "f32", shape, -(-nbytes // 256) * 256, "vecin", q, line=L.loc[1])
-        L.vmap[acc_result] = tile
-        anchor = loop.operation
-        block_ops = [o.operation for o in anchor.block.operations]
-        rest = [o for o in block_ops[block_ops.index(anchor) + 1:] if o.name != "func.return"]
-        _lower_rest(L, anchor.block, rest)
-        L.release(tile)  # its last use is in this section; the walk's later drop must not free it outside
-        L.vmap[acc_result] = None
-        scf.YieldOp([])
-
-
-def _after_grid_wait(L):
-    """After the grid loop the AIC takes back the last 'workspace free' flag of its last program."""
-    if getattr(L, "cube_tail_wait", False):
-        return
-    L.cube_tail_wait = True
-    with ir.InsertionPoint.after(L.grid.operation):
-        aic = _core_if("AIC")
-        with ir.InsertionPoint(aic.then_block):
-            any_prog = arith.CmpIOp(arith.CmpIPredicate.slt, A.op("block_idx", [], L.i64), L.num_programs).result
-            w = scf.IfOp(any_prog, [], has_else=False)
-            with ir.InsertionPoint(w.then_block):
-                A.op("cross_core_wait_flag", [L.c64(FLAG_WS_FREE)])
-                scf.YieldOp([])
-            scf.YieldOp([])
-
-
-def _lower_rest(L, block, ops) -> None:
-    """Lower the rest of the program (the epilogue and its store) here, and keep the walk off it."""
-    from .driver import source_loc
-
-    dying = L._last_uses(block, ops)
-    for i, op in enumerate(ops):
-        L.loc = source_loc(op.location)
-        with ir.Location.file(L.loc[0] or "?", L.loc[1], L.loc[2]):
-            L.lower_op(op)
-            for t in L.temps:
-                L.release(t)
-            L.temps = []
-            for v in dying.get(i, ()):
-                L.drop(v)
-            for r in op.results:
-                if not any(True for _ in r.uses):
-                    L.drop(r)
-        L.cube_consumed.add(op)
+        tile_ready(L)
 
 
 def _emit_step(L, plan, qs, a_load, b_load, c1, in_t, first):
@@ -482,8 +359,6 @@ def _emit_step(L, plan, qs, a_load, b_load, c1, in_t, first):
 
 
 def _emit_fixpipe(L, store, c1, plan, relu):
-    from .driver import source_loc
-
     L.loc = source_loc(store.location)
     seg = _segments(store)
     acc = L.ps.tile_access(store.operands[0], store.operands[2] if seg[2] else None)
@@ -501,145 +376,3 @@ def _emit_fixpipe(L, store, c1, plan, relu):
              relu=relu)
 
 
-# ----- printing -----------------------------------------------------------------------------------
-
-class CubeEmitter:
-    """The AscendC spellings of the cube ops (mixed into the AscendC emitter by install())."""
-
-    def op_kernel_type(self, op):
-        self.line(f"KERNEL_TASK_TYPE_DEFAULT({self._attr(op, 'type')});")
-
-    def op_data_copy_nd2nz(self, op):
-        o = list(op.operands)
-        args = ", ".join(self.as_int(v, "uint16_t") for v in o[2:])
-        self.line(f"DataCopy({self.expr(o[0])}, {self.expr(o[1])}, Nd2NzParams({args}));")
-
-    def op_load_data(self, op):
-        d, s, start, rep, stride = op.operands
-        tr = "true" if self._attr(op, "transpose") else "false"
-        self.line(f"LoadData({self.expr(d)}, {self.expr(s)}, LoadData2DParams({self.as_int(start, 'uint16_t')}, "
-                  f"{self.as_int(rep, 'uint8_t')}, {self.as_int(stride, 'uint16_t')}, 0, 0, {tr}, 0));")
-
-    def op_mmad(self, op):
-        c, a, b, m, n, k, init = op.operands
-        self.line(f"Mmad({self.expr(c)}, {self.expr(a)}, {self.expr(b)}, MmadParams({self.as_int(m, 'uint16_t')}, "
-                  f"{self.as_int(n, 'uint16_t')}, {self.as_int(k, 'uint16_t')}, 0, false, {self.expr(init)}));")
-
-    def op_fixpipe(self, op):
-        gm, c, n, m, src_stride, dst_stride = op.operands
-        p = self.fresh("fixParams")
-        self.line(f"FixpipeParamsV220 {p};")
-        self.line(f"{p}.nSize = {self.as_int(n, 'uint16_t')};")
-        self.line(f"{p}.mSize = {self.as_int(m, 'uint16_t')};")
-        self.line(f"{p}.srcStride = {self.as_int(src_stride, 'uint16_t')};")
-        self.line(f"{p}.dstStride = {self.as_int(dst_stride, 'uint32_t')};")
-        self.line(f"{p}.quantPre = QuantMode_t::{self._attr(op, 'quant')};")
-        if self._attr(op, "relu"):
-            self.line(f"{p}.reluEn = true;")
-        self.line(f"Fixpipe({self.expr(gm)}, {self.expr(c)}, {p});")
-
-    def op_cross_core_set_flag(self, op):
-        self.line(f"CrossCoreSetFlag<{self._attr(op, 'mode')}, {self._attr(op, 'pipe')}>"
-                  f"({self.as_int(op.operands[0], 'uint16_t')});")
-
-    def op_cross_core_wait_flag(self, op):
-        self.line(f"CrossCoreWaitFlag({self.as_int(op.operands[0], 'uint16_t')});")
-
-    def op_core_is(self, op):  # only ever the condition of an scf.if (see emit_if)
-        pass
-
-
-_INSTALLED = False
-
-
-def install() -> None:
-    """Register the cube ops, rules and printers with the ascend backend (idempotent)."""
-    global _INSTALLED
-    if _INSTALLED:
-        return
-    from .driver import Lowering
-    from .emit import AscendCEmitter
-    from .memory import RULES
-
-    register_ops()
-    for name in ("op_kernel_type", "op_data_copy_nd2nz", "op_load_data", "op_mmad", "op_fixpipe",
-                 "op_cross_core_set_flag", "op_cross_core_wait_flag", "op_core_is"):
-        setattr(AscendCEmitter, name, getattr(CubeEmitter, name))
-    vector_if, vector_inlinable = AscendCEmitter.emit_if, AscendCEmitter.inlinable
-
-    def emit_if(self, op):
-        cond = _owner(op.operands[0])
-        if cond is None or cond.name != "ascendc.core_is":
-            return vector_if(self, op)
-        self.line(f"if ASCEND_IS_{ir.StringAttr(cond.attributes['core']).value} {{")
-        self.depth += 1
-        self.block(op.regions[0].blocks[0])
-        self.depth -= 1
-        self.line("}")
-
-    AscendCEmitter.emit_if = emit_if
-    AscendCEmitter.inlinable = lambda self, op: op.name == "ascendc.core_is" or vector_inlinable(self, op)
-    Lowering.cube_consumed = _Consumed()
-    vector_for = RULES["scf.for"]
-
-    def _for(L, op):
-        return lower_cube_loop(L, op) if find_dot(op) is not None else vector_for(L, op)
-
-    RULES["scf.for"] = _for
-    vector_dot = RULES["xb.dot"]
-
-    def _dot(L, op):
-        """A dot in a K loop is lowered with its loop, a dot of two loads on its own; others are errors."""
-        loop = op.operation.parent
-        if loop is not None and loop.name == "scf.for" and find_dot(loop) == op.operation:
-            return None
-        if op.operation in L.__dict__.get("_cube_lone", ()):
-            return lower_lone_dot(L, op.operation) if hasattr(L, "grid") else None
-        return vector_dot(L, op)
-
-    RULES["xb.dot"] = _dot
-    for name, fn in list(RULES.items()):
-        RULES[name] = _skipping(fn)
-    _INSTALLED = True
-
-
-class _Consumed:
-    """Per-Lowering set of ops the cube lowering absorbed (created on first use)."""
-
-    def __get__(self, L, owner):
-        if L is None:
-            return self
-        s = L.__dict__.get("_cube_consumed")
-        if s is None:
-            s = L.__dict__["_cube_consumed"] = set()
-        return s
-
-
-def _skipping(fn):
-    def rule(L, op):
-        if "_cube_prepared" not in L.__dict__:
-            prepare(L)
-        if op.operation in L.cube_consumed:
-            return None
-        return fn(L, op)
-
-    rule.__wrapped__ = fn
-    return rule
-
-
-COUNTER_NAMES = ("cube_ops", "mmad_calls", "gm_to_l1_bytes", "l1_to_l0a_bytes", "l1_to_l0b_bytes",
-                 "l0c_to_gm_bytes", "cross_core_sets", "peak_l1_bytes", "peak_l0a_bytes", "peak_l0b_bytes",
-                 "peak_l0c_bytes")
-
-
-def cube_counters(ck) -> dict:
-    """The Cube counters of the last launch of compiled kernel `ck` on the CPU model."""
-    import ctypes
-    import hashlib
-
-    from ...runtime.cache import cache_dir
-
-    path = cache_dir() / "ascend-emu" / f"{hashlib.sha256(ck.asm['so']).hexdigest()[:32]}.so"
-    out = (ctypes.c_uint64 * len(COUNTER_NAMES))()
-    n = ctypes.CDLL(str(path)).xblock_cube_counters(out, len(COUNTER_NAMES))
-    return dict(zip(COUNTER_NAMES, list(out)[:n]))

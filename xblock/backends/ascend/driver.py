@@ -1,4 +1,4 @@
-"""The one walk that lowers an xb kernel to the ascendc dialect, applying `lowering.RULES` per op.
+"""The one walk that lowers an xb kernel to the ascendc dialect, applying `rules.RULES` per op.
 
 It builds the kernel skeleton (GlobalTensors, tiling fields, the grid loop
 `for (pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum())`), walks the xb body in order,
@@ -18,6 +18,7 @@ from ...dialects import ascendc as A
 from ...errors import CompilationError
 from ...passes.pointer_structure import PointerStructure
 from .context import SIZE, TILE_ALIGN, Builders, Queue, Scratch, Splat, Struct, Tile, elem_of, numel, round_up, shape_of
+from .rules import BEFORE_WALK
 
 
 def source_loc(loc: ir.Location) -> tuple:
@@ -86,6 +87,8 @@ class Lowering(Builders):
         self.warnings: list = []
         self.largest: tuple = (0, None)  # (bytes, (file, line, col)) of the largest tile
         self.program_ids: dict = {}
+        self.absorbed: set = set()  # ops another op's rule lowers (or dropped): the walk skips them
+        self.ext: dict = {}  # per-lowering state of rule modules, by module (cube.py keeps its queues here)
 
     # ----- errors and names --------------------------------------------------------------
     def error(self, msg: str, loc=None) -> CompilationError:
@@ -107,7 +110,6 @@ class Lowering(Builders):
         A.load(ctx)
         arg_names = [ir.StringAttr(a).value for a in ir.ArrayAttr(kernel.attributes["xb.arg_names"])]
         body = kernel.regions[0].blocks[0]
-        self._reject_unsupported(kernel)
         self.module = ir.Module.create(loc=ir.Location.unknown(ctx))
         with ctx, ir.Location.unknown(ctx):
             gm_args = [(n, a) for n, a in zip(arg_names, body.arguments) if str(a.type).startswith("!xb.ptr<")]
@@ -119,27 +121,13 @@ class Lowering(Builders):
             with ir.InsertionPoint(entry):
                 self._prologue(arg_names, body, gm_args, entry)
                 func.ReturnOp([])
+            for hook in BEFORE_WALK:
+                hook(self)
             with ir.InsertionPoint(self.grid.body):
                 self.lower_block(body)
                 scf.YieldOp([])
             self._finish(fn)
         return self.module
-
-    def _reject_unsupported(self, kernel) -> None:
-        """Name the first op this backend cannot lower before anything else fails around it."""
-        from .lowering import RULES, _dot
-
-        if RULES.get("xb.dot") is not _dot:  # a real Cube lowering is installed
-            return
-        stack = [kernel.operation]
-        while stack:
-            o = stack.pop()
-            if o.name == "xb.dot":
-                self.loc = source_loc(o.location)
-                RULES["xb.dot"](self, o)
-            for region in reversed(list(o.regions)):
-                for b in reversed(list(region.blocks)):
-                    stack.extend(reversed([x.operation for x in b.operations]))
 
     def _prologue(self, arg_names, body, gm_args, entry):
         fields = []
@@ -241,7 +229,7 @@ class Lowering(Builders):
     def lower_block(self, block: ir.Block, on_yield=None) -> None:
         """Lower the ops of `block` at the current insertion point; `on_yield(op)` lowers its yield."""
         ops = list(block.operations)
-        dying = self._last_uses(block, ops)
+        dying = self.last_uses(block, ops)
         for a in block.arguments:
             if not any(True for _ in a.uses):
                 self.drop(a)
@@ -263,7 +251,8 @@ class Lowering(Builders):
                     if not any(True for _ in r.uses):
                         self.drop(r)
 
-    def _last_uses(self, block, ops) -> dict:
+    def last_uses(self, block, ops) -> dict:
+        """{i: values of `block` whose last use is in ops[i] (or nested in it)}."""
         index: dict = {}
         for i, op in enumerate(ops):
             stack = [op.operation]
@@ -282,10 +271,16 @@ class Lowering(Builders):
                 dying.setdefault(last, []).append(v)
         return dying
 
-    def lower_op(self, op) -> None:
-        from .lowering import RULES
+    def absorb(self, ops) -> None:
+        """Mark `ops` as lowered by another op's rule (a Cube K loop takes its loads and store)."""
+        self.absorbed.update(o.operation if hasattr(o, "operation") else o for o in ops)
 
-        rule = RULES.get(op.name)
+    def lower_op(self, op) -> None:
+        from .lowering import rule_for
+
+        if op.operation in self.absorbed:
+            return
+        rule = rule_for(self, op)
         if rule is None and op.name.startswith("arith.") and not any(
                 str(r.type).startswith("tensor<") for r in op.results):
             from .lowering import _clone_scalar as rule

@@ -16,6 +16,7 @@ import os
 from mlir import ir
 
 from ...dialects import ascendc as A
+from .cube_emit import CubeCalls
 from .driver import source_loc
 
 
@@ -57,8 +58,8 @@ class CStyle:
         return v if t in ("i32", "i64", "index") else f"static_cast<{self.ctype(t)}>({v})"
 
 
-class AscendCEmitter(CStyle):
-    """Prints one ascendc kernel module as an AscendC source file."""
+class AscendCEmitter(CStyle, CubeCalls):
+    """Prints one ascendc kernel module as an AscendC source file (Cube calls from `CubeCalls`)."""
 
     def __init__(self, module: ir.Module, metadata: dict, options):
         self.module, self.meta, self.opts = module, metadata, options
@@ -154,7 +155,7 @@ class AscendCEmitter(CStyle):
         if op.name == "arith.constant":
             return True
         if op.name in ("ascendc.block_idx", "ascendc.block_num", "ascendc.gm_at", "ascendc.ub_at",
-                       "ascendc.reinterpret"):
+                       "ascendc.reinterpret", "ascendc.core_is"):
             return True
         if not (op.name.startswith("arith.") and len(op.results) == 1):
             return False
@@ -254,6 +255,14 @@ class AscendCEmitter(CStyle):
         self.line("}")
 
     def emit_if(self, op) -> None:
+        cond = op.operands[0].owner
+        if not isinstance(cond, ir.Block) and cond.name == "ascendc.core_is":  # a mixed kernel's core section
+            self.line(f"if ASCEND_IS_{self._attr(cond, 'core')} {{")
+            self.depth += 1
+            self.block(op.regions[0].blocks[0])
+            self.depth -= 1
+            self.line("}")
+            return
         outs = []
         for r in op.results:
             v = self.bind(r, "sel")

@@ -150,3 +150,16 @@ def load(asm: dict, metadata: dict):
             np.copyto(dst, src)
 
     return launch
+
+
+CUBE_COUNTERS = ("cube_ops", "mmad_calls", "gm_to_l1_bytes", "l1_to_l0a_bytes", "l1_to_l0b_bytes",
+                 "l0c_to_gm_bytes", "cross_core_sets", "peak_l1_bytes", "peak_l0a_bytes", "peak_l0b_bytes",
+                 "peak_l0c_bytes")
+
+
+def cube_counters(ck) -> dict:
+    """The Cube counters (emu/cube.h) of the last launch of compiled kernel `ck` on the CPU model."""
+    path = cache_dir() / "ascend-emu" / f"{hashlib.sha256(ck.asm['so']).hexdigest()[:32]}.so"
+    out = (ctypes.c_uint64 * len(CUBE_COUNTERS))()
+    n = ctypes.CDLL(str(path)).xblock_cube_counters(out, len(CUBE_COUNTERS))
+    return dict(zip(CUBE_COUNTERS, list(out)[:n]))

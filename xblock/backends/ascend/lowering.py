@@ -15,9 +15,10 @@ from mlir.dialects import arith
 
 from ...dialects import ascendc as A
 from .context import FLOAT, SIZE, Splat, Struct, Tile, elem_of, shape_of
-from .memory import RULES, materialize, rule
+from .memory import materialize
+from .rules import RULES, rule, rule_for
 
-__all__ = ["RULES", "materialize"]
+__all__ = ["RULES", "materialize", "rule_for"]
 
 BINARY = {"arith.addf": "Add", "arith.subf": "Sub", "arith.mulf": "Mul", "arith.divf": "Div",
           "arith.maximumf": "Max", "arith.minimumf": "Min", "arith.maxnumf": "Max", "arith.minnumf": "Min",
@@ -429,17 +430,10 @@ def _fma(L, op):
     finish(L, op, out, ce)
 
 
-@rule("xb.dot")
-def _dot(L, op):
-    raise L.error("xb.dot is not supported on ascend yet (the Cube unit lowering is a separate issue)")
-
-
 @rule("xb.print", "xb.assert", "xb.atomic_cas", "scf.while")
 def _unsupported(L, op):
     raise L.error(f"{op.name} is not supported on ascend yet")
 
 
-# The Cube unit (issue 6): dot K loops and their epilogues (backends/ascend/cube.py).
-from .cube import install as _install_cube  # noqa: E402
-
-_install_cube()
+# The Cube unit's rules: `xb.dot`, and the `scf.for` K loops around it (backends/ascend/cube.py).
+from . import cube  # noqa: E402,F401

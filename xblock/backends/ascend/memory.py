@@ -13,17 +13,9 @@ from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from .context import FLOAT, SIZE, Splat, Struct, Tile, elem_of, numel, round_up, shape_of
+from .rules import RULES, rule
 
-RULES: dict = {}
-
-
-def rule(*names):
-    def deco(fn):
-        for n in names:
-            RULES[n] = fn
-        return fn
-
-    return deco
+__all__ = ["RULES", "materialize", "rule"]
 
 
 def _segments(op) -> list:

@@ -1,0 +1,49 @@
+"""The AscendC spellings of the Cube unit's ops: a base of `emit.AscendCEmitter`, one method per op."""
+
+from __future__ import annotations
+
+
+class CubeCalls:
+    """Cube and cross-core calls; relies on the emitter's `line`, `expr`, `as_int`, `fresh`, `_attr`."""
+
+    def op_kernel_type(self, op):
+        self.line(f"KERNEL_TASK_TYPE_DEFAULT({self._attr(op, 'type')});")
+
+    def op_data_copy_nd2nz(self, op):
+        o = list(op.operands)
+        args = ", ".join(self.as_int(v, "uint16_t") for v in o[2:])
+        self.line(f"DataCopy({self.expr(o[0])}, {self.expr(o[1])}, Nd2NzParams({args}));")
+
+    def op_load_data(self, op):
+        d, s, start, rep, stride = op.operands
+        tr = "true" if self._attr(op, "transpose") else "false"
+        self.line(f"LoadData({self.expr(d)}, {self.expr(s)}, LoadData2DParams({self.as_int(start, 'uint16_t')}, "
+                  f"{self.as_int(rep, 'uint8_t')}, {self.as_int(stride, 'uint16_t')}, 0, 0, {tr}, 0));")
+
+    def op_mmad(self, op):
+        c, a, b, m, n, k, init = op.operands
+        self.line(f"Mmad({self.expr(c)}, {self.expr(a)}, {self.expr(b)}, MmadParams({self.as_int(m, 'uint16_t')}, "
+                  f"{self.as_int(n, 'uint16_t')}, {self.as_int(k, 'uint16_t')}, 0, false, {self.expr(init)}));")
+
+    def op_fixpipe(self, op):
+        gm, c, n, m, src_stride, dst_stride = op.operands
+        p = self.fresh("fixParams")
+        self.line(f"FixpipeParamsV220 {p};")
+        self.line(f"{p}.nSize = {self.as_int(n, 'uint16_t')};")
+        self.line(f"{p}.mSize = {self.as_int(m, 'uint16_t')};")
+        self.line(f"{p}.srcStride = {self.as_int(src_stride, 'uint16_t')};")
+        self.line(f"{p}.dstStride = {self.as_int(dst_stride, 'uint32_t')};")
+        self.line(f"{p}.quantPre = QuantMode_t::{self._attr(op, 'quant')};")
+        if self._attr(op, "relu"):
+            self.line(f"{p}.reluEn = true;")
+        self.line(f"Fixpipe({self.expr(gm)}, {self.expr(c)}, {p});")
+
+    def op_cross_core_set_flag(self, op):
+        self.line(f"CrossCoreSetFlag<{self._attr(op, 'mode')}, {self._attr(op, 'pipe')}>"
+                  f"({self.as_int(op.operands[0], 'uint16_t')});")
+
+    def op_cross_core_wait_flag(self, op):
+        self.line(f"CrossCoreWaitFlag({self.as_int(op.operands[0], 'uint16_t')});")
+
+    def op_core_is(self, op):  # only ever the condition of an scf.if, printed by emit_if
+        pass
