@@ -131,10 +131,12 @@ def compare(target, name, got, ref, atol, rtol) -> OutputDiff:
                       not bad.any(), bad)
 
 
-def written_arguments(kernel, grid, args, meta) -> list[int]:
-    """Indices (into `args`) of the arrays the kernel stores to, from its xb module."""
-    ck = kernel.run(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], grid=grid,
-                    target="sim", **meta)
+def written_arguments(kernel, args, meta) -> list[int]:
+    """Indices (into `args`) of the arrays the kernel stores to, from its compiled sim program."""
+    from .runtime.compiler import compile_specialization
+
+    _, spec, _ = kernel.specialize(kernel.bind(args, meta))
+    ck = compile_specialization(kernel.source, spec, "sim", {})
     program = pickle.loads(ck.asm["simprog"])
     written = _stored_args(program)
     names = ck.metadata["arg_names"]
@@ -219,7 +221,7 @@ def diff(kernel, grid, *args, targets=None, reference: str = "sim", outputs=None
 
     kernel = jit(kernel)
     wanted = list(targets or all_targets())
-    out_idx = list(outputs) if outputs is not None else written_arguments(kernel, grid, args, meta)
+    out_idx = list(outputs) if outputs is not None else written_arguments(kernel, args, meta)
     arg_names = kernel.source.params
     if isinstance(reference, dict):
         ref, ref_name = {int(k): np.asarray(v) for k, v in reference.items()}, "the given reference"

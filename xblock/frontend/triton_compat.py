@@ -19,11 +19,15 @@ class _TritonModule:
 
     @staticmethod
     def cdiv(a, b):
-        return (a + b - 1) // b
+        from .. import cdiv
+
+        return cdiv(a, b)
 
     @staticmethod
     def next_power_of_2(n):
-        return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+        from .. import next_power_of_2
+
+        return next_power_of_2(n)
 
 
 _MODULES = {
