@@ -34,3 +34,22 @@ def test_race_is_found_across_chunks(monkeypatch):
     with pytest.raises(xblock.ExecutionError, match="write-write race"):
         racy_across_programs[(3,)](out, BLOCK=16, target="sim")
     assert not out.any()  # the failed launch left the array untouched
+
+
+@xblock.jit
+def pick_block(x_ptr, out_ptr, flag, BLOCK: xl.constexpr):
+    offs = xl.arange(0, BLOCK)
+    v = xl.load(x_ptr + offs)
+    if flag > xl.program_id(0):
+        w = v * 2
+    else:
+        w = v + 1
+    xl.store(out_ptr + xl.program_id(0) * BLOCK + offs, w)
+
+
+def test_block_values_chosen_by_a_scalar_condition():
+    # canonicalization may turn this `if` into an arith.select with a scalar i1 and block operands
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(24, np.float32)
+    pick_block[(3,)](x, out, 1, BLOCK=8, target="sim")
+    np.testing.assert_array_equal(out, np.concatenate([x * 2, x + 1, x + 1]))

@@ -6,6 +6,11 @@ A pointer block is a root pointer plus an affine offset (in elements). A mask is
 is a conjunction of `i_d < limit` per dimension (and of uniform conditions `0 < limit`). What does
 not fit is None: the backend then treats the access as a gather. The analysis is read-only and
 memoized per value; backends ask for what they need (`affine`, `pointer`, `mask`, `tile_access`).
+
+Wrapped offsets (`(pid * BLOCK + arange(0, BLOCK)) % M`, Triton's way to avoid load masks) are
+affine only on the lanes where the remainder is the dividend (`x < M`, for `x > -M`): a structure
+with `exact` bounds. Only callers that ask (`wrapped=True`) see such structures, with the exact
+lanes as limits (`TileAccess.assumed`); they must show that the other lanes do not matter.
 """
 
 from __future__ import annotations
@@ -77,12 +82,29 @@ ZERO = Lin()
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """Lane i is on iff i[d] < limit for every (d, limit) in dims, and 0 < limit for each uniform."""
+
+    shape: tuple
+    dims: tuple  # ((d, Lin), ...)
+    uniform: tuple = ()  # (Lin, ...)
+
+    def __and__(self, o: Bounds | None) -> Bounds:
+        return self if o is None else Bounds(self.shape, self.dims + o.dims, self.uniform + o.uniform)
+
+
+def _both(a: Bounds | None, b: Bounds | None) -> Bounds | None:
+    return b if a is None else a & b
+
+
+@dataclass(frozen=True)
 class Affine:
     """Element i of the block is base + sum_d strides[d] * i[d]."""
 
     shape: tuple
     base: Lin
     strides: tuple
+    exact: Bounds | None = None  # the lanes where the value is this affine form (None: all of them)
 
     def uniform(self) -> bool:
         return all(s.is_zero() for s in self.strides)
@@ -98,15 +120,6 @@ class Pointer:
 
 
 @dataclass(frozen=True)
-class Bounds:
-    """Lane i is on iff i[d] < limit for every (d, limit) in dims, and 0 < limit for each uniform."""
-
-    shape: tuple
-    dims: tuple  # ((d, Lin), ...)
-    uniform: tuple = ()  # (Lin, ...)
-
-
-@dataclass(frozen=True)
 class TileAccess:
     """A load/store of `rows` x `cols` elements: row r starts at base + r * row_stride, unit stride in a row."""
 
@@ -119,6 +132,7 @@ class TileAccess:
     row_limits: tuple
     col_limits: tuple
     uniform: tuple
+    assumed: Bounds | None = None  # wrapped offsets: only these lanes are fetched (tile_access(wrapped=True))
 
 
 def _shape(t: ir.Type) -> tuple:
@@ -182,9 +196,13 @@ class PointerStructure:
             self._memo[k] = fn(v)
         return self._memo[k]
 
-    def affine(self, v: ir.Value) -> Affine | None:
-        """The affine form of an integer block (or scalar, with shape ()), or None."""
-        return self._cached("aff", v, self._affine)
+    def affine(self, v: ir.Value, wrapped: bool = False) -> Affine | None:
+        """The affine form of an integer block (or scalar, with shape ()), or None.
+
+        With `wrapped`, also a form that holds on some lanes only (see `Affine.exact`).
+        """
+        a = self._cached("aff", v, self._affine)
+        return a if wrapped or a is None or a.exact is None else None
 
     def _affine(self, v):
         shape = _shape(v.type)
@@ -204,22 +222,35 @@ class PointerStructure:
         if n == "xb.splat":
             return Affine(shape, self.scalar(op.operands[0]), (ZERO,) * len(shape))
         if n in ("arith.addi", "arith.subi", "arith.muli"):
-            a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
+            a, b = self.affine(op.operands[0], True), self.affine(op.operands[1], True)
             if a is None or b is None:
                 return None
+            exact = _both(a.exact, b.exact)
             if n == "arith.addi":
-                return Affine(shape, a.base + b.base, tuple(x + y for x, y in zip(a.strides, b.strides)))
+                return Affine(shape, a.base + b.base, tuple(x + y for x, y in zip(a.strides, b.strides)), exact)
             if n == "arith.subi":
-                return Affine(shape, a.base - b.base, tuple(x - y for x, y in zip(a.strides, b.strides)))
+                return Affine(shape, a.base - b.base, tuple(x - y for x, y in zip(a.strides, b.strides)), exact)
             if b.uniform():
                 a, b = b, a
             if not a.uniform():
                 return None
-            return Affine(shape, a.base * b.base, tuple(a.base * s for s in b.strides))
+            return Affine(shape, a.base * b.base, tuple(a.base * s for s in b.strides), exact)
         if n in ("arith.extsi", "arith.trunci", "arith.index_cast"):
-            return self.affine(op.operands[0])
-        return self._reshaped(op, shape, self.affine, lambda a, strides, base=None: Affine(
-            shape, a.base, strides))
+            return self.affine(op.operands[0], True)
+        if n == "arith.remsi":
+            return self._wrapped(op, shape)
+        return self._reshaped(op, shape, lambda x: self.affine(x, True), lambda a, strides, exact: Affine(
+            shape, a.base, strides, exact))
+
+    def _wrapped(self, op, shape):
+        """`x % m` with x affine along one dimension (unit stride) and m uniform: x on the lanes x < m."""
+        x, m = self.affine(op.operands[0]), self.affine(op.operands[1])
+        if x is None or m is None or not m.uniform():
+            return None
+        varying = [d for d, s in enumerate(x.strides) if not s.is_zero()]
+        if len(varying) != 1 or x.strides[varying[0]].as_const() != 1:
+            return None
+        return Affine(shape, x.base, x.strides, Bounds(shape, ((varying[0], m.base - x.base),)))
 
     def _reshaped(self, op, shape, get, make):
         """broadcast / expand_dims / trans / trivial reshape applied to a structured value."""
@@ -234,6 +265,11 @@ class PointerStructure:
         src_shape = _shape(src.type)
         if isinstance(s, Bounds):
             return self._reshape_bounds(op, s, shape, src_shape)
+        exact = s.offset.exact if isinstance(s, Pointer) else s.exact
+        if exact is not None:
+            exact = self._reshape_bounds(op, exact, shape, src_shape)
+            if exact is None:
+                return None
         if n == "xb.broadcast":
             strides = tuple(ZERO if src_shape[d] == 1 and shape[d] != 1 else old[d] for d in range(len(shape)))
         elif n == "xb.expand_dims":
@@ -249,8 +285,8 @@ class PointerStructure:
             it = iter(keep)
             strides = tuple(ZERO if x == 1 else old[next(it)] for x in shape)
         if isinstance(s, Pointer):
-            return Pointer(s.root, s.elem, Affine(shape, s.offset.base, strides))
-        return make(s, strides)
+            return Pointer(s.root, s.elem, Affine(shape, s.offset.base, strides, exact))
+        return make(s, strides, exact)
 
     def _reshape_bounds(self, op, s: Bounds, shape, src_shape):
         n = op.name
@@ -267,9 +303,10 @@ class PointerStructure:
             return Bounds(shape, tuple((order.index(d), lim) for d, lim in s.dims), s.uniform)
         return None
 
-    def pointer(self, v: ir.Value) -> Pointer | None:
-        """The structure of a pointer (scalar or block), or None."""
-        return self._cached("ptr", v, self._pointer)
+    def pointer(self, v: ir.Value, wrapped: bool = False) -> Pointer | None:
+        """The structure of a pointer (scalar or block), or None (`wrapped`: as for `affine`)."""
+        p = self._cached("ptr", v, self._pointer)
+        return p if wrapped or p is None or p.offset.exact is None else None
 
     def _pointer(self, v):
         shape = _shape(v.type)
@@ -281,17 +318,18 @@ class PointerStructure:
         op = owner.operation if hasattr(owner, "operation") else owner
         n = op.name
         if n == "xb.addptr":
-            p, o = self.pointer(op.operands[0]), self.affine(op.operands[1])
+            p, o = self.pointer(op.operands[0], True), self.affine(op.operands[1], True)
             if p is None or o is None:
                 return None
             strides = tuple(a + b for a, b in zip(p.offset.strides, o.strides)) if shape else ()
-            return Pointer(p.root, p.elem, Affine(shape, p.offset.base + o.base, strides))
+            exact = _both(p.offset.exact, o.exact)
+            return Pointer(p.root, p.elem, Affine(shape, p.offset.base + o.base, strides, exact))
         if n == "xb.splat":
             p = self.pointer(op.operands[0])
             return None if p is None else Pointer(p.root, p.elem, Affine(shape, p.offset.base, (ZERO,) * len(shape)))
         if not shape:
             return Pointer(v, _elem(v.type), Affine((), ZERO, ()))
-        return self._reshaped(op, shape, self.pointer, None)
+        return self._reshaped(op, shape, lambda x: self.pointer(x, True), None)
 
     def assume_pointer(self, v: ir.Value, p: Pointer) -> None:
         """Record the structure of `v`, which the analysis cannot derive on its own (a loop-carried
@@ -339,14 +377,20 @@ class PointerStructure:
             return None
         return Bounds(shape, ((varying[0], limit),))
 
-    def tile_access(self, ptr: ir.Value, mask: ir.Value | None) -> TileAccess | None:
-        """A load/store as rows of unit-stride elements, or None for a gather."""
-        p = self.pointer(ptr)
+    def tile_access(self, ptr: ir.Value, mask: ir.Value | None, wrapped: bool = False) -> TileAccess | None:
+        """A load/store as rows of unit-stride elements, or None for a gather.
+
+        With `wrapped`, wrapped offsets are accepted: their exact lanes join the limits and are
+        reported in `assumed` (the caller fetches those lanes only).
+        """
+        p = self.pointer(ptr, wrapped)
         if p is None:
             return None
         b = self.mask(mask) if mask is not None else Bounds(p.offset.shape, ())
         if b is None:
             return None
+        assumed = p.offset.exact
+        b = b & assumed
         shape = p.offset.shape
         real = [d for d, x in enumerate(shape) if x != 1]
         if len(real) > 2:
@@ -365,4 +409,4 @@ class PointerStructure:
         row_l = tuple(lim for d, lim in b.dims if d == outer and outer is not None)
         col_l = tuple(lim for d, lim in b.dims if d == inner and inner is not None)
         uni = b.uniform + tuple(lim for d, lim in b.dims if d not in (inner, outer))
-        return TileAccess(p.root, p.elem, p.offset.base, rows, cols, rs, row_l, col_l, uni)
+        return TileAccess(p.root, p.elem, p.offset.base, rows, cols, rs, row_l, col_l, uni, assumed)

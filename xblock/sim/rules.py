@@ -189,6 +189,9 @@ def _sim_cmpf(ex, ins, a, b):
 
 @rule("arith.select")
 def _sim_select(ex, ins, c, a, b):
+    rank = max(a.ndim, b.ndim)
+    if c.ndim < rank:  # a scalar condition choosing between whole blocks (canonicalized scf.if)
+        c = c.reshape(c.shape + (1,) * (rank - c.ndim))
     return np.where(c, a, b)
 
 
