@@ -17,6 +17,20 @@ class ArgError(Exception):
     """An argument xblock cannot pass to a kernel; the caller adds the kernel's location."""
 
 
+def from_dlpack(v):
+    """An object exposing only DLPack as an array the targets take: numpy on the host, torch on a GPU."""
+    if isinstance(v, np.ndarray) or hasattr(v, "data_ptr") or not hasattr(v, "__dlpack__"):
+        return v
+    device_type = v.__dlpack_device__()[0] if hasattr(v, "__dlpack_device__") else 1
+    if device_type == 1:  # kDLCPU
+        return np.from_dlpack(v)
+    try:
+        import torch
+    except ImportError:
+        raise ArgError("a device DLPack tensor needs torch to be passed to a kernel") from None
+    return torch.from_dlpack(v)
+
+
 def is_tensor_like(v) -> bool:
     return isinstance(v, np.ndarray) or hasattr(v, "data_ptr")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import LaunchError, XBlockError, surface
-from .args import ArgError, describe
+from .args import ArgError, describe, from_dlpack
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch", "soc", "debug")
@@ -103,6 +103,7 @@ class JITFunction:
                 key.append(("c", repr(v)))
                 continue
             try:
+                v = from_dlpack(v)
                 sig, flag = describe(p, v)
             except ArgError as e:
                 raise self._error(str(e)) from None

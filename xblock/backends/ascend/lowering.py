@@ -430,6 +430,41 @@ def _fma(L, op):
     finish(L, op, out, ce)
 
 
+@rule("arith.divsi", "arith.divui", "arith.remsi", "arith.remui")
+def _int_divmod(L, op):
+    """Integer `//` and `%` of blocks. A wrapped offset (`(pid * B + arange(0, B)) % M`) stays
+    symbolic for the Cube path's loads (pointer_structure, `wrapped`); as data it is `divmod_tile`."""
+    r = op.result
+    if not _is_block(r):
+        return _clone_scalar(L, op)
+    if _structured(L, r) or L.ps.affine(r, wrapped=True) is not None:
+        L.vmap[r] = Struct(r)
+        return
+    L.vmap[r] = divmod_tile(L, op)
+
+
+def divmod_tile(L, op) -> Tile:
+    """C's truncating x / y or x % y of int32 blocks. The vector unit divides floats only: the
+    quotient is a float Div cast to int32 with CAST_TRUNC, exact while |x| + |y| < 2**24."""
+    elem = elem_of(op.result.type)
+    if elem != "i32":
+        raise L.error(f"ascend: integer division of {elem} blocks is not supported (int32 is)")
+    x, y = L.tile(op.operands[0]), L.tile(op.operands[1])
+    q = L.temp("f32", x.shape)
+    vec(L, "Div", q, as_elem(L, x, "f32"), as_elem(L, y, "f32"))
+    name = L.name_for(op)
+    if op.name in ("arith.divsi", "arith.divui"):
+        out = L.new_tile("i32", x.shape, name, result=op.result)
+        cast(L, out, q)
+        return out
+    qi = L.temp("i32", x.shape)
+    cast(L, qi, q)
+    vec(L, "Mul", qi, qi, y)
+    out = L.new_tile("i32", x.shape, name, result=op.result)
+    vec(L, "Sub", out, x, qi)
+    return out
+
+
 @rule("xb.print", "xb.assert", "xb.atomic_cas", "scf.while")
 def _unsupported(L, op):
     raise L.error(f"{op.name} is not supported on ascend yet")

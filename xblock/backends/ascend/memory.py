@@ -419,6 +419,11 @@ def materialize(L, v: ir.Value) -> Tile:
     if elem.startswith("!xb.ptr"):
         raise L.error("ascend: a block of pointers cannot be used as data")
     a = L.ps.affine(v)
+    owner = v.owner
+    if a is None and not isinstance(owner, ir.Block) and owner.name in ("arith.remsi", "arith.divsi"):
+        from .lowering import divmod_tile  # a wrapped offset used as data after all
+
+        return divmod_tile(L, owner)
     if a is None:
         raise L.error("internal: integer block without structure")
     f = L.new_tile("f32", shape)
