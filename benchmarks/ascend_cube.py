@@ -25,7 +25,7 @@ os.environ["XBEMU_CUBE_COUNT_ONLY"] = "1"
 import xblock  # noqa: E402
 from tests.ascend_cube.kernels import dot_kernel  # noqa: E402
 from xblock.backends.ascend.cube_plan import CUBE_SOCS, estimate, plan_cube  # noqa: E402
-from xblock.backends.ascend.launch import cube_counters  # noqa: E402
+from xblock.backends.ascend.launch import LAST_COUNTERS, cube_counters  # noqa: E402
 
 SIG = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", M="i32", N="i32", K="i32", stride_am="i32",
            stride_bk="i32", stride_cm="i32")
@@ -54,7 +54,7 @@ def main() -> None:
     wall = time.perf_counter() - t0
     got = cube_counters(ck)
     gm = got["gm_to_l1_bytes"] + got["l0c_to_gm_bytes"]
-    print(f"model run (count only): {wall:.1f} s")
+    print(f"model run (count only): {wall:.1f} s; blockDim {LAST_COUNTERS['block_dim']} (one block per AIC)")
     for k, v in got.items():
         print(f"  {k:18s} {v}")
     print(f"GM bytes: model {gm} (static {est['gm_bytes']}), minimum {est['gm_min_bytes']}, "

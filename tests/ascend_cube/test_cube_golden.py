@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import xblock
+import xblock.language as xl
 from tests.ascend_cube.kernels import dot_kernel
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -51,6 +52,11 @@ def test_golden_matmul_mixed():
                 "CrossCoreWaitFlag(1);", "Select("):
         assert api in cpp, api
     assert ck.metadata["workspace_bytes"] == 32 * 32 * 4
+    # GM offsets and the scalars they use carry the kernel's names, not t_N
+    for name in ("DataCopy(a1Local, aGm[a_ptrs]", "DataCopy(b1Local, bGm[b_ptrs]", "DataCopyPad(cGm[c_ptrs]",
+                 "const int32_t first_pid_m_div = (pidx / num_pid_in_group);", "stride_am64", "MmadParams(32, 32, "
+                 "static_cast<uint16_t>(kStep)"):
+        assert name in cpp, name
 
 
 def test_golden_dot_fixpipe_relu():
@@ -109,3 +115,21 @@ def test_export_of_an_aic_only_kernel_has_no_workspace(tmp_path):
     assert "workspace" not in host and "one block per cube core (AIC) (20 on Ascend910B3)" in host
     params, args = _kernel_params(ck.asm["cpp"], "dot_kernel"), _launch_args(host, "dot_kernel")
     assert len(args) - 2 == len(params) and args[-1] == "tiling"
+
+
+@xblock.jit
+def dot_and_copy_kernel(a_ptr, b_ptr, c_ptr, d_ptr, B: xl.constexpr):
+    offs = xl.arange(0, B)
+    idx = offs[:, None] * B + offs[None, :]
+    a = xl.load(a_ptr + idx)
+    xl.store(c_ptr + idx, xl.dot(a, xl.load(b_ptr + idx)))
+    xl.store(d_ptr + idx, a)  # the operand is used again: the Cube path cannot take its load
+
+
+def test_dot_the_cube_cannot_take_is_an_error_at_the_dot():
+    sig = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp32", d_ptr="*fp16")
+    with pytest.raises(xblock.CompilationError) as e:
+        xblock.compile(dot_and_copy_kernel, target="ascend", signature=sig, constexprs=dict(B=32))
+    msg = str(e.value)
+    assert "test_cube_golden.py:" in msg and "this dot cannot go to the Cube unit" in msg
+    assert "xl.dot(a, xl.load(b_ptr + idx))" in msg and "Traceback" not in msg

@@ -69,8 +69,9 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
                 arr_names.append(name)
             else:
                 vals.append(np.array([v], dtype=_SCALAR[sig]))
-        # run on copies: a launch that fails half-way leaves the caller's arrays untouched
-        memory = Memory([np.ascontiguousarray(a).copy() for a in arrays], arr_names)
+        # run on copies (made on a buffer's first write): a launch that fails half-way leaves the
+        # caller's arrays untouched
+        memory = Memory([np.ascontiguousarray(a) for a in arrays], arr_names, shared=True)
         it = iter(range(len(arrays)))
         vals = [np.array([memory.base(next(it))], dtype=np.int64) if v is None else v for v in vals]
         Executor(program, memory, grid).run(vals)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..errors import ExecutionError
+from .lazy import PtrSum, materialize
 from .memory import Memory
 from .program import Block, Program
-from .rules import SIM_RULES
+from .rules import LAZY_RULES, SIM_RULES
 
 CHUNK_ELEMENTS = 1 << 22  # values per block op above which programs run in chunks
 
@@ -16,6 +19,15 @@ def _round_bf16(x: np.ndarray) -> np.ndarray:
     import ml_dtypes
 
     return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+def _sole_refcount() -> int:
+    """What sys.getrefcount reports for an array held only by one list (as run_block reads it)."""
+    vals = [np.empty(1)]
+    return sys.getrefcount(vals[0])
+
+
+_SOLE = _sole_refcount()
 
 
 def _uniform(x: np.ndarray) -> bool:
@@ -28,6 +40,7 @@ class Executor:
     def __init__(self, program: Program, memory: Memory, grid: tuple):
         self.program, self.memory, self.grid = program, memory, grid
         self.env: dict = {}
+        self.donor = None  # see run_block
 
     # ------------------------------------------------------------------------------ programs
     def set_programs(self, flat: np.ndarray) -> None:
@@ -52,8 +65,7 @@ class Executor:
         """Run `fn()` for the programs `sel` (indices into the current ones); restore afterwards."""
         saved = (self.env, self.flat_pid, self.n_programs, self.pids)
         n = self.n_programs
-        self.env = {k: (v[sel] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n and n != 1 else v)
-                    for k, v in self.env.items()}
+        self.env = {k: _take(v, sel, n) for k, v in self.env.items()}
         self.set_programs(self.flat_pid[sel])
         try:
             return fn()
@@ -67,6 +79,18 @@ class Executor:
             env[slot] = v
         for ins in block.instrs:
             vals = [env[o] for o in ins.operands]
+            for i in ins.eager:
+                if type(vals[i]) is PtrSum:
+                    vals[i] = vals[i].value()
+            for o in ins.dead:
+                del env[o]
+            for i in ins.donors:
+                # a dead operand that nothing else references (not even a view): its memory may take
+                # the result (ufuncs write element by element, so out= an input is exact)
+                if type(vals[i]) is np.ndarray and sys.getrefcount(vals[i]) <= _SOLE and vals[i].base is None \
+                        and vals[i].flags.writeable:
+                    self.donor = vals[i]
+                    break
             ctl = _CONTROL.get(ins.name)
             if ctl is not None:
                 out = ctl(self, ins, vals)
@@ -76,12 +100,19 @@ class Executor:
                     r = ins.rule = SIM_RULES.get(ins.name)
                     if r is None:
                         raise ExecutionError(f"{ins.loc}: the simulator has no rule for {ins.name}")
+                    if r not in LAZY_RULES:
+                        ins.eager = tuple(i for i, t in enumerate(ins.otypes) if t.is_ptr)
+                        vals = [materialize(v) for v in vals]
                 out = r(self, ins, *vals)
-            if not ins.results:
-                continue
-            outs = out if isinstance(out, (list, tuple)) else [out]
-            for slot, t, v in zip(ins.results, ins.rtypes, outs):
-                env[slot] = _round_bf16(v) if t.elem == "bf16" else v
+            self.donor = None
+            for o in ins.dead_after:
+                del env[o]
+            if ins.results:
+                outs = out if isinstance(out, (list, tuple)) else (out,)
+                for slot, t, v in zip(ins.results, ins.rtypes, outs):
+                    env[slot] = _round_bf16(v) if t.elem == "bf16" else v
+                outs = v = None
+            out = vals = None  # hold no reference past the env's: see the donor check above
         if block.term is None:
             return []
         return [env[o] for o in block.term.operands]
@@ -92,9 +123,20 @@ class Executor:
         for i, t in enumerate(types):
             full = np.empty((n,) + t.shape, dtype=t.dtype)
             for sel, vals in parts:
-                full[sel] = vals[i]
+                full[sel] = materialize(vals[i])
             outs.append(full)
         return outs
+
+
+def _take(v, sel, n):
+    """`v` restricted to the programs `sel` where it has a program axis of size `n` (> 1)."""
+    if type(v) is PtrSum:
+        if n == 1 or v.shape[0] != n:
+            return v
+        return PtrSum([t[sel] if t.shape[0] == n else t for t in v.terms], (len(sel),) + v.shape[1:])
+    if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n and n != 1:
+        return v[sel]
+    return v
 
 
 def _all_types(block: Block):
@@ -171,6 +213,7 @@ def _while_one(ex, ins, carried):
 
 
 def _env_slice(self, v, sel):
+    v = materialize(v)
     return v if v.shape[0] == 1 else v[sel]
 
 

@@ -32,12 +32,24 @@ _VIEW = {"i1": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64":
 class Memory:
     """The argument buffers of one launch."""
 
-    def __init__(self, arrays: list, names: list):
-        self.raw = [a.reshape(-1).view(np.uint8) for a in arrays]
+    def __init__(self, arrays: list, names: list, shared: bool = False):
+        """`shared`: the arrays are the caller's; each is copied before the launch first writes to it."""
+        self.arrays = list(arrays)
+        self.raw = [a.reshape(-1).view(np.uint8) for a in self.arrays]
         self.names = names
-        self.arrays = arrays
         self.writers: dict = {}
         self.written: set = set()  # buffers a store or an atomic touched
+        self._shared = set(range(len(self.arrays))) if shared else set()
+        for b in self._shared:
+            self.raw[b].flags.writeable = False  # reads only until the copy
+
+    def mark_written(self, b: int) -> None:
+        """Note a write to buffer `b`, giving it a private copy first if it is still the caller's."""
+        if b in self._shared:
+            self._shared.discard(b)
+            self.arrays[b] = self.arrays[b].copy()
+            self.raw[b] = self.arrays[b].reshape(-1).view(np.uint8)
+        self.written.add(b)
 
     def base(self, i: int) -> int:
         return (i + 1) << SHIFT
@@ -108,7 +120,7 @@ class Memory:
         else:
             values = values.astype(_VIEW[pointee], copy=False)
         for b, sel in self._groups(buf):
-            self.written.add(b)
+            self.mark_written(b)
             i = idx[sel]
             if check_race:
                 self._check_race(b, size, i, lanes_flat_pid[sel], loc)
@@ -149,7 +161,7 @@ class Memory:
         if pointee == "bf16":
             raise ExecutionError(f"{loc}: atomics on bfloat16 are not supported")
         for b, sel in self._groups(buf):
-            self.written.add(b)
+            self.mark_written(b)
             view = self.raw[b][: self.raw[b].size // size * size].view(_VIEW[pointee])
             lane_idx = idx[sel] if not isinstance(sel, slice) else idx
             lane_val = (vals[sel] if not isinstance(sel, slice) else vals).astype(view.dtype, copy=False)

@@ -67,6 +67,10 @@ class Instr:
     regions: list
     loc: Loc
     rule: object = None
+    eager: tuple = ()  # operands to materialize if lazy (pointer operands of rules that need arrays)
+    dead: tuple = ()  # slots defined in this block whose last use is this instruction (no regions)
+    dead_after: tuple = ()  # the same, for an instruction with regions: freed once it has run
+    donors: tuple = ()  # operand positions whose array the rule may overwrite if nothing else holds it
 
 
 @dataclass
@@ -183,10 +187,43 @@ def convert(module: ir.Module) -> Program:
 
 def bind_rules(block: Block, overrides: dict) -> None:
     """Attach each instruction's rule now, taking `overrides` first (op name -> rule)."""
-    from .rules import SIM_RULES
+    from .rules import LAZY_RULES, SIM_RULES
 
     for ins in block.instrs:
         ins.rule = overrides.get(ins.name) or SIM_RULES.get(ins.name)
+        lazy_ok = ins.rule in LAZY_RULES or ins.name in ("scf.for", "scf.if", "scf.while")
+        ins.eager = () if lazy_ok else tuple(i for i, t in enumerate(ins.otypes) if t.is_ptr)
         for region in ins.regions:
             if region is not None:
                 bind_rules(region, overrides)
+    _plan_lifetimes(block)
+
+
+def _uses(ins: Instr) -> set:
+    """Slots an instruction reads, in its operands or anywhere in its regions."""
+    out = set(ins.operands)
+    for r in ins.regions:
+        if r is not None:
+            for sub in r.instrs:
+                out |= _uses(sub)
+            if r.term is not None:
+                out |= set(r.term.operands)
+    return out
+
+
+def _plan_lifetimes(block: Block) -> None:
+    """Mark where values defined in `block` die, so the executor can free them (or reuse their
+    memory for a result) right after their last use. Values the terminator yields never die here."""
+    defined = set()
+    for ins in block.instrs:
+        defined.update(ins.results)
+    live = set(block.term.operands) if block.term is not None else set()
+    for ins in reversed(block.instrs):
+        uses = _uses(ins)
+        dead = tuple(sorted((uses & defined) - live))
+        if ins.regions:
+            ins.dead, ins.dead_after, ins.donors = (), dead, ()
+        else:
+            ins.dead, ins.dead_after = dead, ()
+            ins.donors = tuple(i for i, o in enumerate(ins.operands) if o in dead and ins.operands.count(o) == 1)
+        live |= uses

@@ -11,6 +11,8 @@ import math as _pymath
 import numpy as np
 
 from ..errors import ExecutionError
+from . import lazy
+from .lazy import PtrSum, materialize
 from .program import Dense, itemsize
 
 SIM_RULES: dict = {}
@@ -43,8 +45,9 @@ def _sim_constant(ex, ins):
     v = ins.attrs["value"]
     t = ins.rtypes[0]
     if isinstance(v, Dense):
-        if v.array is None:
-            return np.full((1,) + t.shape, _scalar(v.splat, t), dtype=t.dtype)
+        if v.array is None:  # a read-only broadcast view: one element, whatever the shape
+            one = np.full((1,) * (1 + len(t.shape)), _scalar(v.splat, t), dtype=t.dtype)
+            return np.broadcast_to(one, (1,) + t.shape)
         return np.asarray(v.array).astype(t.dtype).reshape((1,) + t.shape)
     return np.full((1,), _scalar(v, t), dtype=t.dtype)
 
@@ -60,10 +63,32 @@ def _scalar(val, t):
 
 
 # ------------------------------------------------------------------------------------ arithmetic
+def _donor(ex, ins, *xs):
+    """The executor's dead operand to write the result into, if it fits: the result's dtype and shape,
+    and every operand of that dtype (so the ufunc computes in the result's type, as without out=)."""
+    d = ex.donor
+    if d is None:
+        return None
+    dt = ins.rtypes[0].dtype
+    if d.dtype != dt or any(x.dtype != dt for x in xs):
+        return None
+    if d.shape != np.broadcast_shapes(*(x.shape for x in xs)):
+        return None
+    return d
+
+
 def _binary(fn):
-    def impl(ex, ins, a, b):
-        with np.errstate(all="ignore"):
-            return _out(ins, fn(a, b))
+    if isinstance(fn, np.ufunc):
+        def impl(ex, ins, a, b):
+            with np.errstate(all="ignore"):
+                d = _donor(ex, ins, a, b) if ex.donor is not None else None
+                if d is not None:
+                    return fn(a, b, out=d)
+                return _out(ins, fn(a, b))
+    else:
+        def impl(ex, ins, a, b):
+            with np.errstate(all="ignore"):
+                return _out(ins, fn(a, b))
 
     return impl
 
@@ -140,7 +165,8 @@ def _sim_shift(ex, ins, a, b):
 
 @rule("arith.negf")
 def _sim_negf(ex, ins, a):
-    return np.negative(a)
+    d = _donor(ex, ins, a) if ex.donor is not None else None
+    return np.negative(a) if d is None else np.negative(a, out=d)
 
 
 @rule("arith.mului_extended")
@@ -251,7 +277,11 @@ def _sim_math(ex, ins, a):
         if a.dtype == np.float16:
             return _MATH[ins.name](a.astype(np.float32)).astype(np.float16)
         if a.dtype.kind == "f":
-            return _MATH[ins.name](a).astype(a.dtype)
+            fn = _MATH[ins.name]
+            d = _donor(ex, ins, a) if ex.donor is not None and isinstance(fn, np.ufunc) else None
+            if d is not None:
+                return fn(a, out=d)
+            return fn(a).astype(a.dtype, copy=False)
         return _MATH[ins.name](a)
 
 
@@ -280,16 +310,28 @@ def _sim_arange(ex, ins):
 @rule("xb.splat")
 def _sim_splat(ex, ins, x):
     shape = ins.rtypes[0].shape
+    if ins.rtypes[0].is_ptr and shape:  # a lazy pointer block: one compact term
+        x = materialize(x)
+        return PtrSum([x.reshape((x.shape[0],) + (1,) * len(shape)).astype(np.int64, copy=False)],
+                      (x.shape[0],) + shape)
     return np.broadcast_to(x.reshape((x.shape[0],) + (1,) * len(shape)), (x.shape[0],) + shape)
 
 
 @rule("xb.broadcast")
 def _sim_broadcast(ex, ins, x):
+    if type(x) is PtrSum:
+        shape = (x.shape[0],) + ins.rtypes[0].shape
+        if len(shape) == x.ndim:
+            return PtrSum(x.terms, shape)
+        x = x.value()
     return np.broadcast_to(x, (x.shape[0],) + ins.rtypes[0].shape)
 
 
 @rule("xb.expand_dims")
 def _sim_expand_dims(ex, ins, x):
+    if type(x) is PtrSum:
+        a = ins.attrs["axis"] + 1
+        return PtrSum([np.expand_dims(t, a) for t in x.terms], x.shape[:a] + (1,) + x.shape[a:])
     return np.expand_dims(x, ins.attrs["axis"] + 1)
 
 
@@ -300,6 +342,9 @@ def _sim_reshape(ex, ins, x):
 
 @rule("xb.trans")
 def _sim_trans(ex, ins, x):
+    if type(x) is PtrSum:
+        order = [0] + [o + 1 for o in ins.attrs["order"]]
+        return PtrSum([np.transpose(t, order) for t in x.terms], tuple(x.shape[o] for o in order))
     return np.transpose(x, [0] + [o + 1 for o in ins.attrs["order"]])
 
 
@@ -310,7 +355,16 @@ def _sim_ptr_cast(ex, ins, x):
 
 @rule("xb.addptr")
 def _sim_addptr(ex, ins, p, off):
-    return p + off.astype(np.int64) * itemsize(ins.rtypes[0].pointee)
+    size = itemsize(ins.rtypes[0].pointee)
+    if not ins.rtypes[0].shape:  # scalars: plain arrays
+        return materialize(p) + off.astype(np.int64) * size
+    shape = np.broadcast_shapes(p.shape, off.shape)
+    if len(p.shape) != len(shape) or off.ndim != len(shape):
+        return materialize(p) + off.astype(np.int64) * size
+    term = lazy.compact(off).astype(np.int64)
+    if size != 1:
+        term *= size
+    return PtrSum.of(p).add(term, shape)
 
 
 def _lanes(ex, ptr, mask):
@@ -346,6 +400,13 @@ def _sim_load(ex, ins, *ops):
     mask = ops[1] if seg[1] else None
     other = ops[1 + seg[1]] if seg[2] else None
     t = ins.rtypes[0]
+    if type(ptr) is PtrSum:
+        if not t.is_ptr:
+            shape = np.broadcast_shapes(ptr.shape, mask.shape) if mask is not None else ptr.shape
+            out = lazy.load(ex.memory, ptr, mask, materialize(other), shape, ins.otypes[0].pointee, t.dtype)
+            if out is not None:
+                return out
+        ptr = ptr.value()
     ptr, active = _lanes(ex, ptr, mask)
     pid_of = _pid_of(ex, ptr.shape, active)
     if active is None:
@@ -363,10 +424,14 @@ def _sim_load(ex, ins, *ops):
 @rule("xb.store")
 def _sim_store(ex, ins, *ops):
     seg = ins.attrs["operandSegmentSizes"]
-    ptr, val = ops[0], ops[1]
+    ptr, val = ops[0], materialize(ops[1])
     mask = ops[2] if seg[2] else None
     shape = np.broadcast_shapes(ptr.shape, val.shape, *([mask.shape] if mask is not None else []))
     shape = (ex.n_programs,) + shape[1:]
+    if type(ptr) is PtrSum:
+        if lazy.store(ex.memory, ptr, val, mask, shape, ins.otypes[0].pointee, ex.flat_pid, ins.loc):
+            return None
+        ptr = ptr.value()
     ptr = np.broadcast_to(ptr, shape)
     val = np.broadcast_to(val, shape)
     lanes_per_program = int(np.prod(shape[1:], dtype=np.int64))
@@ -403,6 +468,11 @@ def _sim_atomic(ex, ins, *ops):
     old[active] = ex.memory.atomic(kind, ptr[active], val[active], cmp[active] if cmp is not None else None,
                                    pointee, ins.loc, _pid_of(ex, shape, active))
     return old
+
+
+# rules that take lazy pointer blocks (PtrSum); others get them materialized (see program.bind_rules)
+LAZY_RULES = frozenset(SIM_RULES[n] for n in ("xb.addptr", "xb.splat", "xb.broadcast", "xb.expand_dims",
+                                               "xb.trans", "xb.ptr_cast", "xb.load", "xb.store"))
 
 
 # ------------------------------------------------------------------------------------ reductions

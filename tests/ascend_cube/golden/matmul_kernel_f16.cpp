@@ -54,58 +54,62 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
         // matmul.py:42: num_pid_in_group = GROUP_M * num_pid_n
         const int32_t num_pid_in_group = (num_pid_n * 8);
         // matmul.py:43: first_pid_m = (pid // num_pid_in_group) * GROUP_M
-        const int32_t t = (pidx / num_pid_in_group);
-        const int32_t first_pid_m = (t * 8);
+        const int32_t first_pid_m_div = (pidx / num_pid_in_group);
+        const int32_t first_pid_m = (first_pid_m_div * 8);
         // matmul.py:44: group_size_m = xl.minimum(num_pid_m - first_pid_m, GROUP_M)
-        const int32_t t_1 = (num_pid_m - first_pid_m);
-        const int32_t group_size_m = (t_1 < 8 ? t_1 : 8);
+        const int32_t group_size_m_diff = (num_pid_m - first_pid_m);
+        const int32_t group_size_m = (group_size_m_diff < 8 ? group_size_m_diff : 8);
         // matmul.py:45: pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
-        const int32_t t_2 = (pidx % num_pid_in_group);
-        const int32_t t_3 = (t_2 % group_size_m);
+        const int32_t pid_m_rem = (pidx % num_pid_in_group);
+        const int32_t pid_m_rem_1 = (pid_m_rem % group_size_m);
         // matmul.py:46: pid_n = (pid % num_pid_in_group) // group_size_m
-        const int32_t pid_n = (t_2 / group_size_m);
+        const int32_t pid_n = (pid_m_rem / group_size_m);
         // matmul.py:54: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if ASCEND_IS_AIC {
             LocalTensor<float> c1Local = outQueueCO1.AllocTensor<float>();
             for (int32_t k = 0; k < ((K + 31) / 32); k++) {
                 // matmul.py:58: acc = xl.dot(a, b, acc=acc)
-                const int64_t t_4 = static_cast<int64_t>(t);
-                const int64_t t_5 = static_cast<int64_t>(t_3);
-                const int64_t t_6 = ((static_cast<int64_t>(M) + (t_4 * -256)) + (t_5 * -32));
-                const int64_t t_7 = (32 < t_6 ? 32 : t_6);
-                const int64_t t_8 = static_cast<int64_t>(k);
-                const int64_t t_9 = (static_cast<int64_t>(K) + (t_8 * -32));
-                const int64_t t_10 = (32 < t_9 ? 32 : t_9);
-                const int64_t t_11 = (t_10 > 0 ? t_10 : 0);
-                const int64_t t_12 = static_cast<int64_t>(pid_n);
-                const int64_t t_13 = (static_cast<int64_t>(N) + (t_12 * -32));
-                const int64_t t_14 = (32 < t_13 ? 32 : t_13);
+                const int64_t first_pid_m_div64 = static_cast<int64_t>(first_pid_m_div);
+                const int64_t pid_m_rem_1_64 = static_cast<int64_t>(pid_m_rem_1);
+                const int64_t t = ((static_cast<int64_t>(M) + (first_pid_m_div64 * -256)) + (pid_m_rem_1_64 * -32));
+                const int64_t t_1 = (32 < t ? 32 : t);
+                const int64_t mValid = (t_1 > 0 ? t_1 : 0);
+                const int64_t k64 = static_cast<int64_t>(k);
+                const int64_t t_2 = (static_cast<int64_t>(K) + (k64 * -32));
+                const int64_t t_3 = (32 < t_2 ? 32 : t_2);
+                const int64_t kValid = (t_3 > 0 ? t_3 : 0);
+                const int64_t pid_n64 = static_cast<int64_t>(pid_n);
+                const int64_t t_4 = (static_cast<int64_t>(N) + (pid_n64 * -32));
+                const int64_t t_5 = (32 < t_4 ? 32 : t_4);
+                const int64_t nValid = (t_5 > 0 ? t_5 : 0);
                 LocalTensor<half> a1Local = inQueueA1.AllocTensor<half>();
-                const int64_t t_15 = static_cast<int64_t>(stride_am);
-                DataCopy(a1Local, aGm[(((t_8 * 32) + ((t_4 * t_15) * 256)) + ((t_5 * t_15) * 32))], Nd2NzParams(1, static_cast<uint16_t>((t_7 > 0 ? t_7 : 0)), static_cast<uint16_t>(t_11), 0, static_cast<uint16_t>(t_15), 32, 1, 0));
+                const int64_t stride_am64 = static_cast<int64_t>(stride_am);
+                const int64_t a_ptrs = (((k64 * 32) + ((first_pid_m_div64 * stride_am64) * 256)) + ((pid_m_rem_1_64 * stride_am64) * 32));
+                DataCopy(a1Local, aGm[a_ptrs], Nd2NzParams(1, static_cast<uint16_t>(mValid), static_cast<uint16_t>(kValid), 0, static_cast<uint16_t>(stride_am64), 32, 1, 0));
                 inQueueA1.EnQue(a1Local);
                 LocalTensor<half> a1 = inQueueA1.DeQue<half>();
                 LocalTensor<half> b1Local = inQueueB1.AllocTensor<half>();
-                const int64_t t_16 = static_cast<int64_t>(stride_bk);
-                DataCopy(b1Local, bGm[((t_12 * 32) + ((t_16 * t_8) * 32))], Nd2NzParams(1, static_cast<uint16_t>(t_11), static_cast<uint16_t>((t_14 > 0 ? t_14 : 0)), 0, static_cast<uint16_t>(t_16), 32, 1, 0));
+                const int64_t stride_bk64 = static_cast<int64_t>(stride_bk);
+                const int64_t b_ptrs = ((pid_n64 * 32) + ((stride_bk64 * k64) * 32));
+                DataCopy(b1Local, bGm[b_ptrs], Nd2NzParams(1, static_cast<uint16_t>(kValid), static_cast<uint16_t>(nValid), 0, static_cast<uint16_t>(stride_bk64), 32, 1, 0));
                 inQueueB1.EnQue(b1Local);
                 LocalTensor<half> b1 = inQueueB1.DeQue<half>();
-                const int64_t t_17 = (t_11 < 32 ? t_11 : 32);
-                const int64_t t_18 = (t_17 > 0 ? t_17 : 0);
-                const int64_t t_19 = ((t_18 + 15) / 16);
+                const int64_t t_6 = (kValid < 32 ? kValid : 32);
+                const int64_t kStep = (t_6 > 0 ? t_6 : 0);
+                const int64_t t_7 = ((kStep + 15) / 16);
                 LocalTensor<half> a2Local = inQueueA2.AllocTensor<half>();
                 for (int64_t i = 0; i < 2; i++) {
-                    LoadData(a2Local[((i * t_19) * 256)], a1, LoadData2DParams(static_cast<uint16_t>(i), static_cast<uint8_t>(t_19), 2, 0, 0, false, 0));
+                    LoadData(a2Local[((i * t_7) * 256)], a1, LoadData2DParams(static_cast<uint16_t>(i), static_cast<uint8_t>(t_7), 2, 0, 0, false, 0));
                 }
                 inQueueA2.EnQue(a2Local);
                 LocalTensor<half> b2Local = inQueueB2.AllocTensor<half>();
-                for (int64_t i_1 = 0; i_1 < t_19; i_1++) {
+                for (int64_t i_1 = 0; i_1 < t_7; i_1++) {
                     LoadData(b2Local[(i_1 * 512)], b1, LoadData2DParams(static_cast<uint16_t>(i_1), 2, 2, 0, 0, true, 0));
                 }
                 inQueueB2.EnQue(b2Local);
                 LocalTensor<half> a2 = inQueueA2.DeQue<half>();
                 LocalTensor<half> b2 = inQueueB2.DeQue<half>();
-                Mmad(c1Local, a2, b2, MmadParams(32, 32, static_cast<uint16_t>(t_18), 0, false, (k == 0)));
+                Mmad(c1Local, a2, b2, MmadParams(32, 32, static_cast<uint16_t>(kStep), 0, false, (k == 0)));
                 inQueueA2.FreeTensor(a2);
                 inQueueB2.FreeTensor(b2);
                 inQueueA1.FreeTensor(a1);
@@ -146,17 +150,19 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
             Cast(cLocal, tmp_2, RoundMode::CAST_RINT, 1024);
             outQueueC.EnQue(cLocal);
             LocalTensor<half> local = outQueueC.DeQue<half>();
-            const int64_t t_20 = static_cast<int64_t>(pid_n);
-            const int64_t t_21 = static_cast<int64_t>(t);
-            const int64_t t_22 = static_cast<int64_t>(stride_cm);
-            const int64_t t_23 = static_cast<int64_t>(t_3);
-            const int64_t t_24 = ((static_cast<int64_t>(M) + (t_21 * -256)) + (t_23 * -32));
-            const int64_t t_25 = (t_24 > 0 ? t_24 : 0);
-            const int64_t rows = (t_25 < 32 ? t_25 : 32);
-            const int64_t t_26 = (static_cast<int64_t>(N) + (t_20 * -32));
-            const int64_t t_27 = (t_26 > 0 ? t_26 : 0);
-            const int64_t cols = (t_27 < 32 ? t_27 : 32);
-            DataCopyPad(cGm[(((t_20 * 32) + ((t_21 * t_22) * 256)) + ((t_23 * t_22) * 32))], local, DataCopyExtParams(static_cast<uint16_t>(rows), static_cast<uint32_t>((cols * 2)), static_cast<uint32_t>(((64 - ((((cols + 15) / 16) * 16) * 2)) / 32)), static_cast<uint32_t>(((t_22 - cols) * 2)), 0));
+            const int64_t pid_n64_1 = static_cast<int64_t>(pid_n);
+            const int64_t first_pid_m_div64_1 = static_cast<int64_t>(first_pid_m_div);
+            const int64_t stride_cm64 = static_cast<int64_t>(stride_cm);
+            const int64_t pid_m_rem_1_64_1 = static_cast<int64_t>(pid_m_rem_1);
+            const int64_t c_ptrs = (((pid_n64_1 * 32) + ((first_pid_m_div64_1 * stride_cm64) * 256)) + ((pid_m_rem_1_64_1 * stride_cm64) * 32));
+            const int64_t t_8 = ((static_cast<int64_t>(M) + (first_pid_m_div64_1 * -256)) + (pid_m_rem_1_64_1 * -32));
+            const int64_t t_9 = (t_8 > 0 ? t_8 : 0);
+            const int64_t rows = (t_9 < 32 ? t_9 : 32);
+            const int64_t t_10 = (static_cast<int64_t>(N) + (pid_n64_1 * -32));
+            const int64_t t_11 = (t_10 > 0 ? t_10 : 0);
+            const int64_t cols = (t_11 < 32 ? t_11 : 32);
+            const int64_t rowBytes = (cols * 2);
+            DataCopyPad(cGm[c_ptrs], local, DataCopyExtParams(static_cast<uint16_t>(rows), static_cast<uint32_t>(rowBytes), static_cast<uint32_t>(((64 - ((((cols + 15) / 16) * 16) * 2)) / 32)), static_cast<uint32_t>(((stride_cm64 - cols) * 2)), 0));
             outQueueC.FreeTensor(local);
             // matmul.py:54: for k in range(0, xl.cdiv(K, BLOCK_K)):
             inQueueAcc.FreeTensor(acc);

@@ -148,6 +148,13 @@ class Builders:
             return arith.ConstantOp(t, ir.FloatAttr.get(t, float(v))).result
         return arith.ConstantOp(t, int(v)).result
 
+    def named(self, v: ir.Value, name: str) -> ir.Value:
+        """Give the scalar `v` a C++ variable name (a constant stays a literal)."""
+        o = v.owner
+        if not isinstance(o, ir.Block) and o.name != "arith.constant" and "name" not in o.attributes:
+            o.attributes["name"] = ir.StringAttr.get(name)
+        return v
+
     def to64(self, v: ir.Value) -> ir.Value:
         s = str(v.type)
         if s == "i64":

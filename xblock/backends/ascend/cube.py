@@ -95,16 +95,51 @@ def _segments(op) -> list:
     return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
 
 
-def _access(L, load):
+def _access(L, load, out, dim: int):
+    """The tile access of dot operand `load` (A: dim 0, its rows; B: dim 1, its columns)."""
     seg = _segments(load)
     mask = load.operands[1] if seg[1] else None
-    acc = L.ps.tile_access(load.operands[0], mask)
+    acc = L.ps.tile_access(load.operands[0], mask, wrapped=True)
     if acc is None:
         raise L.error("ascend: a dot operand must be loaded as rows of unit-stride elements (a 2-D tile with "
                       "contiguous rows) to go through the Cube unit")
     if seg[2] and _splat_float(L, load.operands[1 + seg[1]]) != 0.0:
         raise L.error("ascend: masked-off lanes of a dot operand must load as 0 (other=0.0)")
+    if acc.assumed is not None:
+        _check_wrap(L, acc.assumed, out, dim)
     return acc
+
+
+def _check_wrap(L, assumed, out, dim: int) -> None:
+    """Wrapped offsets (`% M`): the lanes past the wrap are not fetched, which is only right when
+    the rows (of A) or columns (of B) of the product they feed are never stored."""
+    what = ("rows", "M") if dim == 0 else ("columns", "N")
+    acc = None
+    if out is not None:
+        seg = _segments(out)
+        acc = L.ps.tile_access(out.operands[0], out.operands[2] if seg[2] else None)
+    stored = (acc.row_limits if dim == 0 else acc.col_limits) if acc is not None else ()
+    if assumed.uniform or any(d != dim or lim not in stored for d, lim in assumed.dims):
+        raise L.error(f"ascend: this dot operand's offsets wrap around (`% {what[1]}`); the Cube path fetches "
+                      f"only the {what[0]} before the wrap, so the result must reach one store, through "
+                      f"element-wise ops, whose mask drops the same {what[0]} (`offs < {what[1]}`)")
+
+
+def _final_store(result):
+    """The one store that the dot's result reaches through element-wise ops only, else None."""
+    seen, todo, store = set(), [result], None
+    while todo:
+        v = todo.pop()
+        for u in _users(v):
+            if u.name == "xb.store" and u.operands[1] == v and store in (None, u):
+                store = u
+            elif u.name.startswith(("arith.", "math.")) and str(u.results[0].type).startswith("tensor<"):
+                if u not in seen:
+                    seen.add(u)
+                    todo.extend(u.results)
+            else:
+                return None
+    return store
 
 
 def _extent(L, limits, size: int):
@@ -122,14 +157,15 @@ def _seed_pointers(L, loop, body, iv_key):
         if not str(init.type).startswith("tensor<") or "!xb.ptr" not in str(init.type):
             continue
         arg, nxt = body.arguments[k + 1], _owner(y.operands[k])
-        p0 = L.ps.pointer(init)
+        p0 = L.ps.pointer(init, wrapped=True)
         step = L.ps.affine(nxt.operands[1]) if nxt is not None and nxt.name == "xb.addptr" and \
             nxt.operands[0] == arg else None
         if p0 is None or step is None or not step.uniform():
             raise L.error("ascend: pointers carried by a dot's K loop must advance by the same amount every step")
         base = p0.offset.base + Lin.var(iv_key) * step.base
         # the analysis alone sees a cycle at the block argument
-        L.ps.assume_pointer(arg, Pointer(p0.root, p0.elem, Affine(p0.offset.shape, base, p0.offset.strides)))
+        L.ps.assume_pointer(arg, Pointer(p0.root, p0.elem, Affine(p0.offset.shape, base, p0.offset.strides,
+                                                                  p0.offset.exact)))
 
 
 def _lower_ops(L, ops, skip) -> None:
@@ -165,6 +201,7 @@ def _check_dot(L, dot, acc_init, result):
         raise L.error(f"ascend: {e}", source_loc(dot.location)) from None
     absorbed, relu, store = epi
     L.absorb(absorbed)
+    state(L).out = store or _final_store(result)
     L.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": relu,
                                           "block": [BM, BN, BK], "dtype": in_dtype,
                                           "epilogue": "fixpipe" if store is not None else "vector"})
@@ -311,17 +348,18 @@ def _finish_tile(L, qs, c1, store, plan, relu):
 
 def _emit_step(L, plan, qs, a_load, b_load, c1, in_t, first):
     """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies."""
-    a, b = _access(L, a_load), _access(L, b_load)
-    m_valid = _extent(L, a.row_limits, a.rows)
-    k_valid = _extent(L, a.col_limits, a.cols)
-    n_valid = _extent(L, b.col_limits, b.cols)
+    out = state(L).out
+    a, b = _access(L, a_load, out, 0), _access(L, b_load, out, 1)
+    m_valid = L.named(_extent(L, a.row_limits, a.rows), "mValid")  # rows of A (and C) in this program
+    k_valid = L.named(_extent(L, a.col_limits, a.cols), "kValid")  # K left in this step of the K loop
+    n_valid = L.named(_extent(L, b.col_limits, b.cols), "nValid")
     local = A.local_type(in_t)
     tiles = {}
-    for key, acc, rows, cols, c0stride, q in (("a", a, m_valid, k_valid, plan.base_m, qs["A1"]),
-                                              ("b", b, _extent(L, b.row_limits, b.rows), n_valid, plan.k_pad,
-                                               qs["B1"])):
+    k_rows = _extent(L, b.row_limits, b.rows)
+    for key, load, acc, rows, cols, c0stride, q in (("a", a_load, a, m_valid, k_valid, plan.base_m, qs["A1"]),
+                                                    ("b", b_load, b, k_rows, n_valid, plan.k_pad, qs["B1"])):
         t = A.op("alloc_tensor", [], local, queue=q, name=f"{key}1Local")
-        gm = L.at(L.vmap[acc.root], L.lin(acc.base))
+        gm = L.at(L.vmap[acc.root], L.gm_offset(load.operands[0], acc.base))
         A.op("data_copy_nd2nz", [t, gm, L.c64(1), rows, cols, L.c64(0), L.lin(acc.row_stride), L.c64(c0stride),
                                  L.c64(1), L.c64(0)])
         A.op("enque", [t], queue=q)
@@ -331,6 +369,7 @@ def _emit_step(L, plan, qs, a_load, b_load, c1, in_t, first):
     for s in range(plan.k_steps):
         # valid K in this baseK step, and the fractals LoadData moves for it
         k_here = L.smax(L.smin(L.sub(k_valid, L.c64(s * plan.base_k)), L.c64(plan.base_k)), L.c64(0))
+        k_here = L.named(k_here, f"kStep{s}" if plan.k_steps > 1 else "kStep")
         kf = arith.DivSIOp(L.add(k_here, L.c64(15)), L.c64(16)).result
         a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
         rows = L.for_range(0, mf)
@@ -371,7 +410,7 @@ def _emit_fixpipe(L, store, c1, plan, relu):
         for u in acc.uniform:
             on = arith.CmpIOp(arith.CmpIPredicate.sgt, L.lin(u), L.c64(0)).result
             m = arith.SelectOp(on, m, L.c64(0)).result
-        gm = L.at(L.vmap[acc.root], L.lin(acc.base))
+        gm = L.at(L.vmap[acc.root], L.gm_offset(store.operands[0], acc.base))
         A.op("fixpipe", [gm, c1, n, m, L.c64(plan.base_m), L.lin(acc.row_stride)], quant=QUANT[("f32", out)],
              relu=relu)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 
 class CubeCalls:
-    """Cube and cross-core calls; relies on the emitter's `line`, `expr`, `as_int`, `fresh`, `_attr`."""
+    """Cube and cross-core calls; relies on the emitter's `line`, `expr`, `as_int`, `fresh`, `attr`."""
 
     def op_kernel_type(self, op):
-        self.line(f"KERNEL_TASK_TYPE_DEFAULT({self._attr(op, 'type')});")
+        self.line(f"KERNEL_TASK_TYPE_DEFAULT({self.attr(op, 'type')});")
 
     def op_data_copy_nd2nz(self, op):
         o = list(op.operands)
@@ -16,7 +16,7 @@ class CubeCalls:
 
     def op_load_data(self, op):
         d, s, start, rep, stride = op.operands
-        tr = "true" if self._attr(op, "transpose") else "false"
+        tr = "true" if self.attr(op, "transpose") else "false"
         self.line(f"LoadData({self.expr(d)}, {self.expr(s)}, LoadData2DParams({self.as_int(start, 'uint16_t')}, "
                   f"{self.as_int(rep, 'uint8_t')}, {self.as_int(stride, 'uint16_t')}, 0, 0, {tr}, 0));")
 
@@ -33,13 +33,13 @@ class CubeCalls:
         self.line(f"{p}.mSize = {self.as_int(m, 'uint16_t')};")
         self.line(f"{p}.srcStride = {self.as_int(src_stride, 'uint16_t')};")
         self.line(f"{p}.dstStride = {self.as_int(dst_stride, 'uint32_t')};")
-        self.line(f"{p}.quantPre = QuantMode_t::{self._attr(op, 'quant')};")
-        if self._attr(op, "relu"):
+        self.line(f"{p}.quantPre = QuantMode_t::{self.attr(op, 'quant')};")
+        if self.attr(op, "relu"):
             self.line(f"{p}.reluEn = true;")
         self.line(f"Fixpipe({self.expr(gm)}, {self.expr(c)}, {p});")
 
     def op_cross_core_set_flag(self, op):
-        self.line(f"CrossCoreSetFlag<{self._attr(op, 'mode')}, {self._attr(op, 'pipe')}>"
+        self.line(f"CrossCoreSetFlag<{self.attr(op, 'mode')}, {self.attr(op, 'pipe')}>"
                   f"({self.as_int(op.operands[0], 'uint16_t')});")
 
     def op_cross_core_wait_flag(self, op):

@@ -29,6 +29,7 @@ class CubeState:
     workspace: object = None  # the GlobalTensor<float> over the `workspace` argument
     tail_wait: bool = False  # the AIC's last "workspace free" wait after the grid loop is emitted
     lone: set = field(default_factory=set)  # dots outside loops, lowered at the dot
+    out: object = None  # the xb.store that the dot being lowered reaches (cube._final_store)
 
 
 def state(L) -> CubeState:

@@ -333,6 +333,40 @@ class Lowering(Builders):
             total = term if total is None else self.add(total, term)
         return total if total is not None else self.c64(0)
 
+    def gm_offset(self, ptr: ir.Value, base) -> ir.Value:
+        """The element offset `base` (a Lin) of the pointer block `ptr`, as an i64 value named after
+        the kernel's Python name for its offsets (`offs` in `x_ptr + offs`, `a_ptrs`)."""
+        v = self.lin(base)
+        name = self._offsets_name(ptr)
+        return self.named(v, name) if name else v
+
+    def _offsets_name(self, ptr: ir.Value) -> str | None:
+        """`arg + offsets` (one or more addptr, every offset from one source line): that line's name."""
+        lines = set()
+        o = ptr.owner
+        while True:
+            if isinstance(o, ir.Block):  # a loop-carried pointer is named where it starts; an argument ends
+                if o.owner is None or o.owner.name != "scf.for" or ptr not in list(o.arguments)[1:]:
+                    break
+                ptr = o.owner.operands[3 + list(o.arguments).index(ptr) - 1]
+            elif o.name == "xb.addptr" and not isinstance(o.operands[1].owner, ir.Block):
+                off = o.operands[1].owner
+                lines.add(source_loc(off.location)[:2])
+                ptr = o.operands[0]
+            elif o.name in ("xb.splat", "xb.broadcast", "xb.expand_dims"):
+                ptr = o.operands[0]
+            else:
+                return None
+            o = ptr.owner
+        if len(lines) != 1:
+            return None
+        return self.names.at(*next(iter(lines)))
+
+    def line_name(self, op) -> str | None:
+        """The Python name assigned on `op`'s source line (`x = ...`), if any."""
+        file, line, _ = source_loc(op.location)
+        return self.names.at(file, line)
+
     def name_for(self, op) -> str | None:
         """The Python name assigned on `op`'s line, if `op` is the last op there with results."""
         file, line, _ = source_loc(op.location)

@@ -226,9 +226,29 @@ class AscendCEmitter(CStyle, CubeCalls):
             self.emit_if(op)
         else:  # a scalar used more than once, or named by the kernel
             self.trace(op)
-            base = ir.StringAttr(op.attributes["name"]).value if "name" in op.attributes else "t"
+            base = self.temp_name(op)
             e = self.value_expr(op)
             self.line(f"const {self.ctype(op.result.type)} {self.bind(op.result, base)} = {e};")
+
+    # what a part of a Python expression computes, for its variable name (`first_pid_m_div`)
+    parts = {"arith.divsi": "div", "arith.divui": "div", "arith.remsi": "rem", "arith.remui": "rem",
+             "arith.addi": "sum", "arith.subi": "diff", "arith.muli": "prod", "arith.minsi": "min",
+             "arith.maxsi": "max", "arith.select": "sel", "arith.cmpi": "cond", "arith.addf": "sum",
+             "arith.subf": "diff", "arith.mulf": "prod", "arith.divf": "quot"}
+
+    def temp_name(self, op) -> str:
+        """A variable name: the kernel's Python name; a cast of a named value (`stride_am64`); a part
+        of the expression assigned on the op's line (`first_pid_m_div`); else `t`."""
+        if "name" in op.attributes:
+            return ir.StringAttr(op.attributes["name"]).value
+        if op.name in self.casts and op.operands[0] in self.names:
+            src = self.names[op.operands[0]]
+            t = str(op.result.type)
+            sep = "_" if src[-1].isdigit() else ""
+            return src + (sep + "64" if t == "i64" else "_" + self.ctype(t).replace("_t", ""))
+        if "line_name" in op.attributes:
+            return f"{ir.StringAttr(op.attributes['line_name']).value}_{self.parts.get(op.name, 't')}"
+        return "t"
 
     def emit_for(self, op) -> None:
         body = op.regions[0].blocks[0]
@@ -257,7 +277,7 @@ class AscendCEmitter(CStyle, CubeCalls):
     def emit_if(self, op) -> None:
         cond = op.operands[0].owner
         if not isinstance(cond, ir.Block) and cond.name == "ascendc.core_is":  # a mixed kernel's core section
-            self.line(f"if ASCEND_IS_{self._attr(cond, 'core')} {{")
+            self.line(f"if ASCEND_IS_{self.attr(cond, 'core')} {{")
             self.depth += 1
             self.block(op.regions[0].blocks[0])
             self.depth -= 1
@@ -287,7 +307,8 @@ class AscendCEmitter(CStyle, CubeCalls):
     def _name(self, op, default: str) -> str:
         return ir.StringAttr(op.attributes["name"]).value if "name" in op.attributes else default
 
-    def _attr(self, op, key: str):
+    def attr(self, op, key: str):
+        """Attribute `key` of `op` as a Python str, bool or int."""
         a = op.attributes[key]
         if isinstance(a, ir.StringAttr) or str(a).startswith('"'):
             return ir.StringAttr(a).value
@@ -299,27 +320,27 @@ class AscendCEmitter(CStyle, CubeCalls):
         return A.elem_of(v.type)
 
     def op_tiling_field(self, op):
-        f = self._attr(op, "name")
+        f = self.attr(op, "name")
         v = self.bind(op.result, f)
         self.line(f"const {self.ctype(op.result.type)} {v} = tiling.{f};")
 
     def op_set_global_buffer(self, op):
-        t = self.ctype(self._attr(op, "dtype"))
+        t = self.ctype(self.attr(op, "dtype"))
         v = self.bind(op.result, self._name(op, "gm"))
         self.line(f"GlobalTensor<{t}> {v};")
         self.line(f"{v}.SetGlobalBuffer((__gm__ {t} *){self.expr(op.operands[0])});")
 
     def op_tque(self, op):
-        q = self._attr(op, "sym_name")
+        q = self.attr(op, "sym_name")
         self.used.add(q)
-        self.line(f"TQue<TPosition::{self._attr(op, 'position')}, {self._attr(op, 'depth')}> {q};")
-        self.line(f"pipe.InitBuffer({q}, {self._attr(op, 'num')}, {self._attr(op, 'bytes')});")
+        self.line(f"TQue<TPosition::{self.attr(op, 'position')}, {self.attr(op, 'depth')}> {q};")
+        self.line(f"pipe.InitBuffer({q}, {self.attr(op, 'num')}, {self.attr(op, 'bytes')});")
 
     def op_tbuf(self, op):
-        b = self._attr(op, "sym_name")
+        b = self.attr(op, "sym_name")
         self.used.add(b)
         self.line(f"TBuf<TPosition::VECCALC> {b};")
-        self.line(f"pipe.InitBuffer({b}, {self._attr(op, 'bytes')});")
+        self.line(f"pipe.InitBuffer({b}, {self.attr(op, 'bytes')});")
 
     def _local(self, op, rhs: str, default: str):
         t = self.ctype(self._elem(op.result))
@@ -328,22 +349,22 @@ class AscendCEmitter(CStyle, CubeCalls):
 
     def op_alloc_tensor(self, op):
         t = self.ctype(self._elem(op.result))
-        self._local(op, f"{self._attr(op, 'queue')}.AllocTensor<{t}>()", "local")
+        self._local(op, f"{self.attr(op, 'queue')}.AllocTensor<{t}>()", "local")
 
     def op_deque(self, op):
         t = self.ctype(self._elem(op.result))
-        self._local(op, f"{self._attr(op, 'queue')}.DeQue<{t}>()", "local")
+        self._local(op, f"{self.attr(op, 'queue')}.DeQue<{t}>()", "local")
 
     def op_get_with_offset(self, op):
         t = self.ctype(self._elem(op.result))
-        rhs = f"{self._attr(op, 'buf')}.GetWithOffset<{t}>({self._attr(op, 'count')}, {self._attr(op, 'offset')})"
+        rhs = f"{self.attr(op, 'buf')}.GetWithOffset<{t}>({self.attr(op, 'count')}, {self.attr(op, 'offset')})"
         self._local(op, rhs, "tmp")
 
     def op_enque(self, op):
-        self.line(f"{self._attr(op, 'queue')}.EnQue({self.expr(op.operands[0])});")
+        self.line(f"{self.attr(op, 'queue')}.EnQue({self.expr(op.operands[0])});")
 
     def op_free_tensor(self, op):
-        self.line(f"{self._attr(op, 'queue')}.FreeTensor({self.expr(op.operands[0])});")
+        self.line(f"{self.attr(op, 'queue')}.FreeTensor({self.expr(op.operands[0])});")
 
     def op_data_copy(self, op):
         d, s, n = op.operands
@@ -355,7 +376,7 @@ class AscendCEmitter(CStyle, CubeCalls):
                   f"{self.as_int(o[4], 'uint32_t')}, {self.as_int(o[5], 'uint32_t')}, 0)")
         if A.is_local(o[0].type):
             t = self._elem(o[0])
-            if self._attr(op, "is_pad"):
+            if self.attr(op, "is_pad"):
                 pad = f"DataCopyPadExtParams<{self.ctype(t)}>(true, 0, {self.as_int(o[6], 'uint8_t')}, " \
                       f"{self.typed(o[7], t)})"
             else:
@@ -365,14 +386,14 @@ class AscendCEmitter(CStyle, CubeCalls):
             self.line(f"DataCopyPad({self.expr(o[0])}, {self.expr(o[1])}, {params});")
 
     def op_vec(self, op):
-        api = self._attr(op, "api")
+        api = self.attr(op, "api")
         o = list(op.operands)
         args = ", ".join(self.expr(v) for v in o[:-1])
         self.line(f"{api}({args}, {self.as_int(o[-1])});")
 
     def op_vec_scalar(self, op):
         d, s, x, n = op.operands
-        self.line(f"{self._attr(op, 'api')}({self.expr(d)}, {self.expr(s)}, {self.typed(x, self._elem(d))}, "
+        self.line(f"{self.attr(op, 'api')}({self.expr(d)}, {self.expr(s)}, {self.typed(x, self._elem(d))}, "
                   f"{self.as_int(n)});")
 
     def op_duplicate(self, op):
@@ -381,29 +402,29 @@ class AscendCEmitter(CStyle, CubeCalls):
 
     def op_cast(self, op):
         d, s, n = op.operands
-        self.line(f"Cast({self.expr(d)}, {self.expr(s)}, RoundMode::{self._attr(op, 'round')}, "
+        self.line(f"Cast({self.expr(d)}, {self.expr(s)}, RoundMode::{self.attr(op, 'round')}, "
                   f"{self.as_int(n, 'uint32_t')});")
 
     def op_compare(self, op):
         d, a, b, n = op.operands
-        self.line(f"Compare({self.expr(d)}, {self.expr(a)}, {self.expr(b)}, CMPMODE::{self._attr(op, 'mode')}, "
+        self.line(f"Compare({self.expr(d)}, {self.expr(a)}, {self.expr(b)}, CMPMODE::{self.attr(op, 'mode')}, "
                   f"{self.as_int(n, 'uint32_t')});")
 
     def op_compare_scalar(self, op):
         d, a, s, n = op.operands
         self.line(f"CompareScalar({self.expr(d)}, {self.expr(a)}, {self.typed(s, self._elem(a))}, "
-                  f"CMPMODE::{self._attr(op, 'mode')}, {self.as_int(n, 'uint32_t')});")
+                  f"CMPMODE::{self.attr(op, 'mode')}, {self.as_int(n, 'uint32_t')});")
 
     def op_select(self, op):
         d, m, a, b, n = op.operands
         other = self.expr(b) if A.is_local(b.type) else self.typed(b, self._elem(d))
         self.line(f"Select({self.expr(d)}, {self.expr(m)}, {self.expr(a)}, {other}, "
-                  f"SELMODE::{self._attr(op, 'mode')}, {self.as_int(n, 'uint32_t')});")
+                  f"SELMODE::{self.attr(op, 'mode')}, {self.as_int(n, 'uint32_t')});")
 
     def op_reduce(self, op):
         d, s, t, n = op.operands
-        api = self._attr(op, "api")
-        extra = ", true" if self._attr(op, "cal_index") else ""
+        api = self.attr(op, "api")
+        extra = ", true" if self.attr(op, "cal_index") else ""
         self.line(f"{api}({self.expr(d)}, {self.expr(s)}, {self.expr(t)}, {self.as_int(n)}{extra});")
 
     def op_get_value(self, op):
@@ -417,18 +438,18 @@ class AscendCEmitter(CStyle, CubeCalls):
         self.line(f"{self.expr(t)}.SetValue({self.expr(i)}, {self.typed(x, elem)});")
 
     def op_fetch_event_id(self, op):
-        ev = self._attr(op, "event")
+        ev = self.attr(op, "event")
         v = self.bind(op.result, "evt" + ev.replace("_", ""))
         self.line(f"event_t {v} = static_cast<event_t>(pipe.FetchEventID(HardEvent::{ev}));")
 
     def op_set_flag(self, op):
-        self.line(f"SetFlag<HardEvent::{self._attr(op, 'event')}>({self.expr(op.operands[0])});")
+        self.line(f"SetFlag<HardEvent::{self.attr(op, 'event')}>({self.expr(op.operands[0])});")
 
     def op_wait_flag(self, op):
-        self.line(f"WaitFlag<HardEvent::{self._attr(op, 'event')}>({self.expr(op.operands[0])});")
+        self.line(f"WaitFlag<HardEvent::{self.attr(op, 'event')}>({self.expr(op.operands[0])});")
 
     def op_set_atomic_add(self, op):
-        self.line(f"SetAtomicAdd<{self.ctype(self._attr(op, 'dtype'))}>();")
+        self.line(f"SetAtomicAdd<{self.ctype(self.attr(op, 'dtype'))}>();")
 
     def op_set_atomic_none(self, op):
         self.line("SetAtomicNone();")

@@ -160,6 +160,8 @@ def _clone_scalar(L, op) -> None:
     name = L.name_for(op)
     if name and len(new.results) == 1:
         new.attributes["name"] = ir.StringAttr.get(name)
+    elif len(new.results) == 1 and (part := L.line_name(op)):  # a part of `part = ...` (emit.temp_name)
+        new.attributes["line_name"] = ir.StringAttr.get(part)
     for r, n in zip(op.results, new.results):
         L.vmap[r] = n
 
@@ -221,7 +223,7 @@ def _structured(L, r) -> bool:
     e = elem_of(r.type)
     if e == "i1":
         return L.ps.mask(r) is not None
-    return e not in FLOAT and L.ps.affine(r) is not None
+    return e not in FLOAT and L.ps.affine(r, wrapped=True) is not None
 
 
 @rule(*BINARY)
@@ -437,30 +439,31 @@ def _int_divmod(L, op):
     r = op.result
     if not _is_block(r):
         return _clone_scalar(L, op)
-    if _structured(L, r) or L.ps.affine(r, wrapped=True) is not None:
+    if _structured(L, r):
         L.vmap[r] = Struct(r)
         return
     L.vmap[r] = divmod_tile(L, op)
 
 
-def divmod_tile(L, op) -> Tile:
+def divmod_tile(L, op, bind: bool = True) -> Tile:
     """C's truncating x / y or x % y of int32 blocks. The vector unit divides floats only: the
-    quotient is a float Div cast to int32 with CAST_TRUNC, exact while |x| + |y| < 2**24."""
+    quotient is a float Div cast to int32 with CAST_TRUNC, exact while |x| + |y| < 2**24.
+    `bind`: the tile is op's result (else a temporary, e.g. for `materialize`)."""
     elem = elem_of(op.result.type)
     if elem != "i32":
         raise L.error(f"ascend: integer division of {elem} blocks is not supported (int32 is)")
     x, y = L.tile(op.operands[0]), L.tile(op.operands[1])
     q = L.temp("f32", x.shape)
     vec(L, "Div", q, as_elem(L, x, "f32"), as_elem(L, y, "f32"))
-    name = L.name_for(op)
+    name, result = (L.name_for(op), op.result) if bind else (None, None)
     if op.name in ("arith.divsi", "arith.divui"):
-        out = L.new_tile("i32", x.shape, name, result=op.result)
+        out = L.new_tile("i32", x.shape, name, result=result)
         cast(L, out, q)
         return out
     qi = L.temp("i32", x.shape)
     cast(L, qi, q)
     vec(L, "Mul", qi, qi, y)
-    out = L.new_tile("i32", x.shape, name, result=op.result)
+    out = L.new_tile("i32", x.shape, name, result=result)
     vec(L, "Sub", out, x, qi)
     return out
 

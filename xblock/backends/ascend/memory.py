@@ -119,7 +119,7 @@ def _load(L, op):
     q = L.queue("VECIN", nbytes, name)
     local = A.local_type(ir.Type.parse(elem))
     t_in = A.op("alloc_tensor", [], local, queue=q.name, **({"name": name + "Local"} if name else {}))
-    gm = L.at(_gm(L, acc.root), L.lin(acc.base))
+    gm = L.at(_gm(L, acc.root), L.gm_offset(ptr, acc.base))
     if _dense(acc, sz) and not (acc.row_limits or acc.col_limits or acc.uniform):
         A.op("data_copy", [t_in, gm, L.c64(acc.rows * acc.cols)])
         A.op("enque", [t_in], queue=q.name)
@@ -132,7 +132,7 @@ def _load(L, op):
     src_gap = L.mul(L.sub(L.lin(acc.row_stride), cols), L.c64(sz)) if acc.rows > 1 else L.c64(0)
     dst_gap = arith.DivSIOp(L.sub(L.c64(acc.cols * sz), L.mul(cols_al, L.c64(sz))), L.c64(32)).result \
         if acc.rows > 1 else L.c64(0)
-    args = [t_in, gm, rows, L.mul(cols, L.c64(sz)), src_gap, dst_gap]
+    args = [t_in, gm, rows, L.named(L.mul(cols, L.c64(sz)), "rowBytes"), src_gap, dst_gap]
     if other is not None:
         if not isinstance(other, Splat):
             raise L.error("ascend: `other` of a load must be a scalar or a constant")
@@ -292,7 +292,7 @@ def _store_tile(L, op, atomic: str | None):
     t = _to_vecout(L, value, elem, op)
     A.op("enque", [t.value], queue=t.queue.name)
     out = A.op("deque", [], t.value.type, queue=t.queue.name)
-    gm = L.at(_gm(L, acc.root), L.lin(acc.base))
+    gm = L.at(_gm(L, acc.root), L.gm_offset(ptr, acc.base))
     if atomic:
         A.op("set_atomic_add", [], dtype=elem)
     if _dense(acc, sz) and not (acc.row_limits or acc.col_limits or acc.uniform):
@@ -302,7 +302,8 @@ def _store_tile(L, op, atomic: str | None):
         src_gap = arith.DivSIOp(L.sub(L.c64(acc.cols * sz), L.mul(L.round_up64(cols, 32 // sz), L.c64(sz))),
                                 L.c64(32)).result if acc.rows > 1 else L.c64(0)
         dst_gap = L.mul(L.sub(L.lin(acc.row_stride), cols), L.c64(sz)) if acc.rows > 1 else L.c64(0)
-        A.op("data_copy_pad", [gm, out, rows, L.mul(cols, L.c64(sz)), src_gap, dst_gap], is_pad=False)
+        A.op("data_copy_pad", [gm, out, rows, L.named(L.mul(cols, L.c64(sz)), "rowBytes"), src_gap, dst_gap],
+             is_pad=False)
     if atomic:
         A.op("set_atomic_none", [])
     A.op("free_tensor", [out], queue=t.queue.name)
@@ -420,10 +421,13 @@ def materialize(L, v: ir.Value) -> Tile:
         raise L.error("ascend: a block of pointers cannot be used as data")
     a = L.ps.affine(v)
     owner = v.owner
-    if a is None and not isinstance(owner, ir.Block) and owner.name in ("arith.remsi", "arith.divsi"):
+    if a is None and not isinstance(owner, ir.Block) and owner.name == "arith.remsi":
         from .lowering import divmod_tile  # a wrapped offset used as data after all
 
-        return divmod_tile(L, owner)
+        return divmod_tile(L, owner, bind=False)
+    if a is None and L.ps.affine(v, wrapped=True) is not None:
+        raise L.error("ascend: offsets that wrap around (`% n`) can address the operands of a dot (the Cube path) "
+                      "or be stored as they are; other uses are not supported yet")
     if a is None:
         raise L.error("internal: integer block without structure")
     f = L.new_tile("f32", shape)
