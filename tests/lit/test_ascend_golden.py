@@ -1,4 +1,6 @@
-"""Golden AscendC for add, softmax and layernorm (FileCheck), and the API surface the backend emits.
+"""Golden AscendC for every vector example (FileCheck), and the API surface the backend emits.
+
+Matmul's golden (the Cube path) is in tests/ascend_cube/.
 
 The CHECK files in tests/lit/ascend/ pin the kernel structure the issue asks for; the API test
 keeps every AscendC call in generated code to the ones shared/ascendc/REFERENCE.md documents.
@@ -32,6 +34,10 @@ KERNELS = {
                {"BLOCK_M": 64, "BLOCK_N": 64}),
     "cumsum": ("cumsum_kernel", {"x_ptr": F32, "out_ptr": F32, "x_row_stride": "i32", "out_row_stride": "i32",
                                  "n_cols": "i32"}, {"BLOCK": 1024}),
+    "rmsnorm": ("rmsnorm_kernel", {"x_ptr": "*fp16", "w_ptr": "*fp16", "out_ptr": "*fp16", "x_row_stride": "i32",
+                                   "out_row_stride": "i32", "n_cols": "i32", "eps": "fp32"}, {"BLOCK": 1024}),
+    "transpose": ("transpose_kernel", {"x_ptr": F32, "out_ptr": F32, "M": "i32", "N": "i32", "x_row_stride": "i32",
+                                       "out_row_stride": "i32"}, {"BLOCK_M": 32, "BLOCK_N": 32}),
 }
 
 
@@ -43,7 +49,8 @@ def ascendc(example: str) -> str:
     return xblock.compile(kernel, target="ascend", soc="910B3", signature=sig, constexprs=consts).asm["cpp"]
 
 
-@pytest.mark.parametrize("example", ["add", "softmax", "layernorm"])
+@pytest.mark.parametrize("example", ["add", "softmax", "layernorm", "rmsnorm", "gelu", "argmax", "cumsum",
+                                     "transpose", "colsum"])
 def test_golden(example):
     filecheck(HERE / f"{example}.cpp", ascendc(example))
 
