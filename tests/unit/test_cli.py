@@ -63,3 +63,15 @@ def test_diff_from_signature_and_shapes():
     assert "out_ptr" in r.stdout and "verdict: ok" in r.stdout
     r = xb("diff", "examples/add.py:add_kernel", "--signature", "x_ptr=*fp32", "--grid", "1")
     assert r.returncode == 2
+
+
+def test_cache_export_import_roundtrip(tmp_path):
+    env = {**__import__("os").environ, "XBLOCK_CACHE_DIR": str(tmp_path / "a")}
+    r = xb("compile", "examples/add.py:add_kernel", "--emit", "xb", env=env)
+    assert r.returncode == 0, r.stderr
+    bundle = tmp_path / "bundle.tar.gz"
+    r = xb("cache", "export", str(bundle), env=env)
+    assert r.returncode == 0 and "exported 1 entries" in r.stdout, r.stdout + r.stderr
+    env["XBLOCK_CACHE_DIR"] = str(tmp_path / "b")
+    r = xb("cache", "import", str(bundle), env=env)
+    assert r.returncode == 0 and "imported 1 entries" in r.stdout, r.stdout + r.stderr
