@@ -111,3 +111,29 @@ def test_dump_dir_receives_every_stage(cache_dir, tmp_path, monkeypatch):
     xblock.compile(scale, target="sim", signature=SIG, constexprs={"BLOCK": 32})
     assert (dump / "scale.xb").read_text().count("xb.load") == 1
     assert (dump / "scale.simprog").stat().st_size > 0
+
+
+def test_warm_cache_runs_sim_kernels_without_mlir(tmp_path):
+    env = {**os.environ, "XBLOCK_CACHE_DIR": str(tmp_path)}
+    script = textwrap.dedent('''
+        import sys
+        BLOCK_MLIR = len(sys.argv) > 1
+        if BLOCK_MLIR:
+            sys.modules["mlir"] = None  # any import of mlir now fails
+        import numpy as np
+        import xblock, xblock.language as xl
+
+        @xblock.jit
+        def inc(x_ptr, n, BLOCK: xl.constexpr):
+            offs = xl.arange(0, BLOCK)
+            m = offs < n
+            xl.store(x_ptr + offs, xl.load(x_ptr + offs, mask=m) + 1, mask=m)
+
+        x = np.zeros(10, np.float32)
+        inc[(1,)](x, 10, BLOCK=16, target="sim")
+        assert (x == 1).all()
+    ''')
+    f = tmp_path / "k.py"
+    f.write_text(script)
+    subprocess.run([sys.executable, str(f)], check=True, env=env)  # compiles into the cache
+    subprocess.run([sys.executable, str(f), "block-mlir"], check=True, env=env)  # runs from it

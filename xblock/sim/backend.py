@@ -22,7 +22,7 @@ class SimOptions(BaseOptions):
 
 def _make_program(module, metadata) -> bytes:
     """The kernel as the simulator's Program, pickled: a warm cache runs it without MLIR."""
-    from .program import convert
+    from .convert import convert
 
     return pickle.dumps(convert(module), protocol=pickle.HIGHEST_PROTOCOL)
 
