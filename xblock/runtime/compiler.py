@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import inspect
 import json
@@ -68,8 +67,20 @@ def _normalize_grid(grid, meta) -> tuple:
     return grid + (1,) * (3 - len(grid))
 
 
+def _global_names(code) -> set:
+    """Names a code object (and the code nested in it) may read from its globals."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
+
+
 def dependency_digest(ks: KernelSource, seen=None) -> str:
-    """Hash of a kernel's source, the helpers it calls and the global constants it reads."""
+    """Hash of a kernel's source, the helpers it calls and the global constants it reads.
+
+    The names come from the code objects (no AST walk), so a warm cache hit stays cheap.
+    """
     if seen is None:
         cached = getattr(ks, "_deps_digest", None)
         if cached is None:
@@ -77,19 +88,20 @@ def dependency_digest(ks: KernelSource, seen=None) -> str:
         return cached
     seen.add(ks.fn)
     h = hashlib.sha256(ks.src.encode())
-    for node in ast.walk(ks.tree):
-        if not isinstance(node, ast.Name) or node.id not in ks.globals:
+    glb = ks.globals
+    for name in sorted(_global_names(ks.fn.__code__)):
+        if name not in glb:
             continue
-        v = ks.globals[node.id]
+        v = glb[name]
         if is_jit_function(v) or inspect.isfunction(v):
             fn = unwrap_function(v)
             if fn not in seen:
                 try:
-                    h.update(dependency_digest(KernelSource(fn), seen).encode())
+                    h.update(dependency_digest(source_of(fn), seen).encode())
                 except (OSError, TypeError):
                     pass
         elif isinstance(v, (int, float, str, bool, tuple)) or type(v).__name__ in ("dtype", "constexpr"):
-            h.update(f"{node.id}={v!r}".encode())
+            h.update(f"{name}={v!r}".encode())
     return h.hexdigest()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
 from dataclasses import dataclass
 
@@ -52,7 +53,13 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
     from .executor import Executor
     from .program import bind_rules
 
-    program = pickle.loads(asm["simprog"])
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # unpickling allocates many small objects: collections would only slow it down
+    try:
+        program = pickle.loads(asm["simprog"])
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     bind_rules(program.body, overrides or {})
     sigs = metadata["arg_types"]
     names = metadata["arg_names"]
