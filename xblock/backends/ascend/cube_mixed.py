@@ -51,6 +51,7 @@ def workspace(L, plan):
         st.workspace = A.op("set_global_buffer", [arg], A.global_type(ir.F32Type.get()), dtype="f32",
                             name="workspaceGm")
     L.meta["workspace_bytes"] = plan.block_m * plan.block_n * 4  # per block of the launch
+    L.meta.setdefault("extra_gm_args", []).append("workspace")
     return st.workspace
 
 

@@ -227,7 +227,8 @@ class Lowering(Builders):
 
     # ----- the walk ----------------------------------------------------------------------
     def lower_block(self, block: ir.Block, on_yield=None) -> None:
-        """Lower the ops of `block` at the current insertion point; `on_yield(op)` lowers its yield."""
+        """Lower the ops of `block` at the current insertion point; `on_yield(op)` lowers its yield (or a
+        `while`'s condition)."""
         ops = list(block.operations)
         dying = self.last_uses(block, ops)
         for a in block.arguments:
@@ -238,7 +239,7 @@ class Lowering(Builders):
                 continue
             self.loc = source_loc(op.location)
             with ir.Location.file(self.loc[0] or "?", self.loc[1], self.loc[2]):
-                if op.name == "scf.yield":
+                if op.name in ("scf.yield", "scf.condition", "gpu.yield"):
                     on_yield(op)
                 else:
                     self.lower_op(op)

@@ -206,7 +206,7 @@ class AscendCEmitter(CStyle, CubeCalls):
 
     def block(self, block: ir.Block) -> None:
         for op in block.operations:
-            if op.name in ("func.return", "scf.yield"):
+            if op.name in ("func.return", "scf.yield", "scf.condition"):
                 continue
             if self.inlinable(op):
                 continue
@@ -224,6 +224,9 @@ class AscendCEmitter(CStyle, CubeCalls):
         elif n == "scf.if":
             self.trace(op)
             self.emit_if(op)
+        elif n == "scf.while":
+            self.trace(op)
+            self.emit_while(op)
         else:  # a scalar used more than once, or named by the kernel
             self.trace(op)
             base = self.temp_name(op)
@@ -301,6 +304,56 @@ class AscendCEmitter(CStyle, CubeCalls):
             for v, val in zip(outs, y.operands):
                 self.line(f"{v} = {self.expr(val)};")
             self.depth -= 1
+        self.line("}")
+
+    def assign(self, names: list, values: list) -> None:
+        """names = values, all at once: through temporaries when there are several (a swap)."""
+        if len(names) == 1:
+            self.line(f"{names[0]} = {self.expr(values[0])};")
+            return
+        tmps = []
+        for n, v in zip(names, values):
+            t = self.fresh(n + "_next")
+            self.line(f"const {self.ctype(v.type)} {t} = {self.expr(v)};")
+            tmps.append(t)
+        for n, t in zip(names, tmps):
+            self.line(f"{n} = {t};")
+
+    def emit_while(self, op) -> None:
+        """`while (true) { before; if (!cond) break; after; run = yielded; }` (a forwarded value that is not
+        the before block's argument goes to its own variable before the test)."""
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        cond = before.operations[len(before.operations) - 1]
+        y = after.operations[len(after.operations) - 1]
+        bases = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["names"])] if "names" in op.attributes \
+            else ["run"] * len(op.operands)
+        runs, curs, fwd = [], [], []
+        for init, arg, base in zip(op.operands, before.arguments, bases):
+            v = self.bind(arg, base)
+            self.line(f"{self.ctype(arg.type)} {v} = {self.expr(init)};")
+            runs.append(v)
+        for res, arg, val in zip(op.results, after.arguments, cond.operands[1:]):
+            if val in self.names and val in list(before.arguments):  # forwarded unchanged: the same variable
+                self.names[arg] = self.names[res] = self.names[val]
+                continue
+            v = self.bind(res, "cur")
+            self.names[arg] = v
+            self.line(f"{self.ctype(res.type)} {v}{{}};")
+            curs.append(v)
+            fwd.append(val)
+        self.line("while (true) {")
+        self.depth += 1
+        self.block(before)
+        if curs:
+            self.assign(curs, fwd)
+        c = self.expr(cond.operands[0])
+        self.line(f"if (!{c if c.startswith('(') else '(' + c + ')'}) {{")
+        self.line(self.indent_unit + "break;")
+        self.line("}")
+        self.block(after)
+        if runs:
+            self.assign(runs, list(y.operands))
+        self.depth -= 1
         self.line("}")
 
     # ----- AscendC calls, one per ascendc op -------------------------------------------------------

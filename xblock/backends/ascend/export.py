@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from .emit import CStyle, tiling_header, tiling_struct_name, workspace_const_name
+from .launch import extra_gm_args
 from .options import SOCS, launch_cores
 
 FILES = ("kernel.cpp", "{name}_tiling.h", "main.cpp", "CMakeLists.txt", "README.md", "kernel.json")
@@ -78,22 +79,41 @@ def _host(meta: dict) -> str:
             f"ACL_MEMCPY_HOST_TO_DEVICE));",
         ]
     gm_args = [f"{n}Device" for n, _ in ptrs]
-    if meta.get("workspace_bytes"):  # a mixed Cube kernel: one accumulator slot per block, after the GM args
-        lines += [
-            f"    const size_t workspaceBytes = {workspace_const_name(name)} * blockDim;",
-            "    uint8_t* workspaceDevice = nullptr;",
-            "    CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&workspaceDevice), workspaceBytes, "
-            "ACL_MEM_MALLOC_HUGE_FIRST));",
-        ]
-        gm_args.append("workspaceDevice")
-        ptrs_free = ["workspaceDevice"]
-    else:
-        ptrs_free = []
+    ptrs_free = []
+    for extra in extra_gm_args(meta):  # arguments the lowering added, after the kernel's own
+        if extra == "workspace":  # a mixed Cube kernel: one accumulator slot per block
+            lines += [
+                f"    const size_t workspaceBytes = {workspace_const_name(name)} * blockDim;",
+                "    uint8_t* workspaceDevice = nullptr;",
+                "    CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&workspaceDevice), workspaceBytes, "
+                "ACL_MEM_MALLOC_HUGE_FIRST));",
+            ]
+        else:  # device_assert: one int64 per block, -1 until a program fails (backends/ascend/debug.py)
+            lines += [
+                "    std::vector<int64_t> assertStatusHost(blockDim, -1);",
+                "    const size_t assertStatusBytes = blockDim * sizeof(int64_t);",
+                "    uint8_t* assertStatusDevice = nullptr;",
+                "    CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&assertStatusDevice), assertStatusBytes, "
+                "ACL_MEM_MALLOC_HUGE_FIRST));",
+                "    CHECK_ACL(aclrtMemcpy(assertStatusDevice, assertStatusBytes, assertStatusHost.data(), "
+                "assertStatusBytes, ACL_MEMCPY_HOST_TO_DEVICE));",
+            ]
+        gm_args.append(f"{extra}Device")
+        ptrs_free.append(f"{extra}Device")
     args = ", ".join(gm_args + ["tiling"])
     lines += [
         f"    ACLRT_LAUNCH_KERNEL({name})(blockDim, stream, {args});",
         "    CHECK_ACL(aclrtSynchronizeStream(stream));",
     ]
+    if "assertStatus" in extra_gm_args(meta):
+        lines += [
+            "    CHECK_ACL(aclrtMemcpy(assertStatusHost.data(), assertStatusBytes, assertStatusDevice, "
+            "assertStatusBytes, ACL_MEMCPY_DEVICE_TO_HOST));",
+            "    for (int64_t key : assertStatusHost) {  // (program << 16) | assert id, see the kernel's asserts",
+            "        if (key >= 0) std::fprintf(stderr, \"device_assert %lld failed in program %lld\\n\", "
+            "static_cast<long long>(key & 0xFFFF), static_cast<long long>(key >> 16));",
+            "    }",
+        ]
     for n, _ in ptrs:
         lines += [
             f"    if ({n}Bytes) CHECK_ACL(aclrtMemcpy({n}Host.data(), {n}Bytes, {n}Device, {n}Bytes, "
@@ -210,6 +230,7 @@ def export(asm: dict, metadata: dict, directory) -> Path:
     (d / "CMakeLists.txt").write_text(_cmake(metadata))
     (d / "README.md").write_text(_readme(metadata))
     info = {k: metadata[k] for k in ("name", "arg_names", "arg_types", "tiling_fields", "ub_plan", "soc",
-                                     "kernel_type", "workspace_bytes", "cube", "warnings") if k in metadata}
+                                     "kernel_type", "workspace_bytes", "extra_gm_args", "asserts", "cube", "warnings")
+            if k in metadata}
     (d / "kernel.json").write_text(json.dumps(info, indent=2) + "\n")
     return d

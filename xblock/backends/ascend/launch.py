@@ -19,6 +19,7 @@ import numpy as np
 
 from ...errors import ExecutionError, LaunchError
 from ...runtime.cache import cache_dir
+from .debug import failed_assert
 from .emit import tiling_header, tiling_struct_name
 from .options import SOCS, launch_blocks
 
@@ -33,7 +34,7 @@ _COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_r
 def shim_source(metadata: dict) -> str:
     """The C entry point ctypes calls: it runs every block of one launch on the model."""
     name = metadata["name"]
-    n_gm = sum(1 for t in metadata["arg_types"] if t.startswith("*")) + bool(metadata.get("workspace_bytes"))
+    n_gm = sum(1 for t in metadata["arg_types"] if t.startswith("*")) + len(extra_gm_args(metadata))
     args = ", ".join([f"bufs[{i}]" for i in range(n_gm)] + ["t"])
     return (
         f'#include "kernel.cpp"\n#include "emu_launch.h"\n\n'
@@ -43,6 +44,11 @@ def shim_source(metadata: dict) -> str:
         f'    const {tiling_struct_name(name)}& t = *static_cast<const {tiling_struct_name(name)}*>(tiling);\n'
         f'    return xbemu::run(block_dim, bufs, sizes, names, nbufs, soc, err, errlen, counters,\n'
         f'                      [&]() {{ {name}({args}); }});\n}}\n')
+
+
+def extra_gm_args(metadata: dict) -> list:
+    """GM arguments the lowering added after the kernel's own, in order (`workspace`, `assertStatus`)."""
+    return metadata.get("extra_gm_args") or (["workspace"] if metadata.get("workspace_bytes") else [])
 
 
 def _emu_digest() -> str:
@@ -129,9 +135,12 @@ def load(asm: dict, metadata: dict):
         if total == 0:
             return
         block_dim = launch_blocks(metadata, total)
-        if metadata.get("workspace_bytes"):  # a mixed cube kernel's per-block slots (backends/ascend/cube.py)
-            work.append(np.zeros(metadata["workspace_bytes"] * block_dim, np.uint8))
-            buf_names.append("workspace")
+        for extra in extra_gm_args(metadata):
+            if extra == "workspace":  # a mixed cube kernel's per-block slots (backends/ascend/cube_mixed.py)
+                work.append(np.zeros(metadata["workspace_bytes"] * block_dim, np.uint8))
+            else:  # one device_assert slot per block, -1 until a program fails (backends/ascend/debug.py)
+                work.append(np.full(block_dim, -1, np.int64))
+            buf_names.append(extra)
         t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
         keep = [w if w.size else np.zeros(1, np.uint8) for w in work]
         bufs = (ctypes.c_void_p * max(len(keep), 1))(*[w.ctypes.data for w in keep])
@@ -143,6 +152,10 @@ def load(asm: dict, metadata: dict):
                  counters)
         LAST_COUNTERS.clear()
         LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim)
+        status = work[buf_names.index("assertStatus")] if "assertStatus" in buf_names else ()
+        failed = failed_assert(metadata, status, grid)
+        if failed:  # an assert that failed is the cause, even when the model stopped the kernel after it
+            raise ExecutionError(failed)
         if rc != 0:
             raise ExecutionError(f"{metadata['file']}:{metadata['line']}: {metadata['name']}: the AscendC model "
                                  f"stopped the kernel: {err.value.decode(errors='replace')}")

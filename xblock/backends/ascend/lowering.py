@@ -100,21 +100,34 @@ def cast(L, dst: Tile, src: Tile, count=None) -> None:
 
 
 def dst_tile(L, op, elem: str, single: bool = True) -> Tile:
-    """The result tile of `op`; an accumulator updated in place when `op` feeds only the loop's yield."""
+    """The result tile of `op`; an accumulator updated in place when `op` feeds only the loop's yield,
+    or the `if`'s result tile when it feeds only the branch's yield (control.py)."""
     r = op.result
     uses = list(r.uses)
-    if single and len(uses) == 1 and uses[0].owner.name == "scf.yield":
-        y = uses[0].owner.operation if hasattr(uses[0].owner, "operation") else uses[0].owner
+    y = uses[0].owner.operation if len(uses) == 1 and hasattr(uses[0].owner, "operation") else None
+    if single and y is not None and y.name == "scf.yield" and y.block.owner.name == "scf.if":
+        held = L.ext.get("if_results", {}).get(y.block.owner.operation, {}).get(uses[0].operand_number)
+        if isinstance(held, Tile) and held.elem == elem:
+            return L.hold(held)
+    loop = y.block.owner.name if y is not None and y.name == "scf.yield" else None
+    if single and loop in ("scf.for", "scf.while"):  # a while's after block: its arguments are the carried
         body = y.block
-        arg = body.arguments[uses[0].operand_number + 1]
+        arg = body.arguments[uses[0].operand_number + (loop == "scf.for")]
         acc = L.vmap.get(arg)
         ops = [o.operation for o in body.operations]
         here = ops.index(op.operation)
         if isinstance(acc, Tile) and acc.elem == elem and all(
-                ops.index(u.owner.operation if hasattr(u.owner, "operation") else u.owner) <= here
-                for u in arg.uses):
+                ops.index(_in_block(u.owner, body)) <= here for u in arg.uses):
             return L.hold(acc)
     return L.new_tile(elem, shape_of(r.type), L.name_for(op), result=r if elem == elem_of(r.type) else None)
+
+
+def _in_block(op, block: ir.Block):
+    """The op of `block` that is `op` or holds it (a use inside an `if` in a loop body)."""
+    o = op.operation if hasattr(op, "operation") else op
+    while o.block != block:
+        o = o.parent.operation
+    return o
 
 
 def finish(L, op, tile: Tile, elem: str) -> None:
@@ -296,6 +309,11 @@ def _scalar_math(L, op):
     """Scalar math the scalar unit lacks runs as one vector instruction on a 32-byte scratch block."""
     if op.name == "arith.negf":
         return _clone_scalar(L, op)
+    if op.name == "math.absf":  # a C++ select: no round trip through the vector unit
+        x = L.scalar(op.operands[0])
+        neg = arith.CmpFOp(arith.CmpFPredicate.OLT, x, L.cst(str(x.type), 0.0)).result
+        L.vmap[op.result] = arith.SelectOp(neg, arith.NegFOp(x).result, x).result
+        return
     api = UNARY[op.name]
     x = L.scalar(op.operands[0])
     elem = str(x.type)
@@ -468,10 +486,12 @@ def divmod_tile(L, op, bind: bool = True) -> Tile:
     return out
 
 
-@rule("xb.print", "xb.assert", "xb.atomic_cas", "scf.while")
+@rule("xb.atomic_cas")
 def _unsupported(L, op):
-    raise L.error(f"{op.name} is not supported on ascend yet")
+    raise L.error("ascend: xb.atomic_cas (atomic_cas) is not supported: the AscendC reference documents only "
+                  "the atomic-add copy path (SetAtomicAdd), no compare-and-swap")
 
 
-# The Cube unit's rules: `xb.dot`, and the `scf.for` K loops around it (backends/ascend/cube.py).
-from . import cube  # noqa: E402,F401
+# Control flow (control.py), device_assert/print (debug.py); the Cube unit's rules: `xb.dot`, and the `scf.for` K loops
+# around it (backends/ascend/cube.py).
+from . import control, cube, debug  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""Rules that move data or reshape it: load/store/atomics, reductions, scans, layout ops, loops.
+"""Rules that move data or reshape it: load/store/atomics, reductions, scans, layout ops.
 
 Loads and stores whose pointer-structure fits (rows of unit-stride elements, masks as bounds)
 become one DataCopyPad through a double-buffered queue; masked-off lanes take `other` through
@@ -375,7 +375,9 @@ def _store(L, op):
 def _atomic(L, op):
     kind = ir.StringAttr(op.attributes["kind"]).value
     if kind not in ("fadd", "add"):
-        raise L.error(f"ascend: atomic {kind} is not supported (the AscendC atomic copy path adds)")
+        user = "atomic_" + kind.lstrip("fu") if kind not in ("xchg", "xor") else "atomic_" + kind
+        raise L.error(f"ascend: {user} (xb.atomic_rmw {kind}) is not supported: the AscendC reference documents "
+                      f"only the atomic-add copy path (SetAtomicAdd)")
     if any(True for _ in op.result.uses):
         raise L.error("ascend: the old value returned by an atomic is not available on ascend")
     if not str(op.operands[1].type).startswith("tensor<"):
@@ -508,6 +510,10 @@ def _reduce_all(L, t: Tile, kind: str, name):
 def _reduce(L, op):
     kind = ir.StringAttr(op.attributes["kind"]).value
     axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
+    from .scalar_reduce import KINDS, scalar_reduce
+
+    if kind in KINDS:
+        return scalar_reduce(L, op, kind, axis)
     if len(op.operands) != 1 or kind not in REDUCE:
         raise L.error(f"ascend: reduction '{kind}' is not supported yet")
     src = op.operands[0]
@@ -689,70 +695,3 @@ def _trans(L, op):
         scf.YieldOp([])
     _after_scalar_writes(L, out)
     L.vmap[r] = out
-
-
-# ----- control flow -------------------------------------------------------------------------------
-
-def _copy_into(L, acc: Tile, x) -> None:
-    if isinstance(x, Tile) and x.value == acc.value:
-        return
-    if isinstance(x, Splat):
-        fill(L, acc, L.c64(0), L.c64(acc.count), x)
-    else:
-        src = x if isinstance(x, Tile) else None
-        if src is None:
-            raise L.error("internal: loop-carried block without a tile")
-        A.op("data_copy", [acc.value, src.value, L.c64(acc.padded)])
-
-
-@rule("scf.for")
-def _for(L, op):
-    lb, ub, step = (L.scalar(o) for o in op.operands[:3])
-    inits = list(op.operands[3:])
-    body = op.regions[0].blocks[0]
-    carried, scalars = {}, []
-    for k, init in enumerate(inits):
-        if str(init.type).startswith("tensor<"):
-            y = body.operations[len(body.operations) - 1].operands[k]
-            name = L.name_for(y.owner) if not isinstance(y.owner, ir.Block) else None
-            acc = L.new_tile(elem_of(init.type), shape_of(init.type), name or "acc")
-            x = L.vmap.get(init)
-            _copy_into(L, acc, x if isinstance(x, Splat) else L.tile(init))
-            carried[k] = acc
-        else:
-            scalars.append(k)
-    loop = scf.ForOp(lb, ub, step, [L.scalar(inits[k]) for k in scalars])
-    iv = L.names.loop_var(*L.loc[:2])
-    if iv:
-        loop.attributes["name"] = ir.StringAttr.get(iv)
-    L.vmap[body.arguments[0]] = loop.induction_variable
-    for j, k in enumerate(scalars):
-        L.vmap[body.arguments[k + 1]] = loop.inner_iter_args[j]
-        L.vmap[op.results[k]] = loop.results[j]
-    for k, acc in carried.items():
-        L.vmap[body.arguments[k + 1]] = L.hold(acc)
-        L.vmap[op.results[k]] = acc
-
-    def on_yield(y):
-        for k, acc in carried.items():
-            x = L.vmap.get(y.operands[k])
-            _copy_into(L, acc, x if isinstance(x, (Splat, Tile)) else L.tile(y.operands[k]))
-        scf.YieldOp([L.scalar(y.operands[k]) for k in scalars])
-
-    with ir.InsertionPoint(loop.body):
-        L.lower_block(body, on_yield)
-
-
-@rule("scf.if")
-def _if(L, op):
-    if any(str(r.type).startswith("tensor<") for r in op.results):
-        raise L.error("ascend: an `if` that yields blocks is not supported yet")
-    has_else = len(op.regions[1].blocks) > 0
-    ifop = scf.IfOp(L.scalar(op.operands[0]), [r.type for r in op.results], has_else=has_else)
-    for region, block in ((op.regions[0], ifop.then_block), (op.regions[1], ifop.else_block if has_else else None)):
-        if block is None:
-            continue
-        with ir.InsertionPoint(block):
-            L.lower_block(region.blocks[0], lambda y: scf.YieldOp([L.scalar(v) for v in y.operands]))
-    for r, n in zip(op.results, ifop.results):
-        L.vmap[r] = n
