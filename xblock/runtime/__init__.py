@@ -1,0 +1,1 @@
+"""The runtime: @jit and launches, compile(), the on-disk cache, bundles and the autotuner."""
