@@ -8,6 +8,7 @@ with a count-form ReduceSum/ReduceMax; what does not fit runs as scalar GetValue
 
 from __future__ import annotations
 
+import functools
 import math
 
 from mlir import ir
@@ -179,11 +180,22 @@ def _clone_scalar(L, op) -> None:
         L.vmap[r] = n
 
 
+def block_only(fn):
+    """A rule written for block results: a scalar result is cloned as C++ scalar code instead."""
+
+    @functools.wraps(fn)
+    def rule_or_scalar(L, op):
+        if not _is_block(op.result):
+            return _clone_scalar(L, op)
+        return fn(L, op)
+
+    return rule_or_scalar
+
+
 @rule("arith.constant")
+@block_only
 def _constant(L, op):
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     a = op.attributes["value"]
     if not a.is_splat:
         raise L.error("ascend: non-uniform constant blocks are not supported")
@@ -240,10 +252,9 @@ def _structured(L, r) -> bool:
 
 
 @rule(*BINARY)
+@block_only
 def _binary(L, op):
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     if _structured(L, r):
         L.vmap[r] = Struct(r)
         return
@@ -328,10 +339,9 @@ def _scalar_math(L, op):
 
 
 @rule("arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci")
+@block_only
 def _cast(L, op):
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     if _structured(L, r):
         L.vmap[r] = Struct(r)
         return
@@ -347,10 +357,9 @@ def _cast(L, op):
 
 
 @rule("arith.cmpf")
+@block_only
 def _cmpf(L, op):
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     mode = CMP.get(int(ir.IntegerAttr(op.attributes["predicate"]).value))
     if mode is None:
         raise L.error("ascend: unsupported float comparison")
@@ -372,10 +381,9 @@ def _cmpf(L, op):
 
 
 @rule("arith.cmpi", "arith.andi", "arith.ori")
+@block_only
 def _int_logic(L, op):
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     if _structured(L, r):
         L.vmap[r] = Struct(r)
         return
@@ -401,10 +409,9 @@ def _int_logic(L, op):
 
 
 @rule("arith.select")
+@block_only
 def _select(L, op):
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     if _structured(L, r):
         L.vmap[r] = Struct(r)
         return
@@ -436,10 +443,9 @@ def _select(L, op):
 
 
 @rule("math.fma")
+@block_only
 def _fma(L, op):
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     elem = elem_of(r.type)
     ce = compute_elem(L, elem, "Mul")
     a, b, c = (as_elem(L, L.tile(o), ce) for o in op.operands)
@@ -451,12 +457,11 @@ def _fma(L, op):
 
 
 @rule("arith.divsi", "arith.divui", "arith.remsi", "arith.remui")
+@block_only
 def _int_divmod(L, op):
     """Integer `//` and `%` of blocks. A wrapped offset (`(pid * B + arange(0, B)) % M`) stays
     symbolic for the Cube path's loads (pointer_structure, `wrapped`); as data it is `divmod_tile`."""
     r = op.result
-    if not _is_block(r):
-        return _clone_scalar(L, op)
     if _structured(L, r):
         L.vmap[r] = Struct(r)
         return
