@@ -212,15 +212,21 @@ def _lane_on(L, bounds, idx):
     return on
 
 
-def _gather_load(L, op, ptr, mask, other, elem):
+def _scalar_access(L, ptr, mask, access: str, kind: str):
+    """The pointer and mask structure of a gather/scatter run as a scalar loop, with its warning."""
     p = L.ps.pointer(ptr)
     b = L.ps.mask(mask) if mask is not None else None
     if p is None or (mask is not None and b is None):
-        raise L.error("ascend: this load's addresses or mask depend on data; gathers of that kind are not "
+        raise L.error(f"ascend: this {access}'s addresses or mask depend on data; {kind}s of that kind are not "
                       "supported yet")
-    why = "this load is a gather (not rows of contiguous elements)" if L.soc.has_data_copy_pad else \
-        f"{L.soc.name} has no DataCopyPad for this masked or unaligned load, so it is a gather"
+    why = f"this {access} is a {kind} (not rows of contiguous elements)" if L.soc.has_data_copy_pad else \
+        f"{L.soc.name} has no DataCopyPad for this masked or unaligned {access}, so it is a {kind}"
     L.warn(f"ascend: {why}; it runs as a scalar GetValue/SetValue loop")
+    return p, b
+
+
+def _gather_load(L, op, ptr, mask, other, elem):
+    p, b = _scalar_access(L, ptr, mask, "load", "gather")
     shape = shape_of(op.result.type)
     out = L.new_tile(elem, shape, L.name_for(op), result=op.result)
     gm = _gm(L, p.root)
@@ -311,14 +317,7 @@ def _store_tile(L, op, atomic: str | None):
 
 
 def _scatter_store(L, op, ptr, value, mask, elem):
-    p = L.ps.pointer(ptr)
-    b = L.ps.mask(mask) if mask is not None else None
-    if p is None or (mask is not None and b is None):
-        raise L.error("ascend: this store's addresses or mask depend on data; scatters of that kind are not "
-                      "supported yet")
-    why = "this store is a scatter (not rows of contiguous elements)" if L.soc.has_data_copy_pad else \
-        f"{L.soc.name} has no DataCopyPad for this masked or unaligned store, so it is a scatter"
-    L.warn(f"ascend: {why}; it runs as a scalar GetValue/SetValue loop")
+    p, b = _scalar_access(L, ptr, mask, "store", "scatter")
     src = L.tile(value)
     if src.kind == "vecout":  # computed into an output queue buffer: take it through the queue
         A.op("enque", [src.value], queue=src.queue.name)
