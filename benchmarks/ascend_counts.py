@@ -20,7 +20,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from xblock.backends.ascend import launch  # noqa: E402
-from xblock.cli import compile_case  # noqa: E402
 
 CASES = [("add", 98432, "float32"), ("softmax", (823, 781), "float32"), ("layernorm", (97, 3001), "float32"),
          ("rmsnorm", (33, 4096), "float16"), ("gelu", 98432, "float16"), ("argmax", (823, 781), "float32"),
@@ -43,7 +42,7 @@ def main() -> None:
     for name, size, dtype in CASES:
         mod = importlib.import_module("examples." + name)
         case = mod.case(size, dtype)
-        ck = compile_case(case.kernel, case, "ascend", {"soc": soc})
+        ck = case.kernel.warmup(*case.args, target="ascend", soc=soc, **case.meta)
         args = case.copy_args()
         case.kernel[case.grid](*args, target="ascend", soc=soc, **case.meta)
         c = launch.LAST_COUNTERS

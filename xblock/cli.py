@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+from .backends import REFERENCE, exporting_targets, targets
+
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_COMPILE = 0, 1, 2, 3
 
 
@@ -111,14 +113,6 @@ def signature_from_case(kernel, case) -> tuple[dict, dict]:
     return sig, consts
 
 
-def compile_case(kernel, case, target: str, options=None):
-    """Compile `kernel` exactly as launching `case` would specialize it (alignment, ints equal to 1)."""
-    from .runtime.compiler import compile_specialization
-
-    _, spec, _ = kernel.specialize(kernel.bind(case.args, case.meta))
-    return compile_specialization(kernel.source, spec, target, dict(options or {}))
-
-
 def _options(args) -> dict:
     opts = {}
     for o in args.option or []:
@@ -143,7 +137,7 @@ def compile_from_args(args):
         case = case_from_module(mod, _size(args.size, mod), args.dtype)
         case.meta.update(consts)
         try:
-            return compile_case(kernel, case, args.target, _options(args))
+            return kernel.warmup(*case.args, target=args.target, **case.meta, **_options(args))
         except XBlockError as e:
             raise surface(e) from None
     return xblock.compile(kernel, target=args.target, signature=signature, constexprs=consts, **_options(args))
@@ -306,9 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
-    def kernel_args(sp, target_default="sim"):
+    def kernel_args(sp, target_default=REFERENCE):
         sp.add_argument("kernel", help="FILE:KERNEL, e.g. examples/softmax.py:softmax_kernel")
-        sp.add_argument("--target", "-t", default=target_default, help="sim, cpu, cuda or ascend")
+        sp.add_argument("--target", "-t", default=target_default, help=", ".join(targets()))
         sp.add_argument("--signature", "-s", help="'x=*fp32,n=i32' or '*fp32,i32' (default: from case())")
         sp.add_argument("-D", dest="define", action="append", help="constexpr NAME=VALUE")
         sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
@@ -324,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(fn=cmd_compile)
 
     sp = sub.add_parser("export", help="write a buildable project (ascend: AscendC + CMake)")
-    kernel_args(sp, "ascend")
+    kernel_args(sp, exporting_targets()[0])
     sp.add_argument("--output", "-o", required=True, help="directory to create")
     sp.set_defaults(fn=cmd_export)
 
@@ -347,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("bench", help="time a kernel on a target")
     sp.add_argument("kernel")
-    sp.add_argument("--target", "-t", default="sim")
+    sp.add_argument("--target", "-t", default=REFERENCE, help=", ".join(targets()))
     sp.add_argument("--size")
     sp.add_argument("--dtype")
     sp.add_argument("--warmup", type=int, default=2)

@@ -8,14 +8,16 @@ reported with the reason and does not stop the others.
 from __future__ import annotations
 
 import json
-import pickle
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .backends import TargetUnavailable, get_backend
+from .backends import REFERENCE, TargetUnavailable, get_backend
 from .backends import targets as all_targets
 from .errors import XBlockError
+from .runtime.compiler import _normalize_grid, compile_specialization
+from .runtime.jit import jit
 from .testing import default_tolerance
 
 
@@ -40,6 +42,7 @@ class TargetStatus:
     target: str
     status: str  # "ran", "skipped", "error"
     reason: str = ""
+    seconds: float = 0.0  # compiling (on a cache miss) and running
 
 
 @dataclass
@@ -51,6 +54,8 @@ class DiffReport:
     rows: list = field(default_factory=list)
     statuses: list = field(default_factory=list)
     localized: dict | None = None
+    reference_outputs: dict = field(default_factory=dict, repr=False)  # arg index -> the reference's array
+    reference_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -132,61 +137,18 @@ def compare(target, name, got, ref, atol, rtol) -> OutputDiff:
 
 
 def written_arguments(kernel, args, meta) -> list[int]:
-    """Indices (into `args`) of the arrays the kernel stores to, from its compiled sim program."""
-    from .runtime.compiler import compile_specialization
+    """Indices (into `args`) of the arrays the kernel stores to.
 
-    _, spec, _ = kernel.specialize(kernel.bind(args, meta))
-    ck = compile_specialization(kernel.source, spec, "sim", {})
-    program = pickle.loads(ck.asm["simprog"])
-    written = _stored_args(program)
-    names = ck.metadata["arg_names"]
+    Compiling the reference's specialization records them (the xb-written-args analysis, in the
+    kernel's metadata); when a store's pointer cannot be traced, every array argument counts.
+    """
+    ck = kernel.warmup(*args, target=REFERENCE, **meta)
     params = kernel.source.params
-    runtime_positions = [params.index(n) for n in names]
+    runtime_positions = [params.index(n) for n in ck.metadata["arg_names"]]
+    written = ck.metadata.get("written_args")
     if written is None:
         return [i for i in runtime_positions if i < len(args) and isinstance(args[i], np.ndarray)]
-    return [runtime_positions[k] for k in sorted(written)]
-
-
-def _stored_args(program):
-    """Kernel argument positions reaching a store/atomic pointer; None when it cannot tell."""
-    producers = {}
-
-    def index(block):
-        for ins in block.instrs:
-            for r in ins.results:
-                producers[r] = ins
-            for reg in ins.regions:
-                if reg is not None:
-                    index(reg)
-
-    index(program.body)
-    arg_pos = {slot: i for i, slot in enumerate(program.body.args)}
-    through = {"xb.addptr": [0], "xb.splat": [0], "xb.broadcast": [0], "xb.expand_dims": [0],
-               "xb.reshape": [0], "xb.trans": [0], "xb.ptr_cast": [0], "arith.select": [1, 2]}
-    found: set = set()
-
-    def trace(slot, depth=0) -> bool:
-        if slot in arg_pos:
-            found.add(arg_pos[slot])
-            return True
-        ins = producers.get(slot)
-        if ins is None or ins.name not in through or depth > 64:
-            return False
-        return all(trace(ins.operands[i], depth + 1) for i in through[ins.name])
-
-    ok = True
-
-    def visit(block):
-        nonlocal ok
-        for ins in block.instrs:
-            if ins.name in ("xb.store", "xb.atomic_rmw", "xb.atomic_cas"):
-                ok = trace(ins.operands[0]) and ok
-            for reg in ins.regions:
-                if reg is not None:
-                    visit(reg)
-
-    visit(program.body)
-    return found if ok else None
+    return [runtime_positions[k] for k in written]
 
 
 def _run_target(kernel, grid, args, meta, target, out_idx):
@@ -199,7 +161,7 @@ def _run_target(kernel, grid, args, meta, target, out_idx):
     return {i: np.asarray(backend.to_host(dev_args[i])) for i in out_idx}
 
 
-def diff(kernel, grid, *args, targets=None, reference: str = "sim", outputs=None,
+def diff(kernel, grid, *args, targets=None, reference: str = REFERENCE, outputs=None,
          atol: float | None = None, rtol: float | None = None, localize: bool = False,
          **meta) -> DiffReport:
     """Run `kernel[grid](*args, **meta)` on each target and compare its outputs to `reference`.
@@ -212,24 +174,25 @@ def diff(kernel, grid, *args, targets=None, reference: str = "sim", outputs=None
         reference: the target (default "sim") or a dict {arg index: expected array}.
         outputs: indices of the output arguments (default: inferred from the kernel's stores).
         atol, rtol: tolerances (default: per output dtype).
-        localize: also find the first op whose values diverge (see `xblock.localize`).
+        localize: also find the first op whose values diverge (see `localize`).
         **meta: constexpr arguments.
     Returns:
         A DiffReport.
     """
-    from .runtime.jit import jit
-
     kernel = jit(kernel)
     wanted = list(targets or all_targets())
     out_idx = list(outputs) if outputs is not None else written_arguments(kernel, args, meta)
     arg_names = kernel.source.params
     if isinstance(reference, dict):
         ref, ref_name = {int(k): np.asarray(v) for k, v in reference.items()}, "the given reference"
+        ref_seconds = 0.0
     else:
+        t0 = time.perf_counter()
         ref = _run_target(kernel, grid, args, meta, reference, out_idx)
-        ref_name = reference
-    report = DiffReport(kernel.__name__, ref_name)
+        ref_name, ref_seconds = reference, time.perf_counter() - t0
+    report = DiffReport(kernel.__name__, ref_name, reference_outputs=ref, reference_seconds=ref_seconds)
     for target in wanted:
+        t0 = time.perf_counter()
         try:
             got = _run_target(kernel, grid, args, meta, target, out_idx)
         except TargetUnavailable as e:
@@ -241,19 +204,64 @@ def diff(kernel, grid, *args, targets=None, reference: str = "sim", outputs=None
         except Exception as e:  # a backend bug is reported, and the other targets still run
             report.statuses.append(TargetStatus(target, "error", f"{type(e).__name__}: {e}"))
             continue
-        report.statuses.append(TargetStatus(target, "ran"))
+        report.statuses.append(TargetStatus(target, "ran", seconds=time.perf_counter() - t0))
         for i in out_idx:
             d_atol, d_rtol = default_tolerance(ref[i].dtype)
             report.rows.append(compare(target, arg_names[i], got[i], ref[i],
                                        d_atol if atol is None else atol, d_rtol if rtol is None else rtol))
     if localize and not report.ok and not isinstance(reference, dict):
-        from .localize import localize as _localize
-
         bad = [s.target for s in report.statuses if s.status == "ran"
                and any(not r.ok for r in report.rows if r.target == s.target)]
         if bad:
-            report.localized = _localize(kernel, grid, args, meta, bad[0], reference, atol, rtol)
+            report.localized = localize_divergence(kernel, grid, args, meta, bad[0], reference, atol, rtol)
     return report
+
+
+# ------------------------------------------------------------------------------ localization
+def _recorded(kernel, grid, args, meta, target, per):
+    """(records, values) of a run instrumented by xb-record-values: one row of values per program."""
+    from .passes import record_values  # MLIR: only when localizing, which compiles anew
+
+    bound = kernel.bind(args, meta)
+    _, spec, runtime = kernel.specialize(bound)
+    transform = (f"{record_values.NAME}:{per}", lambda m, md: record_values.run(m, md, per))
+    ck = compile_specialization(kernel.source, spec, target, {}, transform=transform)
+    grid3 = _normalize_grid(grid, bound)
+    n_programs = grid3[0] * grid3[1] * grid3[2]
+    size = max(ck.metadata["record_size"], 1) * n_programs
+    backend = get_backend(target)
+    rec = np.full(size, np.nan, dtype=np.float32)
+    dev = [backend.to_device(a.copy()) if isinstance(a, np.ndarray) else a for a in runtime]
+    dev_rec = backend.to_device(rec)
+    ck.launcher(grid3, dev + [dev_rec])
+    out = np.asarray(backend.to_host(dev_rec)).reshape(n_programs, -1)
+    return ck.metadata["records"], out
+
+
+def localize_divergence(kernel, grid, args, meta, target, reference=REFERENCE, atol=None, rtol=None,
+                        per="line") -> dict:
+    """The first op, in program order, whose values on `target` diverge from `reference`.
+
+    Both run the kernel instrumented by the xb-record-values pass (an xb -> xb transformation, so
+    every backend records the same values); the records are compared in program order.
+    """
+    records, got = _recorded(kernel, grid, args, meta, target, per)
+    _, want = _recorded(kernel, grid, args, meta, reference, per)
+    for r in records:
+        n = int(np.prod(r["shape"])) if r["shape"] else 1
+        sl = slice(r["offset"], r["offset"] + n)
+        dt = {"f16": np.float16, "f64": np.float64}.get(r["dtype"], np.float32)
+        d_atol, d_rtol = default_tolerance(dt)
+        if r["dtype"] == "bf16":
+            d_atol, d_rtol = 4e-2, 4e-2
+        res = compare(target, r["op"], got[:, sl], want[:, sl], d_atol if atol is None else atol,
+                      d_rtol if rtol is None else rtol)
+        if not res.ok:
+            return {"target": target, "op": r["op"], "file": r["file"], "line": r["line"],
+                    "where": f"{r['file']}:{r['line']}", "max_abs": res.max_abs, "mismatches": res.mismatches,
+                    "program": res.first_bad[0] if res.first_bad else None}
+    return {"target": target, "op": None, "where": "no recorded value diverges (the difference is in the "
+            "final stores)", "max_abs": 0.0, "file": None, "line": None}
 
 
 __all__ = ["diff", "DiffReport", "OutputDiff"]

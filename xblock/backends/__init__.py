@@ -12,6 +12,7 @@ _TARGETS = {
     "ascend": "xblock.backends.ascend",
 }
 _LOADED: dict = {}
+REFERENCE = "sim"  # the target that defines the semantics: diff compares the others with it
 
 
 from ..errors import XBlockError  # noqa: E402
@@ -38,11 +39,25 @@ def get_backend(name: str):
     return _LOADED[name]
 
 
+_DEFAULT = "cpu"  # the target of a launch whose arguments no backend claims (numpy arrays run natively)
+
+
 def default_target(args) -> str:
     """The target implied by the launch arguments: each backend says which arrays it owns."""
     for name in _TARGETS:
-        mod = importlib.import_module(_TARGETS[name])
-        claims = getattr(mod, "claims_arguments", None)
-        if claims is not None and claims(args):
+        if get_backend(name).claims_arguments(args):
             return name
-    return "cpu"
+    return _DEFAULT
+
+
+def exporting_targets() -> list[str]:
+    """The targets that can write a buildable project of a compiled kernel."""
+    return [name for name in _TARGETS if get_backend(name).export is not None]
+
+
+def all_option_names() -> frozenset:
+    """Every launch option some target reads (popped from a launch's keyword arguments)."""
+    names: set = set()
+    for name in _TARGETS:
+        names |= get_backend(name).option_names
+    return frozenset(names)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 
@@ -22,6 +23,14 @@ def _always_available() -> str | None:
     return None
 
 
+def _never_claims(args) -> bool:
+    return False
+
+
+def _host_device(name: str) -> Callable[[], str]:
+    return lambda: f"{name}-{os.cpu_count()}cpu"
+
+
 @dataclass
 class Backend:
     """A target: its options class, its stages after `xb`, and how to load a compiled kernel.
@@ -37,6 +46,11 @@ class Backend:
         availability: None when kernels can run here, else the reason they cannot.
         to_device / to_host: move a numpy array to the target's array type and back (for diff).
         export: `export(compiled_kernel, directory)` writes a buildable project, where supported.
+        claims_arguments: `claims_arguments(args)` is True when the launch arguments belong to this
+            target (torch CUDA tensors to cuda): the target used when a launch names none.
+        device_name: `device_name()` names the device kernels run on here (autotune results are
+            kept per target and device); by default the host and its core count.
+        coverage: `coverage()` -> (ops with a lowering rule, {op: reason} the target refuses).
     """
 
     name: str
@@ -49,3 +63,15 @@ class Backend:
     to_device: Callable = _identity
     to_host: Callable = _identity
     export: Callable | None = None
+    claims_arguments: Callable = _never_claims
+    device_name: Callable | None = None
+    coverage: Callable | None = None
+
+    def __post_init__(self):
+        if self.device_name is None:
+            self.device_name = _host_device(self.name)
+
+    @property
+    def option_names(self) -> frozenset:
+        """The launch options this target reads (the fields of its options class)."""
+        return frozenset(f.name for f in fields(self.options_cls))

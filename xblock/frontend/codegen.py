@@ -83,10 +83,29 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         self.ret = None
         self.ret_node = None
         self.returned = False
+        self.naming: str | None = None  # the name the statement being generated binds (`x = ...`)
 
     # ----------------------------------------------------------------------------- errors, locs
-    def loc(self, node) -> ir.Location:
+    def file_loc(self, node) -> ir.Location:
         return ir.Location.file(self.ks.file, self.ks.abs_line(node.lineno), node.col_offset + self.ks.indent + 1)
+
+    def loc(self, node) -> ir.Location:
+        """The node's file location; wrapped in a `NameLoc` while the value of `name = ...` is built."""
+        loc = self.file_loc(node)
+        return ir.Location.name(self.naming, childLoc=loc) if self.naming else loc
+
+    def visit_named(self, target, value_node):
+        """Visit the value of an assignment; its ops are located at `NameLoc(target name, ...)`.
+
+        Backends read variable names from these locations (as Triton's code generator names the
+        values it binds), so generated code can use the user's names.
+        """
+        saved = self.naming
+        self.naming = target.id if isinstance(target, ast.Name) else None
+        try:
+            return self.visit(value_node)
+        finally:
+            self.naming = saved
 
     def error(self, node, msg) -> CompilationError:
         line = getattr(node, "lineno", 1)
@@ -131,20 +150,26 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         pass
 
     def visit_Assign(self, node):
-        value = self.visit(node.value)
+        value = self.visit_named(node.targets[0], node.value) if len(node.targets) == 1 else self.visit(node.value)
         for target in node.targets:
             self.assign(target, value)
 
     def visit_AnnAssign(self, node):
         if node.value is None:
             return
-        self.assign(node.target, self.visit(node.value))
+        self.assign(node.target, self.visit_named(node.target, node.value))
 
     def visit_AugAssign(self, node):
         if not isinstance(node.target, ast.Name):
             raise SemanticError("augmented assignment needs a plain name on the left")
         cur = self.lookup(node.target.id)
-        self.assign(node.target, self.binop(type(node.op), cur, self.visit(node.value)))
+        saved, self.naming = self.naming, node.target.id
+        try:
+            with self.loc(node):
+                value = self.binop(type(node.op), cur, self.visit(node.value))
+        finally:
+            self.naming = saved
+        self.assign(node.target, value)
 
     def assign(self, target, value):
         if isinstance(target, ast.Name):

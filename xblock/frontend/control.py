@@ -155,7 +155,8 @@ class ControlFlow:
         inits = self._loop_inits(carried)
         saved = dict(self.scope)
         for attempt in range(2):
-            loop = scf.ForOp(lb.handle, ub.handle, step.handle, [inits[n][0].handle for n in carried])
+            loop = scf.ForOp(lb.handle, ub.handle, step.handle, [inits[n][0].handle for n in carried],
+                             loc=ir.Location.name(iv_name, childLoc=self.file_loc(node)))
             self.scope = dict(saved)
             with ir.InsertionPoint(loop.body):
                 self.scope[iv_name] = tensor(loop.induction_variable, lb.dtype, ())

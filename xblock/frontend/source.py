@@ -9,12 +9,12 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 
+XBLOCK_KERNEL = "__xblock_kernel__"  # the marker attribute of xblock's JITFunction (set by the runtime)
+
 
 def unwrap_function(obj):
     """The plain Python function behind `obj` (xblock.jit, triton.jit or a plain function)."""
-    from ..runtime.jit import JITFunction
-
-    if isinstance(obj, JITFunction):
+    if getattr(type(obj), XBLOCK_KERNEL, False):
         return obj.fn
     if type(obj).__module__.startswith("triton") and hasattr(obj, "fn"):
         return unwrap_function(obj.fn)
@@ -24,9 +24,7 @@ def unwrap_function(obj):
 
 
 def is_jit_function(obj) -> bool:
-    from ..runtime.jit import JITFunction
-
-    if isinstance(obj, JITFunction):
+    if getattr(type(obj), XBLOCK_KERNEL, False):
         return True
     t = type(obj)
     return t.__module__.startswith("triton.runtime") and t.__name__ in ("JITFunction", "JITCallable")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import types
 
 from .. import language as xl
+from ..host import cdiv, next_power_of_2
 from ..language import extra
 from ..language.core import NAME_TO_DTYPE, constexpr, pointer_type
 
@@ -17,17 +18,8 @@ class _TritonModule:
 
     language = xl
 
-    @staticmethod
-    def cdiv(a, b):
-        from .. import cdiv
-
-        return cdiv(a, b)
-
-    @staticmethod
-    def next_power_of_2(n):
-        from .. import next_power_of_2
-
-        return next_power_of_2(n)
+    cdiv = staticmethod(cdiv)
+    next_power_of_2 = staticmethod(next_power_of_2)
 
 
 _MODULES = {

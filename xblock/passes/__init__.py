@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..dialects.locations import source_loc
 from . import canonicalize, dce, fold_constants, inline_calls
 
 PIPELINE = (inline_calls, fold_constants, canonicalize, dce)
@@ -24,9 +25,9 @@ def verify(module: ir.Module, stage: str) -> None:
     except ir.MLIRError as e:
         where, msg = None, str(e).splitlines()[-1].strip()
         for d in getattr(e, "error_diagnostics", []) or []:
-            loc = d.location
-            if loc.is_a_file():
-                where, msg = (loc.filename, loc.start_line, loc.start_col), d.message
+            found = source_loc(d.location)
+            if found[1]:
+                where, msg = found, d.message
                 break
         raise VerificationError(f"internal error: the IR does not verify after {stage}: {msg}", where) from None
 

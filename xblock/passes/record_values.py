@@ -13,6 +13,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ..dialects import xb
+from ..dialects.locations import kernel_of
 
 NAME = "xb-record-values"
 _SKIP = {"arith.constant", "xb.arange", "xb.program_id", "xb.num_programs", "xb.splat", "xb.broadcast",
@@ -21,6 +22,8 @@ _SKIP = {"arith.constant", "xb.arange", "xb.program_id", "xb.num_programs", "xb.
 
 def _loc_key(loc: ir.Location):
     try:
+        while loc.is_a_name():  # the frontend names the values it binds
+            loc = loc.child_loc
         if loc.is_a_file():
             return (loc.filename, loc.start_line)
     except Exception:
@@ -117,7 +120,7 @@ def _after(op):
 
 def run(module: ir.Module, metadata: dict, per: str = "line") -> None:
     """Instrument the kernel of `module`; describe the records in `metadata`."""
-    kernel = next(f for f in module.body.operations if "xb.kernel" in f.attributes)
+    kernel = kernel_of(module)
     entry = kernel.regions[0].blocks[0]
     ops = _candidates(kernel, per)
     f32 = ir.F32Type.get()

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backends import default_target, get_backend
+from ..testing import do_bench
 from .cache import cache_dir
+from .jit import jit
 
 
 @dataclass
@@ -38,23 +40,10 @@ class Config:
         return ", ".join(f"{k}={v}" for k, v in self.all_kwargs().items())
 
 
-def _device_name(target: str) -> str:
-    if target == "cuda":
-        try:
-            import torch
-
-            return torch.cuda.get_device_name()
-        except Exception:
-            return "cuda"
-    return f"{target}-{os.cpu_count()}cpu"
-
-
 class Autotuner:
     """Launch wrapper: picks the fastest config for each value of `key`, then launches with it."""
 
     def __init__(self, fn, configs, key, reset_to_zero=(), warmup=1, rep=3):
-        from .jit import jit
-
         self.fn = jit(fn)
         self.configs = [c if isinstance(c, Config) else Config(dict(c)) for c in configs]
         self.key = list(key)
@@ -74,7 +63,7 @@ class Autotuner:
         digest = hashlib.sha256((self.fn.source.src + repr(self.configs)).encode()).hexdigest()[:16]
         d = cache_dir() / "autotune"
         d.mkdir(parents=True, exist_ok=True)
-        return d / f"{self.fn.__name__}-{digest}-{target}-{_device_name(target).replace(' ', '_')}.json"
+        return d / f"{self.fn.__name__}-{digest}-{target}-{get_backend(target).device_name().replace(' ', '_')}.json"
 
     def _load(self, target) -> dict:
         try:
@@ -83,9 +72,6 @@ class Autotuner:
             return {}
 
     def run(self, *args, grid, target=None, **kwargs):
-        from ..backends import default_target
-        from ..testing import do_bench
-
         bound = self.fn.bind(args, {**kwargs, **{k: None for k in self._config_names() if k not in kwargs}})
         if target is None:
             target = default_target([v for v in bound.values() if hasattr(v, "shape")])
@@ -159,8 +145,6 @@ class Heuristics:
     """Launch wrapper: fills meta-parameters from functions of the other arguments."""
 
     def __init__(self, fn, values: dict):
-        from .jit import jit
-
         self.fn = fn if isinstance(fn, Autotuner) else jit(fn)
         self.values = values
         self.__name__ = fn.__name__

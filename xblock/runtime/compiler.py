@@ -7,8 +7,8 @@ import inspect
 import json
 from dataclasses import asdict, dataclass, field, fields
 
-from .. import __version__
-from ..backends import get_backend
+from .._version import __version__
+from ..backends import REFERENCE, get_backend
 from ..errors import CompilationError, surface
 from ..frontend.source import KernelSource, is_jit_function, source_of, unwrap_function
 from .cache import FileCache
@@ -150,8 +150,10 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
     backend = get_backend(target)
     opts = build_options(backend, options)
     digest = digest or dependency_digest(ks)
+    overrides = stage_overrides(ks.name)
     key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(), digest,
-                        spec.key(), target, repr(opts), transform[0] if transform else ""])
+                        spec.key(), target, repr(opts), transform[0] if transform else "",
+                        _overrides_digest(overrides)])
     key = hashlib.sha256(key_src.encode()).hexdigest()
     if key in _MEMORY:
         return _MEMORY[key]
@@ -162,14 +164,36 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
         metadata = json.loads(files.pop("metadata.json"))
         asm = {k: (v if k in backend.binary_stages else v.decode()) for k, v in files.items()}
     else:
-        asm, metadata = _build(ks, spec, target, backend, opts, transform)
+        asm, metadata = _build(ks, spec, target, backend, opts, transform, overrides)
         cache.put(key, {**asm, "metadata.json": json.dumps(metadata)})
     ck = CompiledKernel(ks.name, target, asm, metadata, backend.load(asm, metadata))
     _MEMORY[key] = ck
     return ck
 
 
-def _build(ks, spec, target, backend, opts, transform=None):
+def _build(ks, spec, target, backend, opts, transform=None, overrides=None):
+    _require_mlir(ks, target)
+    from ..passes import written_args
+
+    module = _frontend_and_passes(ks, spec)
+    metadata = {
+        "name": ks.name, "target": target, "file": ks.file, "line": ks.abs_line(ks.tree.lineno),
+        "arg_names": [p for p in ks.params if p in spec.arg_types],
+        "arg_types": [spec.arg_types[p] for p in ks.params if p in spec.arg_types],
+        "constexprs": {k: repr(v) for k, v in spec.constexprs.items()}, "options": asdict(opts),
+    }
+    with module.context:
+        written_args.run(module, metadata)
+    if transform is not None:
+        from ..passes import verify
+
+        with module.context, module.operation.location:
+            transform[1](module, metadata)
+        verify(module, transform[0])
+    return run_stages(ks.name, backend, opts, module, metadata, overrides or {}), metadata
+
+
+def _require_mlir(ks, target) -> None:
     try:
         import mlir.ir  # noqa: F401
     except ImportError as e:  # a deployment machine runs precompiled kernels only
@@ -177,9 +201,13 @@ def _build(ks, spec, target, backend, opts, transform=None):
                                f"{ks.name} is not in the cache for target '{target}' and compiling it needs the "
                                f"MLIR bindings, which are missing here ({e}); compile it where they are and "
                                "carry the cache (XBLOCK_CACHE_DIR) or a bundle (xblock cache export/import)") from None
+
+
+def _frontend_and_passes(ks, spec):
+    """The xb module of one specialization, after the pass pipeline."""
     from ..frontend.codegen import generate
     from ..frontend.types import parse_signature_type
-    from ..passes import VerificationError, run_pipeline, verify
+    from ..passes import VerificationError, run_pipeline
 
     arg_types = {n: parse_signature_type(s) for n, s in spec.arg_types.items()}
     constexprs = dict(spec.constexprs)
@@ -193,24 +221,61 @@ def _build(ks, spec, target, backend, opts, transform=None):
         file, line, col = e.where or (ks.file, ks.abs_line(ks.tree.lineno), 1)
         src = ks.source_line(line - ks.first_line + 1) if file == ks.file else None
         raise CompilationError(file, line, col, str(e), src) from None
-    metadata = {
-        "name": ks.name, "target": target, "file": ks.file, "line": ks.abs_line(ks.tree.lineno),
-        "arg_names": [p for p in ks.params if p in spec.arg_types],
-        "arg_types": [spec.arg_types[p] for p in ks.params if p in spec.arg_types],
-        "constexprs": {k: repr(v) for k, v in spec.constexprs.items()}, "options": asdict(opts),
-    }
-    if transform is not None:
-        with module.context, module.operation.location:
-            transform[1](module, metadata)
-        verify(module, transform[0])
+    return module
+
+
+def run_stages(name: str, backend, opts, module, metadata: dict, overrides: dict) -> dict:
+    """Run the target's stages in order; returns every stage's output by extension.
+
+    A stage with an override (a hand-edited file, see `stage_overrides`) still runs, so that the
+    metadata it records is there, but its output is replaced by the override, and every later
+    stage consumes the edited text (Triton's resume from a given stage).
+    """
+    if "xb" in overrides:
+        with module.context:
+            module = _parse_xb(overrides["xb"])
     asm = {"xb": module.operation.get_asm(enable_debug_info=True)}
-    _dump(ks.name, "xb", asm["xb"])
+    _dump(name, "xb", asm["xb"])
     cur = module
     for ext, stage in backend.stages(opts).items():
         cur = stage(cur, metadata)
+        if ext in overrides:
+            data = overrides[ext]
+            cur = data if ext in backend.binary_stages else data.decode()
         asm[ext] = cur
-        _dump(ks.name, ext, cur)
-    return asm, metadata
+        _dump(name, ext, cur)
+    return asm
+
+
+def _parse_xb(data: bytes):
+    from mlir import ir
+
+    return ir.Module.parse(data.decode())  # in the xb context, where the dialect is loaded
+
+
+def stage_overrides(name: str) -> dict:
+    """Hand-edited stages of kernel `name`: `$XBLOCK_OVERRIDE_DIR/<name>.<ext>` -> bytes.
+
+    The files have the names `XBLOCK_DUMP_DIR` writes, so dump, edit, and point
+    `XBLOCK_OVERRIDE_DIR` at the edited files: that stage's text is used and the later ones re-run.
+    """
+    import os
+
+    root = os.environ.get("XBLOCK_OVERRIDE_DIR")
+    if not root or not os.path.isdir(root):
+        return {}
+    prefix = name + "."
+    return {f[len(prefix):]: open(os.path.join(root, f), "rb").read()
+            for f in sorted(os.listdir(root)) if f.startswith(prefix)}
+
+
+def _overrides_digest(overrides: dict) -> str:
+    if not overrides:
+        return ""
+    h = hashlib.sha256()
+    for ext, data in sorted(overrides.items()):
+        h.update(ext.encode() + b"\0" + hashlib.sha256(data).digest())
+    return "override:" + h.hexdigest()
 
 
 def _dump(name: str, ext: str, data) -> None:
@@ -267,12 +332,12 @@ def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
     return Specialization(arg_types, constexprs)
 
 
-def compile(fn, target: str = "sim", signature=None, constexprs=None, **options) -> CompiledKernel:
+def compile(fn, target: str = REFERENCE, signature=None, constexprs=None, **options) -> CompiledKernel:
     """Compile a kernel (an @xblock.jit, @triton.jit or plain function) for `target`.
 
     Args:
         fn: the kernel.
-        target: "sim", "cpu", "cuda" or "ascend".
+        target: a registered target (`xblock.backends.targets()`); by default the simulator.
         signature: parameter name -> Triton type string ("*fp16", "i32", "fp32", "constexpr").
         constexprs: parameter name -> value for constexpr parameters.
         **options: target options (num_warps, num_stages, arch, soc, ...).

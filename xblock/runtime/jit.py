@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from ..backends import all_option_names, default_target
 from ..errors import LaunchError, XBlockError, surface
+from ..frontend.source import XBLOCK_KERNEL, source_of, unwrap_function
 from .args import ArgError, describe, from_dlpack
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
 
-_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "arch", "soc", "debug")
+_OPTION_NAMES: list = []  # every launch option some target reads (filled from the registry on first use)
+
+
+def launch_option_names() -> frozenset:
+    """Keyword arguments of a launch that are target options, not kernel arguments."""
+    if not _OPTION_NAMES:
+        _OPTION_NAMES.append(all_option_names())
+    return _OPTION_NAMES[0]
 
 
 def _no_grid(grid):
@@ -34,15 +43,15 @@ _FAST_GRIDS = {1: _grid1, 2: _grid2, 3: _grid3}  # tuples of ints: the common gr
 class JITFunction:
     """A kernel: launch it with `kernel[grid](*args, **meta)`; compiled once per specialization."""
 
-    def __init__(self, fn, do_not_specialize=(), **_ignored):
-        from ..frontend.source import KernelSource, unwrap_function
+    __xblock_kernel__ = True  # how the frontend recognizes a kernel without importing the runtime
+    assert XBLOCK_KERNEL == "__xblock_kernel__"
 
+    def __init__(self, fn, do_not_specialize=(), **_ignored):
         self.fn = unwrap_function(fn)
         self.__name__ = self.fn.__name__
         self.__doc__ = self.fn.__doc__
         self.__wrapped__ = self.fn
         self._source = None
-        self._KernelSource = KernelSource
         self.do_not_specialize = set(do_not_specialize)
         self.kernels: dict = {}
         self._digest = None
@@ -54,8 +63,6 @@ class JITFunction:
     @property
     def source(self):
         if self._source is None:
-            from ..frontend.source import source_of
-
             self._source = source_of(self.fn)
         return self._source
 
@@ -157,7 +164,7 @@ class JITFunction:
         if self._cx_pos is None and self._source is not None:
             ks = self._source
             self._cx_pos = [p in ks.constexpr_params for p in ks.params]
-            self._cx_names = set(ks.constexpr_params) | set(_LAUNCH_OPTIONS)
+            self._cx_names = set(ks.constexpr_params) | launch_option_names()
             runtime_pos = [i for i, c in enumerate(self._cx_pos) if not c]
             self._min_args = runtime_pos[-1] + 1 if runtime_pos else 0
         try:
@@ -180,29 +187,48 @@ class JITFunction:
         return ck
 
     def _run_full(self, args, grid, target, kwargs):
-        options = {k: kwargs.pop(k) for k in _LAUNCH_OPTIONS if k in kwargs}
         try:
-            bound = self.bind(args, kwargs)
-            key, spec, runtime = self.specialize(bound)
+            ck, bound, runtime = self._specialize_and_compile(args, target, kwargs)
             try:
                 grid = _normalize_grid(grid, bound)
             except (TypeError, ValueError, KeyError) as e:
                 raise self._error(f"bad grid: {e}") from None
-            if target is None:
-                from ..backends import default_target
-
-                target = default_target(runtime)
-            full_key = (target, key, tuple(sorted(options.items())))
-            ck = self.kernels.get(full_key)
-            if ck is None:
-                if self._digest is None:
-                    self._digest = dependency_digest(self.source)
-                ck = compile_specialization(self.source, spec, target, options, self._digest)
-                self.kernels[full_key] = ck
             ck.launcher(grid, runtime)
         except XBlockError as e:
             raise surface(e) from None
         return ck
+
+    def warmup(self, *args, target=None, grid=None, **kwargs):
+        """Compile exactly the specialization `kernel[grid](*args, **kwargs)` would, without running.
+
+        Args:
+            *args, **kwargs: the launch's arguments (arrays, scalars, constexprs, target options).
+            target: the target (default: the one the arguments imply, as a launch does).
+            grid: accepted for Triton's signature; not needed to compile.
+        Returns:
+            The CompiledKernel (its `asm`, `metadata` and launcher).
+        """
+        try:
+            return self._specialize_and_compile(args, target, dict(kwargs))[0]
+        except XBlockError as e:
+            raise surface(e) from None
+
+    def _specialize_and_compile(self, args, target, kwargs):
+        """(CompiledKernel, bound arguments, runtime arguments) of one launch."""
+        names = launch_option_names()
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in names and k not in self.source.params}
+        bound = self.bind(args, kwargs)
+        key, spec, runtime = self.specialize(bound)
+        if target is None:
+            target = default_target(runtime)
+        full_key = (target, key, tuple(sorted(options.items())))
+        ck = self.kernels.get(full_key)
+        if ck is None:
+            if self._digest is None:
+                self._digest = dependency_digest(self.source)
+            ck = compile_specialization(self.source, spec, target, options, self._digest)
+            self.kernels[full_key] = ck
+        return ck, bound, runtime
 
 
 def jit(fn=None, **kwargs):

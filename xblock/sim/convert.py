@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
+from ..dialects.locations import kernel_of, source_loc
 from .program import _ELEM, Block, Dense, Instr, Loc, Program, TypeInfo
 
 
@@ -21,21 +22,7 @@ def type_info(t: ir.Type) -> TypeInfo:
 
 
 def _loc(loc: ir.Location) -> Loc:
-    try:
-        if loc.is_a_file():
-            return Loc(loc.filename, loc.start_line, loc.start_col)
-        if loc.is_a_fused():
-            for sub in loc.locations:
-                r = _loc(sub)
-                if r.line:
-                    return r
-        if loc.is_a_callsite():
-            return _loc(loc.callee)
-        if loc.is_a_name():
-            return _loc(loc.child_loc)
-    except Exception:
-        pass
-    return Loc("<unknown>", 0, 0)
+    return Loc(*source_loc(loc))
 
 
 def _attr(a: ir.Attribute):
@@ -93,12 +80,7 @@ class _Converter:
 
 def convert(module: ir.Module) -> Program:
     """The kernel of `module` as a Program."""
-    kernel = None
-    for f in module.body.operations:
-        if f.operation.name == "func.func" and "xb.kernel" in f.attributes:
-            kernel = f
-    if kernel is None:
-        raise ValueError("module has no xb.kernel function")
+    kernel = kernel_of(module)
     conv = _Converter()
     with module.context:
         body = conv.block(kernel.regions[0].blocks[0])

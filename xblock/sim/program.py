@@ -86,17 +86,18 @@ class Dense:
     array: object
 
 
-def bind_rules(block: Block, overrides: dict) -> None:
-    """Attach each instruction's rule now, taking `overrides` first (op name -> rule)."""
-    from .rules import LAZY_RULES, SIM_RULES
+def bind_rules(block: Block, rules: dict, lazy_rules: frozenset | set) -> None:
+    """Attach each instruction's rule now (`rules`: op name -> rule).
 
+    Rules in `lazy_rules` take lazy pointer blocks; the others get pointer operands materialized.
+    """
     for ins in block.instrs:
-        ins.rule = overrides.get(ins.name) or SIM_RULES.get(ins.name)
-        lazy_ok = ins.rule in LAZY_RULES or ins.name in ("scf.for", "scf.if", "scf.while")
+        ins.rule = rules.get(ins.name)
+        lazy_ok = ins.rule in lazy_rules or ins.name in ("scf.for", "scf.if", "scf.while")
         ins.eager = () if lazy_ok else tuple(i for i, t in enumerate(ins.otypes) if t.is_ptr)
         for region in ins.regions:
             if region is not None:
-                bind_rules(region, overrides)
+                bind_rules(region, rules, lazy_rules)
     _plan_lifetimes(block)
 
 

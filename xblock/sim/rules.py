@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import ExecutionError
 from . import lazy
 from .lazy import PtrSum, materialize
+from .memory import _bf16_to_f32, _f32_to_bf16_bits
 from .program import Dense, itemsize
 
 SIM_RULES: dict = {}
@@ -251,7 +252,6 @@ def _sim_fptoint(ex, ins, a):
 @rule("arith.bitcast")
 def _sim_bitcast(ex, ins, a):
     src, dst = ins.otypes[0], ins.rtypes[0]
-    from .memory import _bf16_to_f32, _f32_to_bf16_bits
 
     if src.elem == "bf16":
         return _f32_to_bf16_bits(a).view(dst.dtype)

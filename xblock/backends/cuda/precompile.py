@@ -8,8 +8,7 @@ machine, `kernel[grid](*tensors, **meta)` then finds it in `XBLOCK_CACHE_DIR` (o
 
 from __future__ import annotations
 
-from ...runtime.compiler import compile_specialization, dependency_digest
-from ...runtime.jit import _LAUNCH_OPTIONS, jit
+from ...runtime.jit import jit
 
 _NUMPY_TO_TORCH = {"float16": "torch.float16", "bfloat16": "torch.bfloat16", "float32": "torch.float32",
                    "float64": "torch.float64", "int8": "torch.int8", "int16": "torch.int16",
@@ -52,20 +51,12 @@ def precompile(kernel, args, meta=None, **options):
     Args:
         kernel: an @xblock.jit kernel (or a @triton.jit / plain function).
         args: the launch's positional arguments; TensorSpec (or numpy arrays) for tensors.
-        meta: constexpr keyword arguments.
+        meta: constexpr keyword arguments (launch options may be among them, as in a launch).
         **options: launch options (num_warps, num_stages, arch, ...).
     Returns:
         The CompiledKernel.
     """
     import numpy as np
 
-    k = jit(kernel)
-    meta = dict(meta or {})
-    for name in _LAUNCH_OPTIONS:
-        if name in meta:
-            options[name] = meta.pop(name)
     args = tuple(TensorSpec.like(a) if isinstance(a, np.ndarray) else a for a in args)
-    _, spec, _ = k.specialize(k.bind(args, meta))
-    if k._digest is None:
-        k._digest = dependency_digest(k.source)
-    return compile_specialization(k.source, spec, "cuda", options, k._digest)
+    return jit(kernel).warmup(*args, target="cuda", **{**(meta or {}), **options})

@@ -1,0 +1,3 @@
+"""The version of xblock (part of every cache key)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Helpers every backend shares (native libraries in the cache, ...)."""

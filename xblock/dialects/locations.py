@@ -1,0 +1,83 @@
+"""Op locations as the user's `file:line:col`, the kernel of a module, and errors raised at an op."""
+
+from __future__ import annotations
+
+import linecache
+
+from mlir import ir
+
+from ..errors import CompilationError
+
+UNKNOWN = ("<unknown>", 0, 0)
+
+
+def source_loc(loc: ir.Location) -> tuple:
+    """(file, line, col) of a location, looking through name, fused and call-site locations.
+
+    An inlined helper's op reports the helper's line (the callee), as Triton does.
+    Returns `UNKNOWN` when no file location is inside.
+    """
+    try:
+        if loc.is_a_file():
+            return loc.filename, loc.start_line, loc.start_col
+        if loc.is_a_name():
+            return source_loc(loc.child_loc)
+        if loc.is_a_callsite():
+            return source_loc(loc.callee)
+        if loc.is_a_fused():
+            for sub in loc.locations:
+                found = source_loc(sub)
+                if found[1]:
+                    return found
+    except (AttributeError, ValueError):
+        pass
+    return UNKNOWN
+
+
+def name_of(loc: ir.Location) -> str | None:
+    """The variable name a frontend `NameLoc` gives a value, or None."""
+    try:
+        if loc.is_a_name():
+            return loc.name_str
+        if loc.is_a_fused():
+            for sub in loc.locations:
+                found = name_of(sub)
+                if found:
+                    return found
+    except (AttributeError, ValueError):
+        pass
+    return None
+
+
+def op_loc(op) -> tuple:
+    """(file, line, col) of an op (an `ir.Operation` or an op view)."""
+    return source_loc(getattr(op, "operation", op).location)
+
+
+def kernel_of(module: ir.Module):
+    """The `func.func` marked `xb.kernel` in an xb module."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and "xb.kernel" in op.attributes:
+            return op
+    raise ValueError("internal error: the module has no xb.kernel function")
+
+
+def error_at(where, message: str, prefix: str = "") -> CompilationError:
+    """A CompilationError at `where`: an op, an `ir.Location` or a (file, line, col) tuple.
+
+    Args:
+        where: where the error is.
+        message: what is wrong, for the user.
+        prefix: the target name; the message then reads `"<target>: message"`.
+    """
+    if isinstance(where, tuple):
+        file, line, col = where
+    elif isinstance(where, ir.Location):
+        file, line, col = source_loc(where)
+    elif where is None:
+        file, line, col = UNKNOWN
+    else:
+        file, line, col = op_loc(where)
+    text = f"{prefix}: {message}" if prefix and not message.startswith(f"{prefix}: ") else message
+    src = linecache.getline(file, line) if line else ""
+    return CompilationError(file, line, col, text, src or None)

@@ -1,0 +1,54 @@
+"""xb-written-args: which kernel arguments the kernel stores to (an analysis, recorded in metadata)."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ..dialects.locations import kernel_of
+
+NAME = "xb-written-args"
+_WRITES = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas")
+# ops a pointer passes through unchanged in what it points into: operand positions to follow
+_THROUGH = {"xb.addptr": (0,), "xb.splat": (0,), "xb.broadcast": (0,), "xb.expand_dims": (0,),
+            "xb.reshape": (0,), "xb.trans": (0,), "xb.ptr_cast": (0,), "arith.select": (1, 2)}
+_MAX_DEPTH = 64
+
+
+def _trace(value, entry, found: set, depth: int = 0) -> bool:
+    """Add the kernel arguments `value` points into to `found`; False when it cannot tell."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        if owner == entry:
+            found.add(ir.BlockArgument(value).arg_number)
+            return True
+        return False  # a loop-carried or region value: not followed
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name not in _THROUGH or depth > _MAX_DEPTH:
+        return False
+    return all(_trace(op.operands[i], entry, found, depth + 1) for i in _THROUGH[op.name])
+
+
+def analyze(module: ir.Module) -> list[int] | None:
+    """Positions (among the kernel's runtime arguments) of the arguments a store or atomic writes.
+
+    Returns None when some store's pointer cannot be traced to arguments (e.g. a pointer carried
+    through a loop); callers then treat every array argument as possibly written.
+    """
+    kernel = kernel_of(module)
+    entry = kernel.regions[0].blocks[0]
+    found: set = set()
+    ok = True
+
+    def visit(op):
+        nonlocal ok
+        if op.name in _WRITES:
+            ok = _trace(op.operands[0], entry, found) and ok
+        return ir.WalkResult.ADVANCE
+
+    kernel.operation.walk(visit)
+    return sorted(found) if ok else None
+
+
+def run(module: ir.Module, metadata: dict) -> None:
+    """Record `metadata["written_args"]` (see `analyze`)."""
+    metadata["written_args"] = analyze(module)
