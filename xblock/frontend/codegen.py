@@ -21,7 +21,7 @@ from .. import language as xl
 from ..dialects import xb
 from ..errors import CompilationError, debug
 from ..language.core import _unwrap, constexpr, is_builtin, tensor
-from .control import ControlFlow, _has_tensor, _is_py_value
+from .control import ControlFlow, _has_tensor, _is_py_value, lift_returns
 from .semantic import Semantic, SemanticError
 from .source import KernelSource, is_jit_function, unwrap_function
 from .triton_compat import translate
@@ -84,6 +84,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         self.ret_node = None
         self.returned = False
         self.naming: str | None = None  # the name the statement being generated binds (`x = ...`)
+        self.tail = False  # the statement being generated is the function's last (see visit_stmts)
 
     # ----------------------------------------------------------------------------- errors, locs
     def file_loc(self, node) -> ir.Location:
@@ -136,10 +137,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def generic_visit(self, node):
         raise SemanticError(f"unsupported syntax: {type(node).__name__}")
 
-    def visit_stmts(self, stmts):
-        for st in stmts:
+    def visit_stmts(self, stmts, tail: bool = False):
+        """Visit statements; `tail`: the last one ends the function (a `return` there may be partial)."""
+        for i, st in enumerate(stmts):
             if self.returned:
                 raise self.error(st, "statements after `return` are not supported")
+            self.tail = tail and i == len(stmts) - 1
             self.visit(st)
 
     # ----------------------------------------------------------------------------- statements
@@ -431,7 +434,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             scope[name] = tensor(next(it), v.dtype, v.shape) if isinstance(v, tensor) else v
         gen = CodeGenerator(ks, self.mb, scope)
         with ir.InsertionPoint(entry):
-            gen.visit_stmts(ks.tree.body)
+            gen.visit_stmts(lift_returns(ks.tree.body), tail=True)
             flat, spec = _flatten(gen.ret)
             with gen.loc(ks.tree.body[-1]):
                 func.ReturnOp([t.handle for t in flat])
@@ -519,7 +522,7 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
         gen = CodeGenerator(ks, mb, scope)
         mb.sources[ks.fn] = ks
         with ir.InsertionPoint(entry):
-            gen.visit_stmts(ks.tree.body)
+            gen.visit_stmts(lift_returns(ks.tree.body), tail=True)
             if gen.ret is not None:
                 raise gen.error(gen.ret_node, "a kernel cannot return a value")
             func.ReturnOp([])

@@ -37,6 +37,57 @@ def _assigned_names(stmts) -> set[str]:
     return out
 
 
+_RET = "\0return"  # scope names that carry the values a branch returns (no Python name can clash)
+
+
+def _return_slots(ret) -> dict:
+    """A branch's returned value as scope entries, one per block (tuples flattened in order)."""
+    if ret is None:
+        return {}
+    if isinstance(ret, (tuple, list)):
+        return {f"{_RET}t{i:04d}": _unwrap(v) for i, v in enumerate(ret)}
+    return {f"{_RET}s": _unwrap(ret)}
+
+
+def _rebuild_return(slots: list, values: list):
+    return values[0] if slots == [f"{_RET}s"] else tuple(values)
+
+
+def _always_returns(stmts) -> bool:
+    """Every path through `stmts` ends in a `return`."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
+
+
+def lift_returns(stmts: list) -> list:
+    """Early returns as structured control flow, as compiled Triton accepts them.
+
+    `if c: ...; return` followed by more statements becomes `if c: ... else: <the rest>` (and the
+    mirror case for the `else` branch), recursively, so that a `return` only ever ends a branch
+    whose `if` is the last statement of the function.
+    """
+    out = []
+    for i, st in enumerate(stmts):
+        if not isinstance(st, ast.If):
+            out.append(st)
+            continue
+        body, orelse, rest = lift_returns(st.body), lift_returns(st.orelse), stmts[i + 1:]
+        if rest and _always_returns(body) and not _always_returns(orelse):
+            orelse = lift_returns(orelse + rest)
+            rest = []
+        elif rest and _always_returns(orelse) and not _always_returns(body):
+            body = lift_returns(body + rest)
+            rest = []
+        out.append(ast.copy_location(ast.If(test=st.test, body=body, orelse=orelse), st))
+        if not rest:
+            return out
+    return out
+
+
 class ControlFlow:
     """Mixin of CodeGenerator: statements that build scf ops."""
 
@@ -49,19 +100,20 @@ class ControlFlow:
         cond = self.sem.to_bool(cond)
         if cond.shape:
             raise SemanticError(f"an `if` condition must be a scalar, got a block of shape {list(cond.shape)}")
-        saved = dict(self.scope)
+        saved, tail = dict(self.scope), self.tail
         probe = scf.IfOp(cond.handle, [], has_else=True)
-        branches = []
+        branches, returns = [], []
         for block, stmts in ((probe.then_block, node.body), (probe.else_block, node.orelse)):
             self.scope = dict(saved)
             with ir.InsertionPoint(block):
-                self.visit_stmts(stmts)
+                self.visit_stmts(stmts, tail)
+            returns.append(self.returned)
             if self.returned:
-                raise SemanticError("`return` inside a non-constexpr `if` is not supported")
+                self.scope.update(_return_slots(self.ret))
+            self.returned, self.ret = False, None
             branches.append(self.scope)
         self.scope = saved
-        names = sorted(n for n in _assigned_names(node.body) | _assigned_names(node.orelse)
-                       if n in saved or (n in branches[0] and n in branches[1]))
+        names = self._if_result_names(node, saved, branches, returns, tail)
         results, consts = [], {}
         for n in names:
             tv, ev = branches[0].get(n, saved.get(n)), branches[1].get(n, saved.get(n))
@@ -86,7 +138,7 @@ class ControlFlow:
             for block in (probe.then_block, probe.else_block):
                 with ir.InsertionPoint(block):
                     scf.YieldOp([])
-            self.scope.update(consts)
+            self._finish_if(consts, returns, tail)
             return
         with ir.InsertionPoint(probe):
             real = scf.IfOp(cond.handle, [t.handle.type for t in yields[0]], has_else=True)
@@ -97,9 +149,36 @@ class ControlFlow:
             for op in list(src.operations):
                 op.move_before(y)
         probe.operation.erase()
-        self.scope.update(consts)
         for n, r, t in zip(results, real.results, yields[0]):
-            self.scope[n] = tensor(r, t.dtype, t.shape)
+            consts[n] = tensor(r, t.dtype, t.shape)
+        self._finish_if(consts, returns, tail)
+
+    def _if_result_names(self, node, saved, branches, returns, tail) -> list:
+        """Names whose value after a runtime `if` comes from its branches (returned values too)."""
+        if returns[0] and returns[1]:
+            slots = [sorted(k for k in b if k.startswith(_RET)) for b in branches]
+            if slots[0] != slots[1]:
+                raise SemanticError("both branches of the `if` return, but different numbers of values")
+            return slots[0]
+        if returns[0] or returns[1]:
+            if not tail:
+                raise SemanticError("a `return` inside a non-constexpr `if` must end every path of its branch "
+                                    "or be the last statement of the function")
+            returned = branches[0] if returns[0] else branches[1]
+            if any(k.startswith(_RET) for k in returned):
+                raise SemanticError("only one branch of the `if` returns a value: every path must return one")
+            return []  # the function ends after this `if`: nothing it assigns is read again
+        return sorted(n for n in _assigned_names(node.body) | _assigned_names(node.orelse)
+                      if n in saved or (n in branches[0] and n in branches[1]))
+
+    def _finish_if(self, values: dict, returns, tail) -> None:
+        """Bind what a runtime `if` produced; when both branches returned, so does the `if`."""
+        if returns[0] and returns[1]:
+            slots = sorted(k for k in values if k.startswith(_RET))
+            self.returned = True
+            self.ret = _rebuild_return(slots, [values[k] for k in slots])
+            return
+        self.scope.update(values)
 
     # ----------------------------------------------------------------------------- loops
     def visit_For(self, node):
