@@ -42,7 +42,7 @@ _PY_BUILTINS = {"len", "min", "max", "int", "float", "bool", "abs", "isinstance"
                 "hasattr", "str", "round", "divmod", "enumerate", "zip", "range", "print", "type", "repr",
                 "ValueError", "TypeError", "AssertionError", "sum", "any", "all", "reversed", "sorted",
                 "None", "True", "False", "dict", "set", "frozenset", "slice", "map", "filter", "chr", "ord"}
-_TENSOR_METHODS = {"to": "cast", "reshape": "reshape", "view": "view", "trans": "trans", "permute": "permute",
+_TENSOR_METHODS = {"to": "cast", "cast": "cast", "reshape": "reshape", "view": "view", "trans": "trans", "permute": "permute",
                    "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "sum": "sum", "max": "max",
                    "min": "min", "argmax": "argmax", "argmin": "argmin", "cumsum": "cumsum",
                    "cumprod": "cumprod", "reduce": "reduce", "associative_scan": "associative_scan",
@@ -302,6 +302,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def visit_Attribute(self, node):
         base = _unwrap(self.visit(node.value))
         name = node.attr
+        if name == "value" and not isinstance(base, tensor) and not hasattr(base, "value"):
+            return base  # constexprs are plain values here: `tl.constexpr(x).value` is x
         if isinstance(base, tensor):
             if name == "dtype":
                 return base.dtype
@@ -365,6 +367,9 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return fn(*args, _semantic=self.sem, **kwargs)
         if fn is constexpr:
             return _unwrap(args[0])
+        if isinstance(fn, xl.dtype) and not isinstance(fn, xl.pointer_type) and len(args) == 1 and not kwargs:
+            value = _unwrap(args[0])  # `tl.float32(x)`: a cast (a constant for a Python number)
+            return self.sem.cast(value, fn) if isinstance(value, tensor) else self.sem.to_tensor(value, fn)
         if fn is xl.range or fn is xl.static_range:
             raise SemanticError(f"{fn.__name__}() can only be used as the iterable of a `for` loop")
         if fn is builtins.print:

@@ -56,6 +56,61 @@ class dtype:
     def is_block(self) -> bool:
         return False
 
+    def is_standard_floating(self) -> bool:
+        return self.is_floating()
+
+    def is_fp8(self) -> bool:
+        return False  # xblock has no fp8 dtype yet
+
+    is_fp8e4nv = is_fp8e5 = is_fp8e4b15 = is_fp8e4b8 = is_fp8e5b16 = is_fp8
+
+    def is_void(self) -> bool:
+        return self.name == "void"
+
+    def is_const(self) -> bool:
+        return False
+
+    @staticmethod
+    def is_dtype(type_str) -> bool:
+        return type_str in dtype.SINT + dtype.UINT + dtype.FP
+
+    # `is_signed`/`is_unsigned`: the names some kernels use for is_int_signed/is_int_unsigned
+    def is_signed(self) -> bool:
+        return self.is_int_signed()
+
+    def is_unsigned(self) -> bool:
+        return self.is_int_unsigned()
+
+    def __getattr__(self, name: str):
+        """`is_int8()` ... `is_uint64()`, `is_int1()`: Triton's per-type predicates."""
+        if name.startswith("is_") and name[3:] in dtype.SINT + dtype.UINT:
+            return lambda: self.name == name[3:]
+        raise AttributeError(f"'dtype' object has no attribute '{name}'")
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        widths = {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
+        if self.name not in widths:
+            raise ValueError(f"{self} is not a floating-point type")
+        return widths[self.name]
+
+    @property
+    def exponent_bias(self) -> int:
+        bias = {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
+        if self.name not in bias:
+            raise ValueError(f"{self} is not a floating-point type")
+        return bias[self.name]
+
+    def get_int_max_value(self) -> int:
+        bits = self.primitive_bitwidth
+        return 2 ** (bits - 1) - 1 if self.is_int_signed() else 2**bits - 1
+
+    def get_int_min_value(self) -> int:
+        return -(2 ** (self.primitive_bitwidth - 1)) if self.is_int_signed() else 0
+
+    def with_element_ty(self, element_ty) -> "dtype":
+        return _unwrap(element_ty)
+
     @property
     def primitive_bitwidth(self) -> int:
         if self.name == "int1":
@@ -346,7 +401,10 @@ def broadcast(input, other, _semantic=None):
 
 @builtin
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False, _semantic=None):
-    return _semantic.cast(input, dtype, bitcast)
+    rounding = _unwrap(fp_downcast_rounding)
+    if rounding not in (None, "rtne"):
+        raise ValueError(f"fp_downcast_rounding={rounding!r} is not supported (only 'rtne', the default)")
+    return _semantic.cast(input, dtype, _unwrap(bitcast))
 
 
 def _shape_arg(shape):
