@@ -42,8 +42,9 @@ _PY_BUILTINS = {"len", "min", "max", "int", "float", "bool", "abs", "isinstance"
                 "hasattr", "str", "round", "divmod", "enumerate", "zip", "range", "print", "type", "repr",
                 "ValueError", "TypeError", "AssertionError", "sum", "any", "all", "reversed", "sorted",
                 "None", "True", "False", "dict", "set", "frozenset", "slice", "map", "filter", "chr", "ord"}
-_TENSOR_METHODS = {"to": "cast", "cast": "cast", "reshape": "reshape", "view": "view", "trans": "trans", "permute": "permute",
-                   "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "sum": "sum", "max": "max",
+_TENSOR_METHODS = {"to": "cast", "cast": "cast", "reshape": "reshape", "view": "view", "trans": "trans",
+                   "permute": "permute", "expand_dims": "expand_dims", "broadcast_to": "broadcast_to",
+                   "sum": "sum", "max": "max",
                    "min": "min", "argmax": "argmax", "argmin": "argmin", "cumsum": "cumsum",
                    "cumprod": "cumprod", "reduce": "reduce", "associative_scan": "associative_scan",
                    "xor_sum": "xor_sum", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
