@@ -25,6 +25,7 @@ class _TritonModule:
 _MODULES = {
     "triton.language": xl,
     "triton.language.math": xl.math,
+    "triton.language.random": xl.random,
     "triton.language.extra": extra,
     "triton.language.extra.cuda": extra.libdevice,
     "triton.language.extra.libdevice": extra.libdevice,

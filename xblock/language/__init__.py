@@ -1,5 +1,6 @@
 """`import xblock.language as xl`: the block language, the same surface as `triton.language`."""
 
+# isort: skip_file
 from . import extra, math  # noqa: F401
 from .core import *  # noqa: F401,F403
 from .core import (  # noqa: F401
@@ -14,3 +15,7 @@ from .core import (  # noqa: F401
     static_range,
     tensor,
 )
+
+# written in the language itself: imported once every name above exists
+from . import random  # noqa: E402,F401
+from .random import *  # noqa: E402,F401,F403

@@ -577,6 +577,12 @@ def cdiv(x, div, _semantic=None):
 
 
 @builtin
+def to_tensor(x, _semantic=None):
+    """A Python number or a block as a block (a scalar block for a number)."""
+    return _semantic.to_tensor(_unwrap(x))
+
+
+@builtin
 def static_assert(cond, msg="", _semantic=None):
     return _semantic.static_assert(cond, msg)
 

@@ -50,7 +50,7 @@ def _as_numpy(v):
 
 def _load(asm: dict, metadata: dict, overrides: dict | None = None):
     """A launcher for the kernel; `overrides` (op name -> rule) replaces rules, for fault tests."""
-    from .executor import Executor
+    from .executor import NeedsSerial
     from .program import bind_rules
     from .rules import LAZY_RULES, SIM_RULES
 
@@ -77,12 +77,10 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
                 arr_names.append(name)
             else:
                 vals.append(np.array([v], dtype=_SCALAR[sig]))
-        # run on copies (made on a buffer's first write): a launch that fails half-way leaves the
-        # caller's arrays untouched
-        memory = Memory([np.ascontiguousarray(a) for a in arrays], arr_names, shared=True)
-        it = iter(range(len(arrays)))
-        vals = [np.array([memory.base(next(it))], dtype=np.int64) if v is None else v for v in vals]
-        Executor(program, memory, grid).run(vals)
+        try:
+            memory = _run(program, grid, arrays, arr_names, vals, serial=False)
+        except NeedsSerial:  # programs wait for one another: start again from the caller's arrays
+            memory = _run(program, grid, arrays, arr_names, vals, serial=True)
         written = sorted(memory.written)
         for i in written:
             if not arrays[i].flags.writeable:
@@ -92,6 +90,21 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
             np.copyto(arrays[i], memory.arrays[i])
 
     return launch
+
+
+def _run(program, grid, arrays, arr_names, vals, serial: bool):
+    """Run a launch on copies of the arrays (made on a buffer's first write); returns the memory.
+
+    A launch that fails half-way leaves the caller's arrays untouched.
+    """
+    from .executor import Executor
+
+    memory = Memory([np.ascontiguousarray(a) for a in arrays], arr_names, shared=True)
+    memory.race_checks = not serial  # serial programs synchronize through atomics the sim cannot follow
+    it = iter(range(len(arrays)))
+    vals = [np.array([memory.base(next(it))], dtype=np.int64) if v is None else v for v in vals]
+    Executor(program, memory, grid, serial=serial).run(vals)
+    return memory
 
 
 def _coverage():

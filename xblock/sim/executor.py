@@ -34,11 +34,21 @@ def _uniform(x: np.ndarray) -> bool:
     return x.shape[0] == 1 or bool((x == x[0]).all())
 
 
-class Executor:
-    """Executes one launch. `pids` are per-axis program ids of the programs being run now."""
+class NeedsSerial(Exception):
+    """Programs run side by side wait for one another (a spin lock): run the launch again, serially."""
 
-    def __init__(self, program: Program, memory: Memory, grid: tuple):
+
+class Executor:
+    """Executes one launch. `pids` are per-axis program ids of the programs being run now.
+
+    By default all programs run at once. `serial=True` runs them one at a time, each to the end,
+    in program order: what a launch whose programs wait for one another (spin locks, flags set by
+    an earlier program) needs, since a program then never waits for one that cannot move.
+    """
+
+    def __init__(self, program: Program, memory: Memory, grid: tuple, serial: bool = False):
         self.program, self.memory, self.grid = program, memory, grid
+        self.serial = serial
         self.env: dict = {}
         self.donor = None  # see run_block
 
@@ -55,7 +65,7 @@ class Executor:
         if total == 0:
             return
         biggest = max([1] + [int(np.prod(t.shape)) for t in _all_types(self.program.body)])
-        chunk = max(1, CHUNK_ELEMENTS // biggest)
+        chunk = 1 if self.serial else max(1, CHUNK_ELEMENTS // biggest)
         for start in range(0, total, chunk):
             self.set_programs(np.arange(start, min(total, start + chunk), dtype=np.int64))
             self.env = {}
@@ -188,6 +198,7 @@ def _sim_if(ex: Executor, ins, vals):
 def _sim_while(ex: Executor, ins, vals):
     before, after = ins.regions
     carried = list(vals)
+    watch = _Progress(ex, ins)
     while True:
         cond, *args = ex.run_block(before, carried)
         if not _uniform(cond):
@@ -195,21 +206,63 @@ def _sim_while(ex: Executor, ins, vals):
         if not bool(cond.flat[0]):
             return args
         carried = ex.run_block(after, args)
-    # programs disagree: finish the loop one program at a time
+        watch.step(carried)
+    # programs disagree: those whose condition is false are done; the others go on one at a time
+    c = np.broadcast_to(cond, (ex.n_programs,))
     parts = []
     for p in range(ex.n_programs):
         sel = np.array([p])
-        parts.append((sel, ex.on_subset(sel, lambda: _while_one(ex, ins, [ex.env_slice(v, sel) for v in carried]))))
+        if not c[p]:
+            parts.append((sel, [ex.env_slice(v, sel) for v in args]))
+            continue
+        parts.append((sel, ex.on_subset(sel, lambda: _while_one(
+            ex, ins, ex.run_block(after, [ex.env_slice(v, sel) for v in args])))))
     return ex.merge(parts, ins.rtypes, ex.n_programs)
 
 
 def _while_one(ex, ins, carried):
+    """Finish a loop for the current programs, whose `before` region has not run for `carried` yet."""
     before, after = ins.regions
+    watch = _Progress(ex, ins)
     while True:
         cond, *args = ex.run_block(before, carried)
         if not bool(cond.flat[0]):
             return args
         carried = ex.run_block(after, args)
+        watch.step(carried)
+
+
+class _Progress:
+    """Tells a loop that can never end: an iteration that changes neither its values nor memory.
+
+    Nothing else runs while the sim is inside a loop, so such an iteration repeats forever. When
+    programs run side by side, the one they wait for may be among them (a spin lock's holder waits
+    past the loop): the launch is run again serially. Run serially, the loop is an error.
+    """
+
+    def __init__(self, ex, ins):
+        self.ex, self.ins = ex, ins
+        self.last = None
+        self.digest = None
+
+    def step(self, carried) -> None:
+        values = [np.asarray(materialize(v)) for v in carried]
+        last, self.last = self.last, values
+        if last is None or len(last) != len(values) or not all(
+                a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+                for a, b in zip(last, values)):
+            self.digest = None
+            return
+        digest, self.digest = self.digest, self.ex.memory.digest()
+        if digest is None or digest != self.digest:
+            return
+        if not self.ex.serial:
+            raise NeedsSerial()
+        raise ExecutionError(
+            f"{self.ins.loc}: this loop cannot make progress: program {int(self.ex.flat_pid[0])} (flat id) "
+            "repeats an iteration that changes nothing. It waits for memory that no program can change "
+            "when programs run one at a time in order (e.g. a spin lock never released, or a wait for a "
+            "later program such as a grid-wide barrier)")
 
 
 def _env_slice(self, v, sel):

@@ -7,6 +7,8 @@ wrote each element so that two programs writing the same element is reported as 
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ..errors import ExecutionError
@@ -39,6 +41,7 @@ class Memory:
         self.names = names
         self.writers: dict = {}
         self.written: set = set()  # buffers a store or an atomic touched
+        self.race_checks = True  # off when programs run one at a time (they synchronize through atomics)
         self._shared = set(range(len(self.arrays))) if shared else set()
         for b in self._shared:
             self.raw[b].flags.writeable = False  # reads only until the copy
@@ -127,7 +130,16 @@ class Memory:
             view = self.raw[b][: self.raw[b].size // size * size].view(_VIEW[pointee])
             view[i] = values[sel]
 
+    def digest(self) -> bytes:
+        """A digest of everything the launch has written so far (to tell a loop that changes nothing)."""
+        h = hashlib.blake2b(digest_size=16)
+        for b in sorted(self.written):
+            h.update(self.raw[b].data)
+        return h.digest()
+
     def _check_race(self, b, size, idx, pids, loc) -> None:
+        if not self.race_checks:
+            return
         key = (b, size)
         fresh = key not in self.writers
         if fresh:
