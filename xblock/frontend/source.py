@@ -10,12 +10,32 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 XBLOCK_KERNEL = "__xblock_kernel__"  # the marker attribute of xblock's JITFunction (set by the runtime)
+XBLOCK_TUNER = "__xblock_tuner__"  # the marker attribute of xblock's Autotuner and Heuristics wrappers
+TRITON_TUNERS = ("Autotuner", "Heuristics")  # Triton's @autotune / @heuristics wrappers (triton.runtime.autotuner)
+
+
+def is_triton_tuner(obj) -> bool:
+    """True for the object `@triton.autotune` or `@triton.heuristics` returns."""
+    t = type(obj)
+    return t.__module__.startswith("triton.runtime") and t.__name__ in TRITON_TUNERS
+
+
+def is_tuner(obj) -> bool:
+    """True for a kernel wrapped in @autotune or @heuristics (xblock's or Triton's)."""
+    return bool(getattr(type(obj), XBLOCK_TUNER, False)) or is_triton_tuner(obj)
 
 
 def unwrap_function(obj):
-    """The plain Python function behind `obj` (xblock.jit, triton.jit or a plain function)."""
+    """The plain Python function behind `obj`.
+
+    `obj` is a plain function, an `@xblock.jit` or `@triton.jit` kernel, or one wrapped in
+    `@autotune`/`@heuristics` (xblock's or Triton's, stacked in any order): the wrappers keep the
+    kernel they wrap in `.fn`.
+    """
     if getattr(type(obj), XBLOCK_KERNEL, False):
         return obj.fn
+    if is_tuner(obj):
+        return unwrap_function(obj.fn)
     if type(obj).__module__.startswith("triton") and hasattr(obj, "fn"):
         return unwrap_function(obj.fn)
     if inspect.isfunction(obj):
@@ -24,6 +44,7 @@ def unwrap_function(obj):
 
 
 def is_jit_function(obj) -> bool:
+    """True for an `@xblock.jit` or `@triton.jit` kernel (not one wrapped in @autotune/@heuristics)."""
     if getattr(type(obj), XBLOCK_KERNEL, False):
         return True
     t = type(obj)

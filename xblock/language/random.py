@@ -12,7 +12,7 @@ too (an int32 -> fp32 conversion and one multiply, both correctly rounded). `ran
 a square root and a sine or cosine (Box-Muller), so it agrees to the targets' math accuracy.
 """
 
-import xblock.language as xl
+from . import core as xl
 
 N_ROUNDS_DEFAULT = 10
 # the Philox 4x32 multipliers and Weyl key increments (the published constants)

@@ -8,9 +8,9 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 
 from .._version import __version__
-from ..backends import REFERENCE, get_backend
+from ..backends import REFERENCE, all_option_names, get_backend
 from ..errors import CompilationError, surface
-from ..frontend.source import KernelSource, is_jit_function, source_of, unwrap_function
+from ..frontend.source import KernelSource, is_jit_function, is_tuner, source_of, unwrap_function
 from .cache import FileCache
 
 _MEMORY: dict = {}  # full cache key -> CompiledKernel, the in-process layer
@@ -332,24 +332,89 @@ def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
     return Specialization(arg_types, constexprs)
 
 
-def compile(fn, target: str = REFERENCE, signature=None, constexprs=None, **options) -> CompiledKernel:
+# The launch options of an autotune Config (Triton's names): each target reads the ones it has.
+CONFIG_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def config_values(config, option_names) -> tuple[dict, dict]:
+    """(meta-parameters, launch options) an autotune Config gives a launch on one target.
+
+    `config` is an `xblock.Config`, a `triton.Config` or a dict of meta-parameters. Launch options
+    the target does not have (`option_names`, the backend's) are dropped, never an error; an option
+    no target has, or a Config feature xblock does not honour, is a TypeError naming it.
+    """
+    if isinstance(config, dict):
+        return dict(config), {}
+    if not hasattr(config, "kwargs"):
+        raise TypeError(f"expected an xblock.Config, a triton.Config or a dict, got {config!r}")
+    if getattr(config, "ir_override", None) is not None:
+        raise TypeError("Config(ir_override=...) is not supported by xblock; to replace a stage by hand, "
+                        "use XBLOCK_DUMP_DIR and XBLOCK_OVERRIDE_DIR")
+    known = {"kwargs", "pre_hook", "ir_override", "options", *CONFIG_LAUNCH_OPTIONS}
+    extra = sorted(k for k, v in vars(config).items() if k not in known and v not in (None, 0, False))
+    if extra:
+        raise TypeError(f"Config attribute(s) not supported by xblock: {', '.join(extra)}")
+    options = {k: getattr(config, k) for k in CONFIG_LAUNCH_OPTIONS if getattr(config, k, None) is not None}
+    more = dict(getattr(config, "options", None) or {})
+    if more:
+        unknown = set(more) - all_option_names()
+        if unknown:
+            raise TypeError(f"Config option(s) no target has: {', '.join(sorted(unknown))}")
+    options.update(more)
+    return dict(config.kwargs), {k: v for k, v in options.items() if k in option_names}
+
+
+def _autotuned(fn):
+    """The outermost autotuner (xblock's or Triton's) in a stack of kernel wrappers, or None."""
+    while fn is not None and not hasattr(fn, "configs"):
+        fn = getattr(fn, "fn", None)
+    return fn
+
+
+def _with_config(fn, config, backend, constexprs, options) -> tuple[dict, dict]:
+    """constexprs and options of `compile(..., config=...)`: the Config's, then the explicit ones."""
+    if isinstance(config, int) and not isinstance(config, bool):
+        tuner = _autotuned(fn)
+        if tuner is None:
+            raise TypeError(f"config={config} is an index into the autotune configs, but the kernel has none")
+        if not -len(tuner.configs) <= config < len(tuner.configs):
+            raise TypeError(f"config={config} is out of range: the kernel has {len(tuner.configs)} autotune configs")
+        config = tuner.configs[config]
+    meta, opts = config_values(config, backend.option_names)
+    constexprs = dict(constexprs or {})
+    clash = sorted(k for k in meta.keys() & constexprs.keys() if constexprs[k] != meta[k])
+    if clash:
+        raise TypeError(f"constexprs and config= give different values to: {', '.join(clash)}")
+    return {**meta, **constexprs}, {**opts, **options}  # explicit launch options win over the Config's
+
+
+def compile(fn, target: str = REFERENCE, signature=None, constexprs=None, config=None,
+            **options) -> CompiledKernel:
     """Compile a kernel (an @xblock.jit, @triton.jit or plain function) for `target`.
 
     Args:
-        fn: the kernel.
+        fn: the kernel; also one wrapped in @autotune/@heuristics (xblock's or Triton's).
         target: a registered target (`xblock.backends.targets()`); by default the simulator.
         signature: parameter name -> Triton type string ("*fp16", "i32", "fp32", "constexpr").
         constexprs: parameter name -> value for constexpr parameters.
+        config: an autotune Config (xblock's or Triton's), or an index into the kernel's autotune
+            configs: it supplies meta-parameters and launch options (the ones `target` has).
         **options: target options (num_warps, num_stages, arch, soc, ...).
     Returns:
         A CompiledKernel whose `asm` holds every stage.
     """
     ks = source_of(fn)
     try:
+        if config is not None:
+            constexprs, options = _with_config(fn, config, get_backend(target), constexprs, options)
         spec = parse_signature(ks, signature, constexprs)
         return compile_specialization(ks, spec, target, options)
     except CompilationError as e:
         raise surface(e) from None
     except TypeError as e:
-        raise surface(CompilationError(ks.file, ks.abs_line(ks.tree.lineno), 1, str(e),
+        msg = str(e)
+        if config is None and "needs a value in constexprs" in msg and is_tuner(fn):
+            msg += (" (the kernel is wrapped in @autotune/@heuristics, which set meta-parameters at launch: "
+                    "give them in constexprs, or pass config=INDEX or a Config)")
+        raise surface(CompilationError(ks.file, ks.abs_line(ks.tree.lineno), 1, msg,
                                        ks.source_line(ks.tree.lineno))) from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..backends import all_option_names, default_target
 from ..errors import LaunchError, XBlockError, surface
-from ..frontend.source import XBLOCK_KERNEL, source_of, unwrap_function
+from ..frontend.source import XBLOCK_KERNEL, is_tuner, source_of, unwrap_function
 from .args import ArgError, describe, from_dlpack
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
 
@@ -232,9 +232,21 @@ class JITFunction:
 
 
 def jit(fn=None, **kwargs):
-    """Decorate a kernel (or wrap an existing @triton.jit kernel or plain function)."""
+    """Decorate a kernel (or wrap an existing @triton.jit kernel or plain function).
+
+    A kernel wrapped in @autotune/@heuristics (xblock's or Triton's) gives xblock's wrapper of it.
+    """
     if fn is None:
         return lambda f: JITFunction(f, **kwargs)
     if isinstance(fn, JITFunction):
         return fn
+    if is_tuner(fn):
+        return _autotune.wrap(fn)
     return JITFunction(fn, **kwargs)
+
+
+# autotune.py builds the kernels inside its wrappers with `jit`, handed over here: it does not
+# import this module, which imports it (above) to wrap @autotune/@heuristics kernels.
+from . import autotune as _autotune  # noqa: E402
+
+_autotune.jit = jit
