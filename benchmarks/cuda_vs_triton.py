@@ -435,7 +435,7 @@ def compile_times(results):
         t1 = time.perf_counter()
         emit_ttir(module, pipeline.ttir_dialect())
         t2 = time.perf_counter()
-        stages = pipeline.make_stages(CudaOptions(arch=90))
+        stages = pipeline.stages(CudaOptions(arch=90))
         meta = {"name": k.__name__, "file": k.source.file, "line": 1}
         cur = module
         for ext, st in stages.items():

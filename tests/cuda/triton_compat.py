@@ -72,9 +72,9 @@ def compile_all(src: str) -> int:
         for arch in (90, 80):
             p, md = TritonPipeline(CudaOptions(arch=arch)), dict(m)
             try:
-                prev = p._ttir(text, md)
+                prev = p.ttir_from_text(text, md)
                 for ext in ("ttgir", "llir", "ptx", "cubin"):
-                    prev = p._run(ext, prev, md)
+                    prev = getattr(p, f"make_{ext}")(prev, md)
                 assert prev[:4] == b"\x7fELF"
                 ok += 1
             except Exception as e:  # report every failure, then fail

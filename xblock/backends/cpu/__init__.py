@@ -1,6 +1,7 @@
 """The 'cpu' target: xb -> upstream MLIR -> LLVM -> a native shared library run on every core.
 
-Importing this package does not import MLIR: a warm cache loads the cached `.so` directly.
+Importing this package does not import MLIR: a warm cache loads the cached `.so` directly. The
+functions below import `pipeline` (and with it MLIR) or `launch` only when they are called.
 """
 
 from __future__ import annotations
@@ -8,19 +9,24 @@ from __future__ import annotations
 from ..base import Backend
 from .options import CpuOptions
 
-
-def _stage(name: str):
-    def run(src, metadata):
-        from . import pipeline  # imports MLIR: only when something compiles
-
-        return getattr(pipeline, name)(src, metadata)
-
-    return run
+STAGES = ("llvm.mlir", "ll", "so")  # the exts of `pipeline.stages`, listed without importing it
 
 
 def _stages(options) -> dict:
-    """Stage ext -> maker; listing the stages (as a cache hit does) imports nothing."""
-    return {"llvm.mlir": _stage("make_llvm_mlir"), "ll": _stage("make_ll"), "so": _stage("make_so")}
+    """Stage ext -> fn; listing the stages (as a cache hit does) imports nothing."""
+    built: list = []
+
+    def stage(ext: str):
+        def run(src, metadata):
+            if not built:
+                from .pipeline import stages  # imports MLIR: only when something compiles
+
+                built.append(stages(options))
+            return built[0][ext](src, metadata)
+
+        return run
+
+    return {ext: stage(ext) for ext in STAGES}
 
 
 def _load(asm: dict, metadata: dict):
@@ -60,4 +66,13 @@ def claims_arguments(args) -> bool:
     return bool(arrays) and all(isinstance(a, np.ndarray) for a in arrays)
 
 
-BACKEND = Backend("cpu", CpuOptions, _stages, _load, _toolchain_key, binary_stages=("so",))
+def _coverage():
+    """(the ops with a lowering rule, {xb op: reason} the target refuses); imports MLIR."""
+    from . import pipeline  # noqa: F401  (imports the rule modules, which fill the table)
+    from .rules import coverage
+
+    return coverage()
+
+
+BACKEND = Backend("cpu", CpuOptions, _stages, _load, _toolchain_key, binary_stages=("so",),
+                  claims_arguments=claims_arguments, coverage=_coverage)

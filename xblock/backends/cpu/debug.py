@@ -14,19 +14,21 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ...dialects.locations import op_loc
 from .emit import V, vec
+from .irtypes import scalar_type, tensor_parts
 from .launch import PRINT, STATUS
-from .lowering import location, rule, scalar_type, tensor_parts
+from .rules import rule
 from .values import storage
 
 
-def runtime_slot(cx, k: int) -> V:
+def runtime_slot(ctx, k: int) -> V:
     """The pointer in runtime slot `k`, loaded once at function entry."""
-    e = cx.e
+    e = ctx.e
     key = ("runtime", k)
     if key not in e.consts:
         slot, name = e.fresh("slot"), e.fresh("rt")
-        e.prologue.append(f"    {slot} = llvm.getelementptr %args[{cx.nargs + k}] : (!llvm.ptr) -> !llvm.ptr, i64")
+        e.prologue.append(f"    {slot} = llvm.getelementptr %args[{ctx.nargs + k}] : (!llvm.ptr) -> !llvm.ptr, i64")
         e.prologue.append(f"    {name} = llvm.load {slot} {{alignment = 8 : i64}} : !llvm.ptr -> !llvm.ptr")
         e.consts[key] = V(name, "!llvm.ptr")
     return e.consts[key]
@@ -38,8 +40,8 @@ def _address(e, mem: V) -> V:
 
 
 @rule("xb.print")
-def _lower_print(cx, op):
-    e = cx.e
+def _lower_print(ctx, op):
+    e = ctx.e
     values = list(op.operands)
     table = e.alloca(max(1, len(values)), "i64")
     specs = []
@@ -47,27 +49,27 @@ def _lower_print(cx, op):
         parts = tensor_parts(v.type)
         if parts is not None:
             shape, ety = parts[0], parts[1]
-            mem = cx.get(v).buffer(e).mem
+            mem = ctx.get(v).buffer(e).mem
         else:
             shape, ety = (), scalar_type(v.type)
             mem = e.alloca(1, storage(ety))
-            s = cx.get(v)
+            s = ctx.get(v)
             if ety == "i1":
                 s = e.op(f"arith.extui {s} : i1 to i8", "i8")
             e.line(f"memref.store {s}, {mem}[{e.idx(0)}] : {mem.type}")
         e.line(f"memref.store {_address(e, mem)}, {table}[{e.idx(k)}] : {table.type}")
         specs.append([list(shape), ety])
-    pid = len(cx.prints)
-    cx.prints.append({"prefix": ir.StringAttr(op.attributes["prefix"]).value, "values": specs})
+    pid = len(ctx.prints)
+    ctx.prints.append({"prefix": ir.StringAttr(op.attributes["prefix"]).value, "values": specs})
     ptr = e.op(f"llvm.inttoptr {_address(e, table)} : i64 to !llvm.ptr", "!llvm.ptr")
-    e.line(f"llvm.call {runtime_slot(cx, PRINT)}({e.const(pid, 'i32')}, %pid0, %pid1, %pid2, {ptr}) : "
+    e.line(f"llvm.call {runtime_slot(ctx, PRINT)}({e.const(pid, 'i32')}, %pid0, %pid1, %pid2, {ptr}) : "
            "!llvm.ptr, (i32, i32, i32, i32, !llvm.ptr) -> ()")
 
 
 @rule("xb.assert")
-def _lower_assert(cx, op):
-    e = cx.e
-    cond = cx.get(op.operands[0])
+def _lower_assert(ctx, op):
+    e = ctx.e
+    cond = ctx.get(op.operands[0])
     if isinstance(cond, V):
         ok = cond
     else:
@@ -76,23 +78,23 @@ def _lower_assert(cx, op):
         acc = e.range_(cond.n, w, lambda i, it: [e.op(f"arith.andi {it[0]}, {cond.chunk(e, i, w)} : "
                                                       f"{ones.type}", ones.type)], [ones])[0]
         ok = e.op(f"vector.reduction <and>, {acc} : {ones.type} into i1", "i1")
-    aid = len(cx.asserts)
-    file, line, _ = location(op)
-    cx.asserts.append({"message": ir.StringAttr(op.attributes["message"]).value, "file": file, "line": line})
+    aid = len(ctx.asserts)
+    file, line, _ = op_loc(op)
+    ctx.asserts.append({"message": ir.StringAttr(op.attributes["message"]).value, "file": file, "line": line})
     fail = e.op(f"arith.xori {ok}, {e.const(1, 'i1')} : i1", "i1")
 
     def record():
-        key = e.op(f"arith.shli {_linear_pid(cx)}, {e.const(16, 'i64')} : i64", "i64")
+        key = e.op(f"arith.shli {_linear_pid(ctx)}, {e.const(16, 'i64')} : i64", "i64")
         key = e.op(f"arith.ori {key}, {e.const(aid, 'i64')} : i64", "i64")
-        e.op(f"llvm.atomicrmw umin {runtime_slot(cx, STATUS)}, {key} monotonic : !llvm.ptr, i64", "i64")
+        e.op(f"llvm.atomicrmw umin {runtime_slot(ctx, STATUS)}, {key} monotonic : !llvm.ptr, i64", "i64")
 
     e.if_(fail, record)
-    cx.assert_ok = ok
+    ctx.assert_ok = ok
 
 
-def _linear_pid(cx) -> V:
+def _linear_pid(ctx) -> V:
     """pid0 + np0 * (pid1 + np1 * pid2), as i64 (the launcher's program order)."""
-    e = cx.e
+    e = ctx.e
     w = [e.op(f"arith.extui {x} : i32 to i64", "i64") for x in ("%pid0", "%pid1", "%pid2", "%np0", "%np1")]
     inner = e.op(f"arith.addi {w[1]}, {e.op(f'arith.muli {w[4]}, {w[2]} : i64', 'i64')} : i64", "i64")
     return e.op(f"arith.addi {w[0]}, {e.op(f'arith.muli {w[3]}, {inner} : i64', 'i64')} : i64", "i64")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
-from .emit import is_float, vec
-from .lowering import rule, tensor_parts
-from .reduce import _ix, convert
+from .elementwise import convert
+from .emit import index_sum, is_float, vec
+from .irtypes import tensor_parts
+from .rules import rule
 from .values import VW, Buffer, storage, store_chunk
 
 ROWS = 8  # accumulator rows of a register tile
@@ -19,9 +20,9 @@ CHUNKS = 2  # accumulator chunks per row
 
 
 @rule("xb.dot")
-def _lower_dot(cx, op):
-    e = cx.e
-    a, b, acc = (cx.get(v) for v in op.operands)
+def _lower_dot(ctx, op):
+    e = ctx.e
+    a, b, acc = (ctx.get(v) for v in op.operands)
     (M, K), (_, N) = a.shape, b.shape
     shape, ety, _ = tensor_parts(op.results[0].type)
     ct = ("f64" if ety == "f64" else "f32") if is_float(ety) else ("i64" if ety == "i64" else "i32")
@@ -39,14 +40,14 @@ def _lower_dot(cx, op):
         return e.op(f"arith.addi {p}, {z} : {vt}", vt)
 
     def tile(m0, n0):
-        accs = [convert(e, acc.chunk(e, _ix(e, (m0, N), r * N, n0, v * w), w), ct)
+        accs = [convert(e, acc.chunk(e, index_sum(e, (m0, N), r * N, n0, v * w), w), ct)
                 for r in range(rm) for v in range(nv)]
 
         def kstep(k, st):
-            bs = [convert(e, bbuf.chunk(e, _ix(e, (k, N), n0, v * w), w), ct) for v in range(nv)]
+            bs = [convert(e, bbuf.chunk(e, index_sum(e, (k, N), n0, v * w), w), ct) for v in range(nv)]
             st = list(st)
             for r in range(rm):
-                s = convert(e, abuf.elem(e, _ix(e, (m0, K), r * K, k)), ct)
+                s = convert(e, abuf.elem(e, index_sum(e, (m0, K), r * K, k)), ct)
                 av = e.op(f"vector.broadcast {s} : {ct} to {vt}", vt)
                 for v in range(nv):
                     st[r * nv + v] = fma(av, bs[v], st[r * nv + v])
@@ -55,8 +56,8 @@ def _lower_dot(cx, op):
         accs = e.range_(K, 1, kstep, accs)
         for r in range(rm):
             for v in range(nv):
-                at = _ix(e, (m0, N), r * N, n0, v * w)
+                at = index_sum(e, (m0, N), r * N, n0, v * w)
                 store_chunk(e, out, at, convert(e, accs[r * nv + v], ety), ety)
 
     e.range_(M, rm, lambda m0, _: e.range_(N, w * nv, lambda n0, _: tile(m0, n0)) and None)
-    cx.define(op.results[0], Buffer(out, shape, ety))
+    ctx.define(op.results[0], Buffer(out, shape, ety))

@@ -1,13 +1,15 @@
 """Elementwise `arith`/`math` ops on scalars or chunks, with the cpu's own vectorized math.
 
-Most ops are re-emitted as they are (generic form, same attributes) on the chunk's vector type.
-The exceptions keep the sim's semantics where LLVM's differ (integer division by zero, shifts
-past the width); `vmath` registers here the polynomials that replace per-lane libm calls.
+`emit_op` writes one op: most are re-emitted as they are (generic form, same attributes) on the
+chunk's vector type. The exceptions keep the sim's semantics where LLVM's differ (integer division
+by zero, shifts past the width); `vmath` registers here the polynomials that replace per-lane libm
+calls. `convert` casts between numeric element types (reductions and `dot` accumulate wider).
+A helper of the rule modules, below them: it registers no rule.
 """
 
 from __future__ import annotations
 
-from .emit import V, elem_of
+from .emit import V, elem_of, is_float
 
 SPECIAL: dict = {}
 MATH_F32 = ("math.exp", "math.exp2", "math.log", "math.log2", "math.sin", "math.cos", "math.erf",
@@ -26,6 +28,27 @@ def special(*names):
 def with_elem(ty: str, ety: str) -> str:
     """`ty` (scalar or vector type) with its element type replaced by `ety`."""
     return ty[: ty.rindex("x") + 1] + ety + ">" if ty.startswith("vector<") else ety
+
+
+def convert(e, v: V, to: str) -> V:
+    """Convert a scalar or vector between numeric element types (widening or narrowing)."""
+    src = elem_of(v.type)
+    if src == to:
+        return v
+    t = with_elem(v.type, to)
+    if is_float(src) and is_float(to):
+        op = "arith.extf" if _bits(to) > _bits(src) else "arith.truncf"
+    elif is_float(to):
+        op = "arith.sitofp"
+    elif is_float(src):
+        op = "arith.fptosi"
+    else:
+        op = "arith.extsi" if _bits(to) > _bits(src) else "arith.trunci"
+    return e.op(f"{op} {v} : {v.type} to {t}", t)
+
+
+def _bits(t: str) -> int:
+    return int(t[1:]) if t != "bf16" else 16
 
 
 def emit_op(e, name: str, attrs: str, operands: list, rtype: str) -> V:

@@ -43,6 +43,24 @@ def lanes(ty: str) -> int:
     return int(ty[len("vector<") : ty.rindex("x")]) if ty.startswith("vector<") else 0
 
 
+def index_sum(e, *terms) -> V:
+    """Sum of index terms: ints are constants, V are index values, (V, k) is V * k."""
+    total, const = None, 0
+    for t in terms:
+        if isinstance(t, int):
+            const += t
+            continue
+        v, k = t if isinstance(t, tuple) else (t, 1)
+        if k == 0:
+            continue
+        if k != 1:
+            v = e.op(f"arith.muli {v}, {e.idx(k)} : index", "index")
+        total = v if total is None else e.op(f"arith.addi {total}, {v} : index", "index")
+    if total is None:
+        return e.idx(const)
+    return e.op(f"arith.addi {total}, {e.idx(const)} : index", "index") if const else total
+
+
 class Emitter:
     """Accumulates the lines of one function body."""
 

@@ -1,5 +1,7 @@
 """Load a compiled cpu kernel (.so) and launch it over the grid on every core, without MLIR.
 
+The library is written once under the cache (`common.native`, kind "cpu-so") and loaded with ctypes.
+
 Arguments go to the native code as an array of 8-byte slots. One thread calls `xb_launch` on the
 whole grid; several (the caller and pool threads) call `xb_run`, which hands out contiguous
 ranges of the linear grid index from a shared counter. ctypes releases the GIL during the
@@ -14,27 +16,15 @@ import hashlib
 import os
 import queue
 import struct
-import tempfile
 import threading
 
 from ...errors import ExecutionError, LaunchError
+from ..common.native import load_library
 
 STATUS, PRINT = 0, 1  # the runtime slots after the kernel's arguments (see debug.py)
 RUNTIME_SLOTS = 2
 STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
 GRAINS_PER_THREAD = 16  # ranges of programs per thread, taken from a shared counter
-
-
-def _so_path(blob: bytes) -> str:
-    d = os.path.join(tempfile.gettempdir(), f"xblock-cpu-{os.getuid()}")
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, hashlib.sha256(blob).hexdigest()[:32] + ".so")
-    if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".so.tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, path)
-    return path
 
 
 def _address(v) -> int:
@@ -117,7 +107,7 @@ def _pool() -> _Pool:
 
 def load(asm: dict, metadata: dict):
     """A launcher(grid, args) for the kernel in `asm["so"]`."""
-    lib = ctypes.CDLL(_so_path(asm["so"]))
+    lib = load_library(asm["so"], "cpu-so")
     fn = lib.xb_launch
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
                    ctypes.c_int64]

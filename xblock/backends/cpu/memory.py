@@ -13,8 +13,9 @@ from mlir import ir
 
 from ...passes.axis_info import mask_bounds
 from .emit import V, vec
-from .lowering import TARGET, op_error, rule, scalar_type, tensor_parts
-from .values import VW, Buffer, Lazy, TVal, View, storage, store_chunk
+from .irtypes import scalar_type, tensor_parts
+from .rules import rule
+from .values import VW, Buffer, TVal, storage, store_chunk
 
 _ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
 
@@ -27,9 +28,9 @@ def _align(ety: str) -> int:
     return max(1, {"i1": 8, "i8": 8, "i16": 16, "f16": 16, "bf16": 16, "i32": 32, "f32": 32}.get(ety, 64) // 8)
 
 
-def contiguous(cx, value, shape, w: int) -> bool:
+def contiguous(ctx, value, shape, w: int) -> bool:
     """Whether every chunk of `w` lanes of the pointer block `value` is `w` consecutive elements."""
-    info = cx.info.get(value)
+    info = ctx.info.get(value)
     if info is None or not shape or shape[-1] % w:
         return False
     return info.contiguity[-1] % w == 0
@@ -69,14 +70,14 @@ def _from_mem(e, v: V, ety: str) -> V:
 
 
 @rule("xb.load")
-def _lower_load(cx, op):
+def _lower_load(ctx, op):
     ptr_v, mask_v, other_v = _segments(op)
     res = op.results[0]
-    e = cx.e
+    e = ctx.e
     parts = tensor_parts(res.type)
     if parts is None:
         ety = scalar_type(res.type)
-        addr = _to_ptr(e, cx.get(ptr_v))
+        addr = _to_ptr(e, ctx.get(ptr_v))
 
         def load():
             v = e.op(f"llvm.load {addr} {{alignment = {_align(ety)} : i64}} : !llvm.ptr -> {mem_type(ety)}",
@@ -84,18 +85,18 @@ def _lower_load(cx, op):
             return [_from_mem(e, v, ety)]
 
         if mask_v is None:
-            cx.define(res, load()[0])
+            ctx.define(res, load()[0])
         else:
-            alt = cx.get(other_v) if other_v is not None else e.const(0, ety)
-            cx.define(res, e.if_(cx.get(mask_v), load, lambda: [alt], [ety])[0])
+            alt = ctx.get(other_v) if other_v is not None else e.const(0, ety)
+            ctx.define(res, e.if_(ctx.get(mask_v), load, lambda: [alt], [ety])[0])
         return
     shape, ety, _ = parts
-    mask = cx.get(mask_v) if mask_v is not None else None
-    other = cx.get(other_v) if other_v is not None else None
-    lv = LoadVal(cx.get(ptr_v), mask, other, shape, ety, contiguous(cx, ptr_v, shape, math.gcd(math.prod(shape), VW)))
-    lv.full = full_check(cx, mask_v)
-    cx.pending.append(lv)
-    cx.define(res, lv)
+    mask = ctx.get(mask_v) if mask_v is not None else None
+    other = ctx.get(other_v) if other_v is not None else None
+    lv = LoadVal(ctx.get(ptr_v), mask, other, shape, ety, contiguous(ctx, ptr_v, shape, math.gcd(math.prod(shape), VW)))
+    lv.full = full_check(ctx, mask_v)
+    ctx.pending.append(lv)
+    ctx.define(res, lv)
 
 
 class LoadVal(TVal):
@@ -168,27 +169,19 @@ class LoadVal(TVal):
         alt = self.other.elem(e, i) if self.other is not None else e.const(0, ety)
         return e.if_(self.mask.elem(e, i), load, lambda: [alt], [ety])[0]
 
-
-def fused_loads(tv) -> set:
-    """The pending loads an elementwise consumer of `tv` reads lane for lane (same flat index)."""
-    if isinstance(tv, LoadVal):
-        return {id(tv)} if tv.buf is None else set()
-    if isinstance(tv, Lazy):
-        return set().union(*(fused_loads(o) for o in tv.operands)) if tv.operands else set()
-    if isinstance(tv, View):
-        return fused_loads(tv.src)
-    return set()
+    def fused_loads(self) -> set:
+        return {id(self)} if self.buf is None else set()
 
 
 @rule("xb.store")
-def _lower_store(cx, op):
+def _lower_store(ctx, op):
     ptr_v, val_v, mask_v = _segments(op)
-    e = cx.e
+    e = ctx.e
     parts = tensor_parts(val_v.type)
     if parts is None:
         ety = scalar_type(val_v.type)
-        addr = _to_ptr(e, cx.get(ptr_v))
-        val = _as_mem(e, cx.get(val_v), ety)
+        addr = _to_ptr(e, ctx.get(ptr_v))
+        val = _as_mem(e, ctx.get(val_v), ety)
 
         def store():
             e.line(f"llvm.store {val}, {addr} {{alignment = {_align(ety)} : i64}} : {val.type}, !llvm.ptr")
@@ -196,14 +189,14 @@ def _lower_store(cx, op):
         if mask_v is None:
             store()
         else:
-            e.if_(cx.get(mask_v), store)
+            e.if_(ctx.get(mask_v), store)
         return
     shape, ety, _ = parts
-    ptr, val = cx.get(ptr_v), cx.get(val_v)
-    mask = cx.get(mask_v) if mask_v is not None else None
+    ptr, val = ctx.get(ptr_v), ctx.get(val_v)
+    mask = ctx.get(mask_v) if mask_v is not None else None
     n = math.prod(shape)
     w = math.gcd(n, VW)
-    dense = contiguous(cx, ptr_v, shape, w)
+    dense = contiguous(ctx, ptr_v, shape, w)
     al = _align(ety)
 
     def body(i, _):
@@ -225,7 +218,7 @@ def _lower_store(cx, op):
             e.line(f"llvm.intr.masked.scatter {v}, {ptrs}, {m} {{alignment = {al} : i32}} : "
                    f"{v.type}, {m.type} into {ptrs.type}")
 
-    masked_loop(e, n, w, mask if dense else None, body, full_check(cx, mask_v))
+    masked_loop(e, n, w, mask if dense else None, body, full_check(ctx, mask_v))
 
 
 def masked_loop(e, n: int, w: int, mask, body, full_fn=None) -> None:
@@ -258,7 +251,7 @@ _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 _HOLDS = {"slt": ("hi", "slt"), "sle": ("hi", "sle"), "sgt": ("lo", "sgt"), "sge": ("lo", "sge")}
 
 
-def full_check(cx, mask_v):
+def full_check(ctx, mask_v):
     """A function emitting an i1 scalar, true iff every lane of the block mask `mask_v` is on.
 
     It reads only scalars: the bounds the mask's structure shows (axis_info.mask_bounds), checked
@@ -272,9 +265,9 @@ def full_check(cx, mask_v):
     def emit(e) -> V:
         ok = None
         for b in bounds:
-            lo = _sum64(cx, e, b.lanes.terms, b.lanes.start)
+            lo = _sum64(ctx, e, b.lanes.terms, b.lanes.start)
             hi = e.op(f"arith.addi {lo}, {e.const(b.lanes.count - 1, 'i64')} : i64", "i64")
-            lim = _sum64(cx, e, *b.limit)
+            lim = _sum64(ctx, e, *b.limit)
             lim = e.op(f"arith.extsi {e.op(f'arith.trunci {lim} : i64 to i32', 'i32')} : i32 to i64", "i64")
             side, pred = _HOLDS[b.pred]
             for c in (f"arith.cmpi sge, {lo}, {e.const(_I32_MIN, 'i64')} : i64",
@@ -287,10 +280,10 @@ def full_check(cx, mask_v):
     return emit
 
 
-def _sum64(cx, e, terms, const: int) -> V:
+def _sum64(ctx, e, terms, const: int) -> V:
     total = e.const(const, "i64")
     for t, sign in terms:
-        v = e.op(f"arith.extsi {cx.get(t)} : i32 to i64", "i64")
+        v = e.op(f"arith.extsi {ctx.get(t)} : i32 to i64", "i64")
         total = e.op(f"arith.{'addi' if sign > 0 else 'subi'} {total}, {v} : i64", "i64")
     return total
 
@@ -300,20 +293,20 @@ _RMW = {"add": "add", "fadd": "fadd", "max": "max", "min": "min", "umax": "umax"
         "xchg": "xchg", "and": "_and", "or": "_or", "xor": "_xor"}
 
 
-def _rmw_kind(op, kind: str, ety: str) -> str:
+def _rmw_kind(ctx, kind: str, ety: str) -> str:
     if ety in ("f16", "f32", "f64"):
         fkind = {"add": "fadd", "max": "fmax", "min": "fmin", "fadd": "fadd", "xchg": "xchg"}.get(kind)
         if fkind is None:
-            raise op_error(op, f"'{TARGET}' lowering: no floating-point atomic {kind}")
+            raise ctx.error(f"no floating-point atomic {kind}")
         return fkind
     if ety == "bf16":
-        raise op_error(op, f"'{TARGET}' lowering: atomics on bfloat16 are not supported")
+        raise ctx.error("atomics on bfloat16 are not supported")
     return _RMW[kind]
 
 
-def _atomic_elems(cx, op, ptr, n, mask, emit_one):
+def _atomic_elems(ctx, op, ptr, n, mask, emit_one):
     """Run `emit_one(addr, i)` lane by lane (program order), under the lane's mask."""
-    e = cx.e
+    e = ctx.e
     res = op.results[0]
     parts = tensor_parts(res.type)
     ety = scalar_type(res.type) if parts is None else parts[1]
@@ -326,7 +319,7 @@ def _atomic_elems(cx, op, ptr, n, mask, emit_one):
         return e.if_(m, lambda: [emit_one(addr, i)], lambda: [e.const(0, ety)], [ety])[0]
 
     if parts is None:
-        cx.define(res, one(None))
+        ctx.define(res, one(None))
         return
     out = e.alloca(n, storage(ety))
 
@@ -334,7 +327,7 @@ def _atomic_elems(cx, op, ptr, n, mask, emit_one):
         e.line(f"memref.store {one(i)}, {out}[{i}] : {out.type}")
 
     e.range_(n, 1, body)
-    cx.define(res, Buffer(out, parts[0], ety))
+    ctx.define(res, Buffer(out, parts[0], ety))
 
 
 def _str(op, name) -> str:
@@ -342,33 +335,33 @@ def _str(op, name) -> str:
 
 
 @rule("xb.atomic_rmw")
-def _lower_atomic_rmw(cx, op):
+def _lower_atomic_rmw(ctx, op):
     ptr_v, val_v, mask_v = _segments(op)
     parts = tensor_parts(val_v.type)
     ety = scalar_type(val_v.type) if parts is None else parts[1]
-    kind = _rmw_kind(op, _str(op, "kind"), ety)
+    kind = _rmw_kind(ctx, _str(op, "kind"), ety)
     order = _ORDER.get(_str(op, "sem"), "acq_rel")
-    val = cx.get(val_v)
-    mask = cx.get(mask_v) if mask_v is not None else None
-    e = cx.e
+    val = ctx.get(val_v)
+    mask = ctx.get(mask_v) if mask_v is not None else None
+    e = ctx.e
 
     def one(addr, i):
         v = val.elem(e, i) if parts is not None else val
         return e.op(f"llvm.atomicrmw {kind} {addr}, {v} {order} : !llvm.ptr, {ety}", ety)
 
-    _atomic_elems(cx, op, cx.get(ptr_v), math.prod(parts[0]) if parts else 1, mask, one)
+    _atomic_elems(ctx, op, ctx.get(ptr_v), math.prod(parts[0]) if parts else 1, mask, one)
 
 
 @rule("xb.atomic_cas")
-def _lower_atomic_cas(cx, op):
+def _lower_atomic_cas(ctx, op):
     ptr_v, cmp_v, val_v = list(op.operands)
     parts = tensor_parts(val_v.type)
     ety = scalar_type(val_v.type) if parts is None else parts[1]
     order = _ORDER.get(_str(op, "sem"), "acq_rel")
     fail = {"acq_rel": "acquire", "release": "monotonic"}.get(order, order)
-    cmp, val = cx.get(cmp_v), cx.get(val_v)
+    cmp, val = ctx.get(cmp_v), ctx.get(val_v)
     ity = {"f16": "i16", "f32": "i32", "f64": "i64"}.get(ety, ety)
-    e = cx.e
+    e = ctx.e
 
     def one(addr, i):
         c = cmp.elem(e, i) if parts is not None else cmp
@@ -381,4 +374,4 @@ def _lower_atomic_cas(cx, op):
         old = e.op(f"llvm.extractvalue {r}[0] : {st}", ity)
         return e.op(f"arith.bitcast {old} : {ity} to {ety}", ety) if ity != ety else old
 
-    _atomic_elems(cx, op, cx.get(ptr_v), math.prod(parts[0]) if parts else 1, None, one)
+    _atomic_elems(ctx, op, ctx.get(ptr_v), math.prod(parts[0]) if parts else 1, None, one)

@@ -5,6 +5,17 @@ start..end-1 of the grid (linear index, axis 0 fastest), reading the kernel argu
 array of 8-byte slots. Threads of the launcher call `xb_run(args, gx, gy, gz, next, total,
 grain)`, which takes `grain` programs at a time from the shared counter `*next` until `total`:
 a core slowed by other work takes fewer, and no Python runs between ranges.
+
+Layout of the backend (each module imports only those below it; rule modules never each other):
+- `__init__`: the `Backend`; imports this module (and MLIR) only when something compiles.
+- `pipeline` (here): the stages `make_<ext>`, and the one place that imports the rule modules.
+- rule modules, each registering its rules: `lowering` (elementwise, constants, grid, shapes,
+  pointers), `memory` (load, store, atomics), `control` (scf), `reduce` (reduce, scan),
+  `dot`, `debug` (print, assert); `vmath` registers fp32 math polynomials into `elementwise`.
+- `rules`: the rule table, `UNSUPPORTED`, the context, and the walk that applies the rules.
+- helpers: `values` (lazy blocks read in chunks), `elementwise` (one op, one cast), `irtypes`
+  (xb types as the lowering spells them), `emit` (the MLIR text emitter).
+- `launch`: loads the `.so` and runs the grid on every core, without MLIR; `options`.
 """
 
 from __future__ import annotations
@@ -14,12 +25,15 @@ import subprocess
 import tempfile
 
 from mlir import ir, passmanager
+from mlir.dialects import llvm
 
 from ...dialects import xb
+from ...dialects.locations import kernel_of
 from ...passes.axis_info import analyze
-from . import control, debug, dot, memory, reduce, vmath  # noqa: F401  (they register their rules)
+from . import control, debug, dot, lowering, memory, reduce, vmath  # noqa: F401  (they register their rules)
 from .emit import Emitter, V
-from .lowering import LoweringContext, lower_block, scalar_type
+from .irtypes import scalar_type
+from .rules import LoweringContext, lower_body
 
 ENTRY = "xb_launch"
 TRIPLE = "x86_64-unknown-linux-gnu"
@@ -32,20 +46,13 @@ TO_LLVM = ",".join([
 ])
 
 
-def _kernel(module: ir.Module):
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and "xb.kernel" in op.attributes:
-            return op
-    raise RuntimeError("internal error: no xb.kernel function in the module")
-
-
 def lower_kernel(module: ir.Module, metadata: dict | None = None) -> str:
     """The kernel as upstream MLIR text (vector/scf/memref/arith/math + llvm memory ops)."""
-    func = _kernel(module)
+    func = kernel_of(module)
     e = Emitter()
-    cx = LoweringContext(func, analyze(func), e)
-    cx.pids = [V("%pid0", "i32"), V("%pid1", "i32"), V("%pid2", "i32")]
-    cx.nprogs = [V("%np0", "i32"), V("%np1", "i32"), V("%np2", "i32")]
+    ctx = LoweringContext(func, analyze(func), e)
+    ctx.pids = [V("%pid0", "i32"), V("%pid1", "i32"), V("%pid2", "i32")]
+    ctx.nprogs = [V("%np0", "i32"), V("%np1", "i32"), V("%np2", "i32")]
     block = func.regions[0].blocks[0]
     for k, arg in enumerate(block.arguments):
         ty = scalar_type(arg.type)
@@ -58,16 +65,16 @@ def lower_kernel(module: ir.Module, metadata: dict | None = None) -> str:
             b = e.fresh("arg")
             e.prologue.append(f"    {b} = arith.trunci {val} : i8 to i1")
             val = b
-        cx.vals[arg] = V(val, ty)
-    cx.nargs = len(block.arguments)
-    lower_block(cx, block, top=True)
+        ctx.vals[arg] = V(val, ty)
+    ctx.nargs = len(block.arguments)
+    lower_body(ctx, block)
     if metadata is not None:  # the launcher runs big frames on threads with big stacks
         metadata["stack_bytes"] = e.stack_bytes
-        metadata["prints"], metadata["asserts"] = cx.prints, cx.asserts
+        metadata["prints"], metadata["asserts"] = ctx.prints, ctx.asserts
     sig = ("  func.func private @xb_program(%args: !llvm.ptr, %pid0: i32, %pid1: i32, %pid2: i32, "
            "%np0: i32, %np1: i32, %np2: i32)")
     body = e.function(sig)
-    launch = _launch(len(block.arguments) if cx.asserts else None)
+    launch = _launch(len(block.arguments) if ctx.asserts else None)
     return f'module attributes {{llvm.target_triple = "{TRIPLE}"}} {{\n{body}\n{launch}}}\n'
 
 
@@ -118,6 +125,11 @@ def _launch(status_slot: int | None) -> str:
 """
 
 
+def stages(options) -> dict:
+    """The stages after xb, in order: ext -> fn(previous output, metadata)."""
+    return {"llvm.mlir": make_llvm_mlir, "ll": make_ll, "so": make_so}
+
+
 def make_llvm_mlir(module: ir.Module, metadata: dict) -> str:
     """Stage `llvm.mlir`: the kernel lowered to the LLVM dialect."""
     with module.context:
@@ -135,8 +147,6 @@ def make_llvm_mlir(module: ir.Module, metadata: dict) -> str:
 
 def make_ll(src: str, metadata: dict) -> str:
     """Stage `ll`: LLVM IR text."""
-    from mlir.dialects import llvm
-
     with xb.context():
         return str(llvm.translate_module_to_llvmir(ir.Module.parse(src).operation))
 

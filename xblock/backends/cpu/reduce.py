@@ -12,9 +12,10 @@ import math
 
 from mlir import ir
 
-from .elementwise import with_elem
-from .emit import V, elem_of, is_float, vec
-from .lowering import lower_block, rule, scalar_type, tensor_parts
+from .elementwise import convert, with_elem
+from .emit import V, elem_of, index_sum, is_float, vec
+from .irtypes import scalar_type, tensor_parts
+from .rules import lower_block, rule
 from .values import VW, Buffer, storage, store_chunk
 
 _SIMPLE = {  # kind -> (float op, int op, horizontal kind for float, for int)
@@ -33,32 +34,11 @@ def _acc_type(ety: str) -> str:
     return "f32" if ety in ("f16", "bf16") else ety
 
 
-def convert(e, v: V, to: str) -> V:
-    """Convert a scalar or vector between numeric element types (widening or narrowing)."""
-    src = elem_of(v.type)
-    if src == to:
-        return v
-    t = with_elem(v.type, to)
-    if is_float(src) and is_float(to):
-        op = "arith.extf" if _bits(to) > _bits(src) else "arith.truncf"
-    elif is_float(to):
-        op = "arith.sitofp"
-    elif is_float(src):
-        op = "arith.fptosi"
-    else:
-        op = "arith.extsi" if _bits(to) > _bits(src) else "arith.trunci"
-    return e.op(f"{op} {v} : {v.type} to {t}", t)
-
-
-def _bits(t: str) -> int:
-    return int(t[1:]) if t != "bf16" else 16
-
-
 class Combiner:
     """How one reduction or scan kind starts, steps and finishes, on scalars or vectors."""
 
-    def __init__(self, cx, op, kind: str, src_ety: str, res_etys):
-        self.cx, self.e, self.op, self.kind = cx, cx.e, op, kind
+    def __init__(self, ctx, op, kind: str, src_ety: str, res_etys):
+        self.ctx, self.e, self.op, self.kind = ctx, ctx.e, op, kind
         self.src_ety, self.res_etys = src_ety, res_etys
         self.acc = _acc_type(src_ety)
         if kind in _SIMPLE:
@@ -86,7 +66,7 @@ class Combiner:
     def step(self, state, vals, idx):
         e = self.e
         if self.kind == "generic":
-            return inline_region(self.cx, self.op.regions[0], state + list(vals))
+            return inline_region(self.ctx, self.op.regions[0], state + list(vals))
         x = convert(e, vals[0], self.acc)
         if self.kind in ("argmax", "argmin"):
             x = self._fill(x)
@@ -126,30 +106,12 @@ def _select(e, c, a, b):
     return e.op(f"arith.select {c}, {a}, {b} : {sig}", a.type)
 
 
-def inline_region(cx, region, args) -> list:
+def inline_region(ctx, region, args) -> list:
     block = region.blocks[0]
     for a, v in zip(block.arguments, args):
-        cx.vals[a] = v
-    term = lower_block(cx, block)
-    return [cx.get(v) for v in term.operands]
-
-
-def _ix(e, *terms) -> V:
-    """Sum of index terms: ints are constants, V are index values, (V, k) is V * k."""
-    total, const = None, 0
-    for t in terms:
-        if isinstance(t, int):
-            const += t
-            continue
-        v, k = t if isinstance(t, tuple) else (t, 1)
-        if k == 0:
-            continue
-        if k != 1:
-            v = e.op(f"arith.muli {v}, {e.idx(k)} : index", "index")
-        total = v if total is None else e.op(f"arith.addi {total}, {v} : index", "index")
-    if total is None:
-        return e.idx(const)
-    return e.op(f"arith.addi {total}, {e.idx(const)} : index", "index") if const else total
+        ctx.vals[a] = v
+    term = lower_block(ctx, block)
+    return [ctx.get(v) for v in term.operands]
 
 
 def _index_vec(e, k: V, w: int, lanes: bool, ity: str) -> V:
@@ -162,17 +124,17 @@ def _index_vec(e, k: V, w: int, lanes: bool, ity: str) -> V:
 
 
 @rule("xb.reduce")
-def _lower_reduce(cx, op):
-    e = cx.e
+def _lower_reduce(ctx, op):
+    e = ctx.e
     kind = ir.StringAttr(op.attributes["kind"]).value
     axis = ir.IntegerAttr(op.attributes["axis"]).value
-    srcs = [cx.get(v) for v in op.operands]
+    srcs = [ctx.get(v) for v in op.operands]
     shape = srcs[0].shape
     outer, size, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
     res = list(op.results)
     res_parts = [tensor_parts(r.type) for r in res]
     res_etys = [p[1] if p else scalar_type(r.type) for p, r in zip(res_parts, res)]
-    comb = Combiner(cx, op, kind, srcs[0].ety, res_etys)
+    comb = Combiner(ctx, op, kind, srcs[0].ety, res_etys)
     ity = res_etys[0] if kind in ("argmax", "argmin") else "i32"
     if kind != "generic" and inner == 1 and size % VW == 0:
         mode, w = "axis", VW
@@ -185,13 +147,13 @@ def _lower_reduce(cx, op):
 
     def read(base, k):
         if mode == "axis":
-            return [s.chunk(e, _ix(e, base, (k, 1)), w) for s in srcs]
+            return [s.chunk(e, index_sum(e, base, (k, 1)), w) for s in srcs]
         if mode == "inner":
-            return [s.chunk(e, _ix(e, base, (k, inner)), w) for s in srcs]
-        return [s.elem(e, _ix(e, base, (k, inner))) for s in srcs]
+            return [s.chunk(e, index_sum(e, base, (k, inner)), w) for s in srcs]
+        return [s.elem(e, index_sum(e, base, (k, inner))) for s in srcs]
 
     def reduce_one(o, j):
-        base = _ix(e, (o, size * inner), j)
+        base = index_sum(e, (o, size * inner), j)
         first = comb.start(read(base, e.idx(0)), _index_vec(e, e.idx(0), w, mode == "axis", ity))
         step = w if mode == "axis" else 1
 
@@ -203,7 +165,7 @@ def _lower_reduce(cx, op):
         if outs is None:
             scalars.extend(vals)
             return
-        at = _ix(e, (o, inner), j)
+        at = index_sum(e, (o, inner), j)
         for mem, v, t in zip(outs, vals, res_etys):
             if mode == "inner":
                 store_chunk(e, mem, at, v, t)
@@ -216,32 +178,32 @@ def _lower_reduce(cx, op):
     if outs is None:
         reduce_one(e.idx(0), e.idx(0))
         for r, v in zip(res, scalars):
-            cx.define(r, v)
+            ctx.define(r, v)
         return
     e.range_(outer, 1, lambda o, _: e.range_(inner, jstep, lambda j, _: reduce_one(o, j)) and None)
     for r, mem, p in zip(res, outs, res_parts):
-        cx.define(r, Buffer(mem, p[0], p[1], p[2]))
+        ctx.define(r, Buffer(mem, p[0], p[1], p[2]))
 
 
 @rule("xb.scan")
-def _lower_scan(cx, op):
-    e = cx.e
+def _lower_scan(ctx, op):
+    e = ctx.e
     kind = ir.StringAttr(op.attributes["kind"]).value
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     reverse = ir.BoolAttr(op.attributes["reverse"]).value
-    srcs = [cx.get(v) for v in op.operands]
+    srcs = [ctx.get(v) for v in op.operands]
     shape = srcs[0].shape
     outer, size, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
     res = list(op.results)
     parts = [tensor_parts(r.type) for r in res]
     etys = [p[1] for p in parts]
-    comb = Combiner(cx, op, kind, srcs[0].ety, etys)
+    comb = Combiner(ctx, op, kind, srcs[0].ety, etys)
     outs = [e.alloca(math.prod(shape), storage(t)) for t in etys]
 
     def pos(o, j, k):
         if reverse:
             k = e.op(f"arith.subi {e.idx(size - 1)}, {k} : index", "index")
-        return _ix(e, (o, size * inner), j, (k, inner))
+        return index_sum(e, (o, size * inner), j, (k, inner))
 
     def write(at, state):
         for mem, v, t in zip(outs, comb.results(state), etys):
@@ -265,4 +227,4 @@ def _lower_scan(cx, op):
 
     e.range_(outer, 1, lambda o, _: e.range_(inner, 1, lambda j, _: scan_one(o, j)) and None)
     for r, mem, p in zip(res, outs, parts):
-        cx.define(r, Buffer(mem, p[0], p[1], p[2]))
+        ctx.define(r, Buffer(mem, p[0], p[1], p[2]))

@@ -46,6 +46,10 @@ class TVal:
     def buffer(self, e) -> "Buffer":
         return materialize(e, self)
 
+    def fused_loads(self) -> set:
+        """Ids of the pending loads an elementwise consumer of this block reads lane for lane."""
+        return set()
+
 
 class Buffer(TVal):
     cost = 1
@@ -120,6 +124,9 @@ class View(TVal):
     def elem(self, e, idx):
         return self.src.elem(e, idx)
 
+    def fused_loads(self) -> set:
+        return self.src.fused_loads()
+
 
 class Lazy(TVal):
     """An elementwise op evaluated in its consumer's loop: `fn(e, operand_values) -> V`."""
@@ -135,6 +142,9 @@ class Lazy(TVal):
 
     def elem(self, e, idx):
         return self.fn(e, [o.elem(e, idx) for o in self.operands], self.ety)
+
+    def fused_loads(self) -> set:
+        return set().union(*(o.fused_loads() for o in self.operands)) if self.operands else set()
 
 
 class Mapped(TVal):

@@ -2,19 +2,33 @@
 
 Importing this package imports neither MLIR, Triton nor torch: the stages import what they need
 when something compiles, and the loader imports torch and Triton at the first launch.
-`availability`, `to_device` and `to_host` (used by diff and the demo) import torch when called.
+`availability`, `device_name`, `to_device` and `to_host` (used by diff, autotune and the demo)
+import torch when called.
 """
 
 from __future__ import annotations
 
 from ..base import Backend
-from .options import CudaOptions
+from .options import CudaOptions, triton_version
+
+STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")  # the exts of `pipeline.stages`, listed without importing it
 
 
 def _stages(options: CudaOptions) -> dict:
-    from .pipeline import make_stages
+    """Stage ext -> fn; listing the stages (as a cache hit does) imports nothing."""
+    built: list = []
 
-    return make_stages(options)
+    def stage(ext: str):
+        def run(src, metadata):
+            if not built:
+                from .pipeline import stages  # imports MLIR and Triton: only when something compiles
+
+                built.append(stages(options))
+            return built[0][ext](src, metadata)
+
+        return run
+
+    return {ext: stage(ext) for ext in STAGES}
 
 
 def _load(asm: dict, metadata: dict):
@@ -24,9 +38,7 @@ def _load(asm: dict, metadata: dict):
 
 
 def _toolchain_key() -> str:
-    from .pipeline import toolchain_key
-
-    return toolchain_key()
+    return f"triton=={triton_version()}"
 
 
 def claims_arguments(args) -> bool:
@@ -46,6 +58,16 @@ def _availability() -> str | None:
     if not torch.cuda.is_available():
         return "no CUDA GPU here (compiling to PTX/cubin works)"
     return None
+
+
+def _device_name() -> str:
+    """The GPU's name (autotune results are kept per device), or "cuda" where torch cannot tell."""
+    try:
+        import torch
+
+        return torch.cuda.get_device_name()
+    except Exception:
+        return "cuda"
 
 
 def _to_device(a):
@@ -69,5 +91,14 @@ def _to_host(t):
     return t.cpu().numpy()
 
 
+def _coverage():
+    """(the ops with a lowering rule, {xb op: reason} the target refuses); imports MLIR, not Triton."""
+    from . import pipeline  # noqa: F401  (imports the rule module, which fills the table)
+    from .rules import coverage
+
+    return coverage()
+
+
 BACKEND = Backend("cuda", CudaOptions, _stages, _load, _toolchain_key, binary_stages=("cubin",),
-                  availability=_availability, to_device=_to_device, to_host=_to_host)
+                  availability=_availability, to_device=_to_device, to_host=_to_host,
+                  claims_arguments=claims_arguments, device_name=_device_name, coverage=_coverage)

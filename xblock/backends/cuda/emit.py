@@ -55,6 +55,11 @@ def string(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def loc(op) -> str:
+    """An op's location as TTIR carries it (`loc(...)`): Triton keeps it down to the cubin's line info."""
+    return str(op.location)
+
+
 def i32_array(values) -> str:
     return "array<i32" + "".join(f", {int(v)}" if i else f": {int(v)}" for i, v in enumerate(values)) + ">"
 

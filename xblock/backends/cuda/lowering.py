@@ -1,24 +1,20 @@
-"""xb -> Triton TTIR: one rule per op, in a table; upstream arith/math/scf ops pass through.
+"""xb -> Triton TTIR: the rules, one per op; upstream arith/math/scf ops pass through.
 
 The two dialects are near 1:1 (`xb.load` is `tt.load`, `xb.arange` is `tt.make_range`, ...).
 Kinds of reduction and scan become `tt.reduce`/`tt.scan` with a combine region, as Triton's
-frontend writes them. `emit_ttir(module)` returns the text Triton's parser reads.
+frontend writes them (the regions come from `reductions`). `emit_ttir(module)` returns the text
+Triton's parser reads. This is the backend's only rule module: importing it fills `rules.RULES`.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 from mlir import ir
 
-from ...errors import CompilationError
-from .emit import INPUT_PRECISION, MEM_SCOPE, MEM_SEMANTIC, RMW_OP, TTIRDialect, TTIRWriter, i32_array, string
+from ...dialects.locations import kernel_of
+from . import reductions
+from .emit import INPUT_PRECISION, MEM_SCOPE, MEM_SEMANTIC, RMW_OP, TTIRDialect, TTIRWriter, i32_array, loc, string
+from .rules import LoweringContext, attr, dialect_rule, elem_str, is_float, lower_kernel, rule
 
-Rule = Callable[["LoweringContext", ir.Operation], None]
-RULES: dict[str, Rule] = {}
-
-# upstream dialects whose ops Triton's TTIR takes as they are
-PASSTHROUGH_DIALECTS = ("arith", "math", "scf")
 # math ops Triton's NVIDIA backend does not lower itself: libdevice calls, as `tl.extra.cuda.libdevice`
 LIBDEVICE = {
     "math.tanh": {"f32": "__nv_tanhf", "f64": "__nv_tanh"},
@@ -30,101 +26,6 @@ HINTS = {"xb.multiple_of": "tt.divisibility", "xb.max_contiguous": "tt.contiguit
 # loop hints of `xl.range(...)` -> the attributes Triton's frontend puts on scf.for
 LOOP_HINTS = {"xb." + n: "tt." + n for n in ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer",
                                              "flatten", "warp_specialize")}
-
-
-def rule(*names: str):
-    def register(fn: Rule) -> Rule:
-        for n in names:
-            RULES[n] = fn
-        return fn
-
-    return register
-
-
-class LoweringError(Exception):
-    """An op the cuda target cannot lower; carries the op for its source location."""
-
-    def __init__(self, op, message: str):
-        super().__init__(message)
-        self.op = op
-
-
-class LoweringContext:
-    """State of one lowering: the writer, the options and the terminator of the enclosing region."""
-
-    def __init__(self, writer: TTIRWriter, debug: bool = False):
-        self.w = writer
-        self.debug = debug
-        self.yield_as = "scf.yield"  # what `gpu.yield` becomes in the combine region being printed
-
-    def refs(self, values) -> list[str]:
-        return [self.w.ref(v) for v in values]
-
-    def types(self, values) -> list[str]:
-        return [self.w.type(v.type) for v in values]
-
-    def emit(self, op, name: str, attrs=None, operands=None, regions=(), result_types=None) -> list[str]:
-        """Print `name` with `op`'s operands, result types and location; bind `op`'s results."""
-        operands = list(op.operands) if operands is None else operands
-        rtypes = self.types(op.results) if result_types is None else result_types
-        refs = self.w.op(name, self.refs(operands), self.types(operands), rtypes, attrs, loc(op), regions)
-        for v, r in zip(op.results, refs):
-            self.w.bind(v, r)
-        return refs
-
-    def lower_block(self, block, arg_types=None, arg_locs="") -> None:
-        types = [self.w.type(a.type) for a in block.arguments] if arg_types is None else arg_types
-        self.w.block(types, lambda _: [lower_op(self, o) for o in block.operations], list(block.arguments),
-                     arg_locs)
-
-    def region(self, region) -> Callable:
-        def body():
-            blocks = list(region.blocks)
-            if len(blocks) > 1:
-                raise LoweringError(region.owner, "regions of more than one block are not supported")
-            for b in blocks:
-                self.lower_block(b)
-
-        return body
-
-
-def loc(op) -> str:
-    return str(op.location)
-
-
-def lower_op(ctx: LoweringContext, op) -> None:
-    op = op.operation
-    name = op.name
-    for r in op.results:
-        _check_shape(op, r.type)
-    fn = RULES.get(name)
-    if fn is None and name.split(".")[0] in PASSTHROUGH_DIALECTS:
-        fn = _lower_passthrough
-    if fn is None:
-        raise LoweringError(op, f"no 'cuda' lowering for {name}")
-    fn(ctx, op)
-
-
-def _check_shape(op, t) -> None:
-    if isinstance(t, ir.RankedTensorType):
-        shape = t.shape
-        if any(d & (d - 1) for d in shape):
-            raise LoweringError(op, f"the cuda target (Triton) needs block dimensions that are powers of 2, "
-                                    f"got a block of shape {list(shape)}")
-
-
-def elem_str(t) -> str:
-    t = t.element_type if isinstance(t, ir.RankedTensorType) else t
-    return str(t)
-
-
-def is_float(t) -> bool:
-    return elem_str(t) in ("f16", "bf16", "f32", "f64")
-
-
-def attr(op, name: str):
-    a = op.attributes[name]
-    return a.value if hasattr(a, "value") else a
 
 
 # ----------------------------------------------------------------------------------- upstream ops
@@ -143,6 +44,7 @@ def _attrs_of(op, inherent: bool = True) -> dict:
     return out
 
 
+@dialect_rule("arith", "math", "scf")  # the upstream dialects whose ops Triton's TTIR takes as they are
 def _lower_passthrough(ctx: LoweringContext, op) -> None:
     if op.name in LIBDEVICE:
         return _lower_libdevice(ctx, op)
@@ -152,7 +54,7 @@ def _lower_passthrough(ctx: LoweringContext, op) -> None:
 def _lower_libdevice(ctx: LoweringContext, op) -> None:
     symbol = LIBDEVICE[op.name].get(elem_str(op.results[0].type))
     if symbol is None:
-        raise LoweringError(op, f"{op.name} on {elem_str(op.results[0].type)} is not supported on cuda")
+        raise ctx.error(f"{op.name} on {elem_str(op.results[0].type)} is not supported")
     attrs = {"libname": '""', "libpath": '""', "pure": "true", "symbol": string(symbol)}
     ctx.emit(op, "tt.extern_elementwise", attrs)
 
@@ -270,10 +172,10 @@ def _lower_store(ctx: LoweringContext, op) -> None:
     ctx.emit(op, "tt.store", attrs)
 
 
-def _sem_scope(op) -> dict:
+def _sem_scope(ctx: LoweringContext, op) -> dict:
     sem, scope = attr(op, "sem"), attr(op, "scope")
     if sem not in MEM_SEMANTIC or scope not in MEM_SCOPE:
-        raise LoweringError(op, f"unknown memory semantic '{sem}' or scope '{scope}'")
+        raise ctx.error(f"unknown memory semantic '{sem}' or scope '{scope}'")
     return {"scope": f"{MEM_SCOPE[scope]} : i32", "sem": f"{MEM_SEMANTIC[sem]} : i32"}
 
 
@@ -281,13 +183,13 @@ def _sem_scope(op) -> dict:
 def _lower_atomic_rmw(ctx: LoweringContext, op) -> None:
     kind = attr(op, "kind")
     if kind not in RMW_OP:
-        raise LoweringError(op, f"unknown atomic kind '{kind}'")
-    ctx.emit(op, "tt.atomic_rmw", {"atomic_rmw_op": f"{RMW_OP[kind]} : i32", **_sem_scope(op)})
+        raise ctx.error(f"unknown atomic kind '{kind}'")
+    ctx.emit(op, "tt.atomic_rmw", {"atomic_rmw_op": f"{RMW_OP[kind]} : i32", **_sem_scope(ctx, op)})
 
 
 @rule("xb.atomic_cas")
 def _lower_atomic_cas(ctx: LoweringContext, op) -> None:
-    ctx.emit(op, "tt.atomic_cas", _sem_scope(op))
+    ctx.emit(op, "tt.atomic_cas", _sem_scope(ctx, op))
 
 
 @rule("xb.dot")
@@ -296,8 +198,33 @@ def _lower_dot(ctx: LoweringContext, op) -> None:
     if elem_str(op.operands[0].type) != "f32":
         precision = "tf32"  # irrelevant below fp32: Triton's frontend writes its default
     if precision not in INPUT_PRECISION:
-        raise LoweringError(op, f"unknown dot input precision '{precision}'")
+        raise ctx.error(f"unknown dot input precision '{precision}'")
     ctx.emit(op, "tt.dot", {"inputPrecision": f"{INPUT_PRECISION[precision]} : i32", "maxNumImpreciseAcc": "0 : i32"})
+
+
+@rule("xb.reduce")
+def _lower_reduce(ctx: LoweringContext, op) -> None:
+    kind = op.attributes["kind"].value
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    attrs = {"axis": f"{axis} : i32"}
+    if kind == "generic":
+        return reductions.generic(ctx, op, "tt.reduce", "tt.reduce.return", attrs)
+    if kind in ("argmax", "argmin"):
+        return reductions.arg_reduce(ctx, op, kind, axis, attrs)
+    et = elem_str(op.operands[0].type)
+    ctx.emit(op, "tt.reduce", attrs, regions=[reductions.combine_region(ctx, op, kind, et, "tt.reduce.return")])
+
+
+@rule("xb.scan")
+def _lower_scan(ctx: LoweringContext, op) -> None:
+    kind = op.attributes["kind"].value
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    reverse = ir.BoolAttr(op.attributes["reverse"]).value
+    attrs = {"axis": f"{axis} : i32", "reverse": "true" if reverse else "false"}
+    if kind == "generic":
+        return reductions.generic(ctx, op, "tt.scan", "tt.scan.return", attrs)
+    et = elem_str(op.operands[0].type)
+    ctx.emit(op, "tt.scan", attrs, regions=[reductions.combine_region(ctx, op, kind, et, "tt.scan.return")])
 
 
 @rule("xb.print")
@@ -317,26 +244,14 @@ def _lower_assert(ctx: LoweringContext, op) -> None:
 
 
 def emit_ttir(module: ir.Module, dialect: TTIRDialect | None = None, debug: bool = False) -> str:
-    """The TTIR text of an xb module (after xb's passes): a `tt.func` per `xb.kernel` func.
+    """The TTIR text of an xb module (after xb's passes): a `tt.func` for its `xb.kernel` func.
 
     Raises:
         CompilationError: an op has no cuda lowering, at the op's source line.
     """
     w = TTIRWriter(dialect or TTIRDialect())
     ctx = LoweringContext(w, debug)
-    kernels = [op for op in module.body.operations if "xb.kernel" in op.attributes]
-    try:
-        w.op("builtin.module", regions=[lambda: w.block([], lambda _: [lower_op(ctx, k) for k in kernels])],
-             loc=str(module.operation.location))
-    except LoweringError as e:
-        raise _error(e.op, str(e)) from None
+    kernel = kernel_of(module)
+    w.op("builtin.module", regions=[lambda: w.block([], lambda _: lower_kernel(ctx, kernel))],
+         loc=str(module.operation.location))
     return w.text()
-
-
-def _error(op, message: str) -> CompilationError:
-    from .diagnostics import error_at
-
-    return error_at(str(op.location), message)
-
-
-from . import reductions  # noqa: E402,F401  (registers the xb.reduce / xb.scan rules)

@@ -1,13 +1,25 @@
-"""Options of the 'cuda' target: Triton's launch options, passed through to Triton's NVIDIA stages."""
+"""Options of the 'cuda' target: Triton's launch options, passed through to Triton's NVIDIA stages.
+
+Also the installed Triton's version, which keys the cache; neither needs Triton imported.
+"""
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 
 from ..base import BaseOptions
 
 DEFAULT_ARCH = 90  # compute capability compiled for when no GPU says otherwise (an H100/H200)
+
+
+def triton_version() -> str:
+    """The installed Triton's version, read without importing it (cache keys need no import)."""
+    try:
+        return version("triton")
+    except PackageNotFoundError:
+        return "none"
 
 
 def detect_arch() -> int:

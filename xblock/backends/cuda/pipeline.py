@@ -2,7 +2,21 @@
 
 Each stage wraps the stage of the same name of Triton's NVIDIA backend (`CUDABackend.add_stages`),
 run on TTIR that `lowering.emit_ttir` printed. Triton's own cache is not used: xblock caches every
-stage. No GPU is needed; `arch` picks the target (sm_80, sm_90a, ...).
+stage. No GPU is needed; `arch` picks the target (sm_80, sm_90a, ...). Triton is imported when the
+first stage runs (it is optional: a machine without it can still run the sim, cpu and ascend).
+
+Layout of the backend (each module imports only those below it):
+- `__init__`: the `Backend`; imports this module (MLIR, Triton) only when something compiles, and
+  `launch` (torch, Triton) at the first launch.
+- `pipeline` (here): the stages `make_<ext>` of `TritonPipeline`, and the TTIR spellings of the
+  installed Triton (`ttir_dialect`). Importing `lowering` here fills the rule table.
+- `lowering`: the rules, one per op (the only rule module), and `emit_ttir`, which applies them.
+- `reductions`: `tt.reduce`/`tt.scan` and their combine regions (a helper of the reduce/scan rules).
+- `diagnostics`: a failed Triton stage, as an error at the kernel line its diagnostic names.
+- `rules`: the rule table, `UNSUPPORTED`, the context, and the walk that applies the rules.
+- `emit`: the TTIR printer and Triton's enums.
+- `launch`: Triton's launcher on torch tensors; `options`: Triton's options, Triton's version;
+  `precompile`: compile a launch without a GPU.
 """
 
 from __future__ import annotations
@@ -14,25 +28,17 @@ import os
 import tempfile
 
 from ...errors import CompilationError
-from .diagnostics import error_at, first_location
+from .diagnostics import stage_error
 from .emit import TTIRDialect
-from .options import CudaOptions
-
-STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")
-
-
-def triton_version() -> str:
-    """The installed Triton's version, read without importing it (cache keys need no import)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("triton")
-    except PackageNotFoundError:
-        return "none"
+from .lowering import emit_ttir
+from .options import CudaOptions, triton_version
 
 
-def toolchain_key() -> str:
-    return f"triton=={triton_version()}"
+def stages(options: CudaOptions) -> dict:
+    """The ordered stages ext -> fn(previous output, metadata) of one compile (Triton's `add_stages`)."""
+    p = TritonPipeline(options)
+    return {"ttir": p.make_ttir, "ttgir": p.make_ttgir, "llir": p.make_llir, "ptx": p.make_ptx,
+            "cubin": p.make_cubin}
 
 
 @contextlib.contextmanager
@@ -109,57 +115,63 @@ class TritonPipeline:
         self.tstages: dict = {}
         self.backend.add_stages(self.tstages, self.topts, Language.TRITON)
         self.tmeta = {"target": self.target, **self.topts.__dict__, "triton_version": triton_version()}
-        self.module = None
+        self.module = None  # the Triton module the last stage left
+        self.text = None  # and its text, as that stage returned it
         self.context = None
 
-    def _run(self, ext: str, prev, metadata: dict):
-        if ext == "ttir":
-            from .lowering import emit_ttir
+    def make_ttir(self, module, metadata: dict) -> str:
+        """Stage `ttir`: the xb module printed as TTIR, parsed and optimized by Triton."""
+        text = emit_ttir(module, ttir_dialect(), debug=self.options.debug)
+        return self.ttir_from_text(text, metadata)
 
-            prev = emit_ttir(prev, ttir_dialect(), debug=self.options.debug)
-        try:
-            if ext == "ttir":
-                return self._ttir(prev, metadata)
-            if ext == "ttgir":
-                self.module = self.tstages[ext](self.module, self.tmeta)
-                return str(self.module)
-            out = self.tstages[ext](self.module if ext == "llir" else prev, self.tmeta)
-            if ext == "cubin":
-                metadata["triton"] = json.loads(json.dumps(self.tmeta, default=vars))
-                metadata["ptx_name"] = self.tmeta["name"]
+    def ttir_from_text(self, text: str, metadata: dict) -> str:
+        """Triton's `ttir` stage on TTIR text (ours, or a TTIR file written elsewhere)."""
+        with self._failures("ttir", metadata):
+            self.context = _context()
+            self.module = _parse(text, self.context, metadata["name"])
+            self.module = self.tstages["ttir"](self.module, self.tmeta)
+        self.text = str(self.module)
+        return self.text
+
+    def make_ttgir(self, src: str, metadata: dict) -> str:
+        """Stage `ttgir`: Triton GPU IR, with layouts, for `arch` and `num_warps`."""
+        with self._failures("ttgir", metadata):
+            self.module = self.tstages["ttgir"](self._module(src, metadata), self.tmeta)
+        self.text = str(self.module)
+        return self.text
+
+    def make_llir(self, src: str, metadata: dict) -> str:
+        """Stage `llir`: LLVM IR of the Triton GPU module."""
+        with self._failures("llir", metadata):
+            return self.tstages["llir"](self._module(src, metadata), self.tmeta)
+
+    def make_ptx(self, src: str, metadata: dict) -> str:
+        """Stage `ptx`: PTX assembly."""
+        with self._failures("ptx", metadata):
+            return self.tstages["ptx"](src, self.tmeta)
+
+    def make_cubin(self, src: str, metadata: dict) -> bytes:
+        """Stage `cubin`: ptxas's binary; Triton's metadata (shared memory, kernel name) for the launcher."""
+        with self._failures("cubin", metadata):
+            out = self.tstages["cubin"](src, self.tmeta)
+            metadata["triton"] = json.loads(json.dumps(self.tmeta, default=vars))
+            metadata["ptx_name"] = self.tmeta["name"]
             return out
+
+    def _module(self, src: str, metadata: dict):
+        """The module the last stage left, or `src` parsed where it is another text (a hand-edited stage)."""
+        if src != self.text:
+            self.context = self.context or _context()
+            self.module = _parse(src, self.context, metadata["name"])
+            self.text = src
+        return self.module
+
+    @contextlib.contextmanager
+    def _failures(self, ext: str, metadata: dict):
+        """Triton's pass manager, LLVM or ptxas failing: an error at the kernel line it names."""
+        try:
+            yield
         except CompilationError:
             raise
-        except Exception as e:  # Triton's pass manager, LLVM or ptxas
-            raise self._error(ext, e, metadata) from None
-
-    def _ttir(self, text: str, metadata: dict) -> str:
-        self.context = _context()
-        self.module = _parse(text, self.context, metadata["name"])
-        self.module = self.tstages["ttir"](self.module, self.tmeta)
-        return str(self.module)
-
-    def _error(self, ext: str, e: Exception, metadata: dict) -> CompilationError:
-        msg = str(e).strip()
-        where = first_location(msg)
-        default = (metadata["file"], metadata["line"], 1)
-        text = f"cuda: Triton's '{ext}' stage failed for kernel '{metadata['name']}' (sm_{self.options.arch}): {msg}"
-        if where is None:
-            return error_at("", text, default)
-        return error_at(f'"{where[0]}":{where[1]}:{where[2]}', text, default)
-
-
-def make_stages(options: CudaOptions) -> dict:
-    """The ordered stages ext -> fn(previous output, metadata) of one compile.
-
-    Cheap to call (the cache asks for the stage names on every lookup): Triton is imported and
-    its backend set up when the first stage runs.
-    """
-    holder: list = []
-
-    def stage(ext, prev, metadata):
-        if not holder:
-            holder.append(TritonPipeline(options))
-        return holder[0]._run(ext, prev, metadata)
-
-    return {ext: functools.partial(stage, ext) for ext in STAGES}
+        except Exception as e:
+            raise stage_error(ext, e, metadata, self.options.arch) from None

@@ -1,14 +1,15 @@
-"""Rules for `xb.reduce` and `xb.scan`: `tt.reduce`/`tt.scan` with the combine region Triton writes.
+"""`tt.reduce`/`tt.scan` as Triton's frontend writes them: the op with its combine region.
 
-Kinds (sum, max, argmax, cumsum, ...) get a generated region; `generic` ones reuse the xb region,
-whose `gpu.yield` becomes `tt.reduce.return`/`tt.scan.return`.
+A helper of the `xb.reduce`/`xb.scan` rules in `lowering` (it registers no rule): `combine_region`
+generates the two-argument region of a kind (sum, max, cumsum, ...), `arg_reduce` prints argmax and
+argmin as a reduction of (value, index) pairs, and `generic` reuses the xb op's own region, whose
+`gpu.yield` becomes `tt.reduce.return`/`tt.scan.return`.
 """
 
 from __future__ import annotations
 
-from mlir import ir
-
-from .lowering import LoweringContext, LoweringError, elem_str, is_float, loc, rule
+from .emit import loc
+from .rules import LoweringContext, elem_str, is_float
 
 # kind -> (float combiner, integer combiner); max/min ignore NaN as `tl.max`/`tl.min` do
 COMBINE = {
@@ -25,7 +26,10 @@ _NEG_INF = {"f16": "0xFC00", "bf16": "0xFF80", "f32": "0xFF800000", "f64": "0xFF
 _POS_INF = {"f16": "0x7C00", "bf16": "0x7F80", "f32": "0x7F800000", "f64": "0x7FF0000000000000"}
 
 
-def _binary_region(ctx: LoweringContext, op, combiner: str, et: str, terminator: str):
+def combine_region(ctx: LoweringContext, op, kind: str, et: str, terminator: str):
+    """The region combining two `et` values with the arith op of reduction or scan `kind`."""
+    combiner = _combiner(ctx, kind, et)
+
     def body():
         def inner(args):
             r = ctx.w.op(combiner, args, [et, et], [et], None, loc(op))
@@ -36,43 +40,18 @@ def _binary_region(ctx: LoweringContext, op, combiner: str, et: str, terminator:
     return body
 
 
-def _combiner(op, kind: str, et: str) -> str:
+def _combiner(ctx: LoweringContext, kind: str, et: str) -> str:
     if kind not in COMBINE:
-        raise LoweringError(op, f"unknown reduction kind '{kind}'")
+        raise ctx.error(f"unknown reduction kind '{kind}'")
     fl, it = COMBINE[kind]
     c = fl if et in ("f16", "bf16", "f32", "f64") else it
     if c is None:
-        raise LoweringError(op, f"{kind} is not defined on {et}")
+        raise ctx.error(f"{kind} is not defined on {et}")
     return c
 
 
-@rule("xb.reduce")
-def _lower_reduce(ctx: LoweringContext, op) -> None:
-    kind = op.attributes["kind"].value
-    axis = ir.IntegerAttr(op.attributes["axis"]).value
-    attrs = {"axis": f"{axis} : i32"}
-    if kind == "generic":
-        return _lower_generic(ctx, op, "tt.reduce", "tt.reduce.return", attrs)
-    if kind in ("argmax", "argmin"):
-        return _lower_arg_reduce(ctx, op, kind, axis, attrs)
-    et = elem_str(op.operands[0].type)
-    ctx.emit(op, "tt.reduce", attrs,
-             regions=[_binary_region(ctx, op, _combiner(op, kind, et), et, "tt.reduce.return")])
-
-
-@rule("xb.scan")
-def _lower_scan(ctx: LoweringContext, op) -> None:
-    kind = op.attributes["kind"].value
-    axis = ir.IntegerAttr(op.attributes["axis"]).value
-    reverse = ir.BoolAttr(op.attributes["reverse"]).value
-    attrs = {"axis": f"{axis} : i32", "reverse": "true" if reverse else "false"}
-    if kind == "generic":
-        return _lower_generic(ctx, op, "tt.scan", "tt.scan.return", attrs)
-    et = elem_str(op.operands[0].type)
-    ctx.emit(op, "tt.scan", attrs, regions=[_binary_region(ctx, op, _combiner(op, kind, et), et, "tt.scan.return")])
-
-
-def _lower_generic(ctx: LoweringContext, op, name: str, terminator: str, attrs: dict) -> None:
+def generic(ctx: LoweringContext, op, name: str, terminator: str, attrs: dict) -> None:
+    """Print `name` with the xb op's own combine region, its `gpu.yield` printed as `terminator`."""
     block = op.regions[0].blocks[0]
 
     def body():
@@ -106,7 +85,7 @@ def _tensor(shape, et: str) -> str:
     return "tensor<" + "x".join(str(d) for d in shape) + f"x{et}>"
 
 
-def _lower_arg_reduce(ctx: LoweringContext, op, kind: str, axis: int, attrs: dict) -> None:
+def arg_reduce(ctx: LoweringContext, op, kind: str, axis: int, attrs: dict) -> None:
     """argmax/argmin: reduce (value, index) pairs; ties and NaN as the sim: the smallest index wins."""
     w, lc = ctx.w, loc(op)
     x = op.operands[0]
