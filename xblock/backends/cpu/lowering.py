@@ -49,6 +49,33 @@ def _lower_elementwise(ctx, op):
     ctx.define(res, Lazy(fn, operands, shape, ety, pointee, _weight(name)))
 
 
+@rule("arith.mului_extended")
+def _lower_mului_extended(ctx, op):
+    """The low and high halves of an unsigned full-width product (`umulhi` reads the high one)."""
+    low, high = op.results
+    parts = tensor_parts(low.type)
+    operands = [ctx.get(o) for o in op.operands]
+
+    def half(e, vals, ty, which):
+        ety = elem_of(ty)
+        bits = int(ety[1:])
+        if which == "low":
+            return e.op(f"arith.muli {vals[0]}, {vals[1]} : {ty}", ty)
+        wide = with_elem(ty, f"i{2 * bits}")
+        a, b = (e.op(f"arith.extui {v} : {ty} to {wide}", wide) for v in vals)
+        prod = e.op(f"arith.muli {a}, {b} : {wide}", wide)
+        hi = e.op(f"arith.shrui {prod}, {e.const(bits, wide)} : {wide}", wide)
+        return e.op(f"arith.trunci {hi} : {wide} to {ty}", ty)
+
+    for res, which in ((low, "low"), (high, "high")):
+        if parts is None:
+            ctx.define(res, half(ctx.e, operands, scalar_type(res.type), which))
+        else:
+            shape, ety, _ = parts
+            ctx.define(res, Lazy(lambda e, vals, ty, which=which: half(e, vals, ty, which), operands, shape, ety,
+                                 None, _weight("arith.muli")))
+
+
 @rule("arith.constant")
 def _lower_constant(ctx, op):
     res = op.results[0]
