@@ -1,4 +1,8 @@
-"""The 'ascend' target: xb -> ascendc dialect -> AscendC C++, run on xblock's CPU model of AscendC."""
+"""The 'ascend' target: xb -> ascendc dialect -> AscendC C++, run on xblock's CPU model of AscendC.
+
+Importing this package does not import MLIR: the functions below import `pipeline` (the stages and
+the rule modules), `launch` or `export` only when they are called. `pipeline.py` describes the layout.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,13 @@ def _export(kernel, directory):
     return export(kernel.asm, kernel.metadata, directory)
 
 
+def _coverage():
+    """(the ops with a lowering rule, {xb op: reason} the target refuses); imports MLIR."""
+    from .pipeline import coverage
+
+    return coverage()
+
+
 def _toolchain_key() -> str:
     from .launch import CXX, _emu_digest
 
@@ -31,6 +42,6 @@ def _toolchain_key() -> str:
 
 
 BACKEND = Backend("ascend", AscendOptions, _stages, _load, toolchain_key=_toolchain_key, binary_stages=("so",),
-                  export=_export)
+                  export=_export, coverage=_coverage)
 
 __all__ = ["BACKEND", "SOCS", "AscendOptions"]

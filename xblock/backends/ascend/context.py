@@ -1,233 +1,306 @@
-"""What the xb -> ascendc rules share: value kinds, the UB plan (queues + scratch), IR builders.
+"""The rule context: the state of one xb -> ascendc lowering, as every rule sees it (`ctx`).
 
-A block value lowers to one of: `Tile` (a LocalTensor in a VECIN/VECOUT queue buffer or in the
-VECCALC scratch `TBuf`), `Splat` (the same scalar everywhere; feeds the scalar forms Adds/Muls/...)
-or `Struct` (an integer, pointer or mask block the pointer-structure analysis describes; it only
-becomes a Tile if a rule needs its elements). Every Tile is counted: it is freed (its scratch
-returned, or its queue buffer `FreeTensor`ed) after its last use, so the plan is a liveness-based
-packing computed while lowering; the totals are checked against the SoC's usable UB.
+It maps each xb value to what it lowered to (`vmap`), packs the unified buffer while lowering
+(queue tensors for blocks that come from or go to GM, first-fit scratch for the rest, each freed
+after its last use), names C++ variables after the kernel's Python names, and raises a rule's
+errors at the op being lowered. `driver.Lowering` adds the walk that fills it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import contextlib
+import warnings
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-
-SIZE = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i16": 2, "i8": 1, "i64": 8, "f64": 8, "i1": 1, "ui8": 1,
-        "ui16": 2, "ui32": 4}
-FLOAT = ("f16", "bf16", "f32", "f64")
-TILE_ALIGN = 256  # every tile is a whole number of 256-byte repeats (Compare needs it)
-
-
-def mlir_type(elem: str) -> ir.Type:
-    return ir.Type.parse(elem)
+from ...dialects.locations import UNKNOWN, error_at, name_of, source_loc
+from ...passes.pointer_structure import PointerStructure
+from .builders import Builders
+from .rules import TARGET
+from .tiles import materialize
+from .values import SIZE, TILE_ALIGN, Queue, Scratch, Splat, Struct, Tile, numel, round_up
 
 
-def shape_of(t: ir.Type) -> tuple:
-    return tuple(ir.RankedTensorType(t).shape) if str(t).startswith("tensor<") else ()
+class LoweringContext(Builders):
+    """What the rules of one lowering share: lowered values, the UB plan, names, errors."""
 
+    def __init__(self, options, metadata: dict):
+        self.opts, self.soc = options, options.profile
+        self.meta = metadata
+        self.ps = PointerStructure()
+        self.vmap: dict = {}
+        self.scratch = Scratch()
+        self.queues: list = []
+        self.temps: list = []
+        self.iotas: dict = {}
+        self.iota_ops: list = []
+        self.loc = UNKNOWN  # (file, line, col) of the op being lowered
+        self.warnings: list = []
+        self.largest: tuple = (0, None)  # (bytes, (file, line, col)) of the largest tile
+        self.program_ids: dict = {}
+        self.absorbed: set = set()  # ops another op's rule lowers (or dropped): the walk skips them
+        self.ext: dict = {}  # per-lowering state of rule modules, by module (cube.py keeps its queues here)
 
-def elem_of(t: ir.Type) -> str:
-    return str(ir.RankedTensorType(t).element_type) if str(t).startswith("tensor<") else str(t)
+    # ----- errors ------------------------------------------------------------------------
+    def error(self, message: str, where=None):
+        """The error a rule raises (`raise ctx.error("...")`): `"ascend: message"` at the op being
+        lowered, or at `where` (an op, a location or a (file, line, col) tuple)."""
+        return error_at(where if where is not None else self.loc, message, prefix=TARGET)
 
+    def warn(self, message: str) -> None:
+        """A warning at the op being lowered (also kept in the metadata)."""
+        file, line, _ = self.loc
+        text = f"{file}:{line}: {TARGET}: {message}"
+        self.warnings.append(text)
+        warnings.warn(text, stacklevel=2)
 
-def numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+    @contextlib.contextmanager
+    def located(self, op):
+        """Lower at `op`: errors and warnings point at its source line, new ops carry its location."""
+        self.loc = source_loc(op.location)
+        file = "?" if self.loc == UNKNOWN else self.loc[0]
+        with ir.Location.file(file, self.loc[1], self.loc[2]):
+            yield
 
+    def absorb(self, ops) -> None:
+        """Mark `ops` as lowered by another op's rule (a Cube K loop takes its loads and store)."""
+        self.absorbed.update(o.operation if hasattr(o, "operation") else o for o in ops)
 
-def round_up(x: int, m: int) -> int:
-    return (x + m - 1) // m * m
+    # ----- values ------------------------------------------------------------------------
+    def drop(self, v: ir.Value) -> None:
+        """`v` is dead: release its tile."""
+        t = self.vmap.get(v)
+        if isinstance(t, Tile):
+            self.release(t)
 
+    def release(self, t: Tile) -> None:
+        t.refs -= 1
+        if t.refs > 0 or t.freed:
+            return
+        t.freed = True
+        if t.kind == "buf":
+            self.scratch.release(t.offset, t.bytes)
+        elif t.kind == "view":
+            self.release(t.parent)
+        elif t.kind in ("vecin", "vecout"):
+            A.op("free_tensor", [t.value], queue=t.queue.name)
+            t.queue.busy = False
 
-@dataclass(eq=False)
-class Queue:
-    name: str
-    position: str  # "VECIN" | "VECOUT"
-    bytes: int = 0
-    busy: bool = False
-    lines: set = field(default_factory=set)
-    decl: object = None  # the ascendc.tque op, sized at the end
+    def hold(self, t: Tile) -> Tile:
+        t.refs += 1
+        return t
 
+    def scalar(self, v: ir.Value) -> ir.Value:
+        s = self.vmap.get(v)
+        if s is None:
+            raise self.error(f"internal: no lowered value for {v.get_name()}")
+        return s
 
-@dataclass(eq=False)
-class Tile:
-    """A LocalTensor holding a block: row-major over `shape`, `bytes` a multiple of 256."""
+    def lin(self, lin) -> ir.Value:
+        """A pointer-structure polynomial as an i64 value."""
+        total = None
+        for mono, coeff in sorted(lin.terms.items(), key=lambda kv: len(kv[0])):
+            term = None
+            for key in mono:
+                f = self.to64(self.scalar(self.ps.values[key]))
+                term = f if term is None else self.mul(term, f)
+            if term is None:
+                term = self.c64(coeff)
+            elif coeff != 1:
+                term = self.mul(term, self.c64(coeff))
+            total = term if total is None else self.add(total, term)
+        return total if total is not None else self.c64(0)
 
-    value: ir.Value
-    elem: str
-    shape: tuple
-    bytes: int
-    kind: str  # "buf" (scratch), "vecin", "vecout", "view"
-    queue: Queue | None = None
-    offset: int = 0
-    parent: Tile | None = None
-    refs: int = 1
-    freed: bool = False
-    line: int = 0
+    def gm_offset(self, ptr: ir.Value, base) -> ir.Value:
+        """The element offset `base` (a Lin) of the pointer block `ptr`, as an i64 value named after
+        the kernel's Python name for its offsets (`offs` in `x_ptr + offs`, `a_ptrs`)."""
+        v = self.lin(base)
+        name = self._offsets_name(ptr)
+        return self.named(v, name) if name else v
 
-    @property
-    def count(self) -> int:
-        return numel(self.shape)
-
-    @property
-    def padded(self) -> int:
-        return self.bytes // SIZE[self.elem]
-
-
-@dataclass(frozen=True)
-class Splat:
-    """A block whose elements all equal `scalar` (a new-IR value) or the Python constant `const`."""
-
-    elem: str
-    shape: tuple
-    scalar: object = None
-    const: object = None
-
-
-@dataclass(frozen=True)
-class Struct:
-    """An integer, pointer or mask block kept symbolic (see passes/pointer_structure.py)."""
-
-    xb: ir.Value
-
-
-class Scratch:
-    """First-fit packing of scratch tiles into the one VECCALC TBuf; records the peak."""
-
-    def __init__(self):
-        self.free: list = []  # [(offset, bytes)]
-        self.top = 0
-        self.peak = 0
-
-    def alloc(self, nbytes: int) -> int:
-        for i, (off, n) in enumerate(self.free):
-            if n >= nbytes:
-                if n == nbytes:
-                    self.free.pop(i)
-                else:
-                    self.free[i] = (off + nbytes, n - nbytes)
-                return off
-        off = self.top
-        self.top += nbytes
-        self.peak = max(self.peak, self.top)
-        return off
-
-    def release(self, off: int, nbytes: int) -> None:
-        self.free.append((off, nbytes))
-        self.free.sort()
-        merged = []
-        for o, n in self.free:
-            if merged and merged[-1][0] + merged[-1][1] == o:
-                merged[-1] = (merged[-1][0], merged[-1][1] + n)
+    def _offsets_name(self, ptr: ir.Value) -> str | None:
+        """`arg + offsets` (one or more addptr, every offset from one source line): the name it is bound to."""
+        lines, names = set(), set()
+        o = ptr.owner
+        while True:
+            if isinstance(o, ir.Block):  # a loop-carried pointer is named where it starts; an argument ends
+                if o.owner is None or o.owner.name != "scf.for" or ptr not in list(o.arguments)[1:]:
+                    break
+                ptr = o.owner.operands[3 + list(o.arguments).index(ptr) - 1]
+            elif o.name == "xb.addptr" and not isinstance(o.operands[1].owner, ir.Block):
+                off = o.operands[1].owner
+                lines.add(source_loc(off.location)[:2])
+                names.add(name_of(off.location))
+                ptr = o.operands[0]
+            elif o.name in ("xb.splat", "xb.broadcast", "xb.expand_dims"):
+                ptr = o.operands[0]
             else:
-                merged.append((o, n))
-        if merged and merged[-1][0] + merged[-1][1] == self.top:
-            self.top = merged.pop()[0]
-        self.free = merged
+                return None
+            o = ptr.owner
+        if len(lines) != 1 or len(names) != 1:
+            return None
+        return names.pop()
+
+    def loop_name(self, loop) -> str | None:
+        """The Python name of the induction variable of the `for` that built `loop` (`for k in ...`)."""
+        return name_of(loop.location)
+
+    def line_name(self, op) -> str | None:
+        """The Python name of the assignment that built `op` (`x = ...`), if any."""
+        return name_of(op.location)
+
+    def name_for(self, op) -> str | None:
+        """The Python name of the assignment that built `op`, if `op` is the last op of that line with
+        results (the value the name is bound to)."""
+        name = name_of(op.location)
+        file, line, _ = source_loc(op.location)
+        if name is None:
+            return None
+        block_ops = list(op.operation.block.operations)
+        idx = [o.operation for o in block_ops].index(op.operation)
+        for later in block_ops[idx + 1:]:
+            if len(later.results) and source_loc(later.location)[:2] == (file, line):
+                return None
+        return name
+
+    # ----- tiles -------------------------------------------------------------------------
+    def new_tile(self, elem: str, shape: tuple, name: str | None = None, result=None) -> Tile:
+        """A scratch tile, or a VECOUT queue tensor when `result` is next stored to GM."""
+        nbytes = round_up(max(numel(shape), 1) * SIZE[elem], TILE_ALIGN)
+        if nbytes > self.largest[0]:
+            self.largest = (nbytes, self.loc)
+        store = self._feeds_store(result) if result is not None else None
+        if store is not None:
+            label = name or self.store_label(store)
+            q = self.queue("VECOUT", nbytes, label)
+            v = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(elem)), queue=q.name, name=label + "Local")
+            return Tile(v, elem, shape, nbytes, "vecout", q, line=self.loc[1])
+        off = self.scratch.alloc(nbytes)
+        v = A.op("get_with_offset", [], A.local_type(ir.Type.parse(elem)), buf="calcBuf",
+                 count=nbytes // SIZE[elem], offset=off, **_n(name))
+        return Tile(v, elem, shape, nbytes, "buf", offset=off, line=self.loc[1])
+
+    def temp(self, elem: str, shape_or_count) -> Tile:
+        shape = shape_or_count if isinstance(shape_or_count, tuple) else (shape_or_count,)
+        t = self.new_tile(elem, shape)
+        self.temps.append(t)
+        return t
+
+    def queue(self, position: str, nbytes: int, name: str | None) -> Queue:
+        for q in self.queues:
+            if q.position == position and not q.busy:
+                break
+        else:
+            stem = "inQueue" if position == "VECIN" else "outQueue"
+            label = (name or str(len(self.queues)))
+            q = Queue(stem + label[0].upper() + label[1:], position)
+            if any(x.name == q.name for x in self.queues):
+                q.name += str(len(self.queues))
+            n_at_pos = sum(1 for x in self.queues if x.position == position) + 1
+            if n_at_pos * self.opts.buffer_num > 8:
+                raise self.error(f"more than {8 // self.opts.buffer_num} {position} blocks live at once "
+                                 f"(at most 8 queue buffers per TPosition)")
+            with self.before_grid:
+                q.decl = A.op("tque", [], sym_name=q.name, position=position, depth=1, num=self.opts.buffer_num,
+                              bytes=0)
+            self.queues.append(q)
+        q.busy = True
+        q.bytes = max(q.bytes, nbytes)
+        q.lines.add(self.loc[1])
+        return q
+
+    def store_label(self, store) -> str:
+        """A name for a stored block: its pointer's kernel argument (`out_ptr` -> `out`)."""
+        p = self.ps.pointer(store.operands[0])
+        g = self.vmap.get(p.root) if p is not None else None
+        if g is not None and "name" in g.owner.attributes:
+            return ir.StringAttr(g.owner.attributes["name"]).value[:-2]
+        return "out"
+
+    def _feeds_store(self, result: ir.Value):
+        """The store/atomic of `result` when it is its last use, in the same block; else None."""
+        owner = result.owner
+        block = owner.operation.block if hasattr(owner, "operation") else owner.block
+        ops = [o.operation for o in block.operations]
+        last, last_op = -1, None
+        for u in result.uses:
+            o = u.owner.operation if hasattr(u.owner, "operation") else u.owner
+            if o not in ops:
+                return None
+            i = ops.index(o)
+            if i > last:
+                last, last_op = i, o
+        ok = last_op is not None and last_op.name in ("xb.store", "xb.atomic_rmw") and last_op.operands[1] == result
+        return last_op if ok else None
+
+    def tile(self, v: ir.Value) -> Tile:
+        """The block `v` as a Tile, materializing splats and structured values."""
+        x = self.vmap.get(v)
+        if isinstance(x, Tile):
+            return x
+        if isinstance(x, Splat):
+            t = self.temp(x.elem, x.shape)
+            self.duplicate(t, x, t.padded)
+            return t
+        if isinstance(x, Struct) or x is None:
+            t = materialize(self, v)
+            self.temps.append(t)
+            return t
+        raise self.error(f"internal: {v.get_name()} is not a block")
+
+    def splat_scalar(self, s: Splat) -> ir.Value:
+        if s.scalar is not None:
+            return s.scalar
+        return self.cst(s.elem, s.const)
+
+    def duplicate(self, t: Tile, s: Splat, count) -> None:
+        """Fill `count` elements of `t` with the splat value (bit patterns for types Duplicate lacks)."""
+        count = count if isinstance(count, ir.Value) else self.c64(count)
+        A.op("duplicate", [t.value, self.splat_scalar(s), count])
+
+    def iota(self, shape: tuple, dim: int) -> Tile:
+        """A float tile whose element i holds its index along `dim`, built once before the grid loop."""
+        key = (shape, dim)
+        if key not in self.iotas:
+            n = numel(shape)
+            inner = numel(shape[dim + 1:])
+            nbytes = round_up(n * 4, TILE_ALIGN)
+            off = -1  # lives through the kernel: placed after the scratch peak by _finish
+            with self.before_grid:
+                v = A.op("get_with_offset", [], A.local_type(ir.Type.parse("f32")), buf="calcBuf",
+                         count=nbytes // 4, offset=0, name=f"iota{dim}_{n}")
+                self.iota_ops.append((v.owner, nbytes))
+                loop = self.for_range(0, n)
+                with ir.InsertionPoint(loop.body):
+                    i = loop.induction_variable
+                    idx = arith.DivSIOp(i, self.c64(inner)).result if inner > 1 else i
+                    if dim > 0:
+                        idx = arith.RemSIOp(idx, self.c64(shape[dim])).result
+                    A.op("set_value", [v, i, arith.SIToFPOp(ir.F32Type.get(), idx).result])
+                    scf.YieldOp([])
+                self.sync("S_V")
+            self.iotas[key] = Tile(v, "f32", shape, nbytes, "buf", offset=off, refs=1 << 30)
+        return self.iotas[key]
+
+    def program_id(self, axis: int) -> ir.Value:
+        if axis not in self.program_ids:
+            with ir.InsertionPoint.at_block_begin(self.grid.body):
+                gx = self.to64(self.grid_x)
+                gy = self.to64(self.grid_y)
+                if axis == 0:
+                    v = arith.RemSIOp(self.pid, gx).result
+                elif axis == 1:
+                    v = arith.RemSIOp(arith.DivSIOp(self.pid, gx).result, gy).result
+                else:
+                    v = arith.DivSIOp(self.pid, self.mul(gx, gy)).result
+                v = arith.TruncIOp(self.i32, v).result
+            v.owner.attributes["name"] = ir.StringAttr.get(f"pid{'xyz'[axis]}")
+            self.program_ids[axis] = v
+        return self.program_ids[axis]
 
 
-class Builders:
-    """Small typed builders for the new (ascendc) module; ops go to the current insertion point."""
 
-    i64 = property(lambda self: ir.IntegerType.get_signless(64))
-    i32 = property(lambda self: ir.IntegerType.get_signless(32))
-
-    def c64(self, v: int) -> ir.Value:
-        return arith.ConstantOp(self.i64, int(v)).result
-
-    def cst(self, elem: str, v) -> ir.Value:
-        t = mlir_type(elem)
-        if elem in FLOAT:
-            return arith.ConstantOp(t, ir.FloatAttr.get(t, float(v))).result
-        return arith.ConstantOp(t, int(v)).result
-
-    def named(self, v: ir.Value, name: str) -> ir.Value:
-        """Give the scalar `v` a C++ variable name (a constant stays a literal)."""
-        o = v.owner
-        if not isinstance(o, ir.Block) and o.name != "arith.constant" and "name" not in o.attributes:
-            o.attributes["name"] = ir.StringAttr.get(name)
-        return v
-
-    def to64(self, v: ir.Value) -> ir.Value:
-        s = str(v.type)
-        if s == "i64":
-            return v
-        if s == "index":
-            return arith.IndexCastOp(self.i64, v).result
-        return arith.ExtSIOp(self.i64, v).result
-
-    @staticmethod
-    def const_of(v: ir.Value):
-        """The integer value of an arith.constant scalar, else None."""
-        o = v.owner
-        if getattr(o, "name", None) == "arith.constant" and isinstance(o.attributes["value"], ir.IntegerAttr):
-            return ir.IntegerAttr(o.attributes["value"]).value
-        return None
-
-    def _fold(self, a, b, fn, build):
-        x, y = self.const_of(a), self.const_of(b)
-        if x is not None and y is not None and str(a.type) == "i64":
-            return self.c64(fn(x, y))
-        return build(a, b).result
-
-    def add(self, a, b):
-        if self.const_of(b) == 0:
-            return a
-        return self._fold(a, b, lambda x, y: x + y, arith.AddIOp)
-
-    def sub(self, a, b):
-        if self.const_of(b) == 0:
-            return a
-        return self._fold(a, b, lambda x, y: x - y, arith.SubIOp)
-
-    def mul(self, a, b):
-        if self.const_of(b) == 1:
-            return a
-        return self._fold(a, b, lambda x, y: x * y, arith.MulIOp)
-
-    def smin(self, a, b):
-        return self._fold(a, b, min, arith.MinSIOp)
-
-    def smax(self, a, b):
-        return self._fold(a, b, max, arith.MaxSIOp)
-
-    def clamp(self, x, lo: int, hi: int):
-        return self.smin(self.smax(x, self.c64(lo)), self.c64(hi))
-
-    def round_up64(self, x, m: int):
-        """((x + m - 1) / m) * m for x >= 0."""
-        c = self.const_of(x)
-        if c is not None:
-            return self.c64((c + m - 1) // m * m)
-        q = arith.DivSIOp(self.add(x, self.c64(m - 1)), self.c64(m)).result
-        return self.mul(q, self.c64(m))
-
-    def sync(self, event: str) -> None:
-        """SetFlag/WaitFlag pair on one event id fetched from the pipe."""
-        e = A.op("fetch_event_id", [], self.i32, event=event)
-        A.op("set_flag", [e], event=event)
-        A.op("wait_flag", [e], event=event)
-
-    def for_range(self, lb, ub, step=1):
-        """An scf.for over i64 [lb, ub); returns the op (body via .body, index via .induction_variable)."""
-        from mlir.dialects import scf
-
-        lb = lb if isinstance(lb, ir.Value) else self.c64(lb)
-        ub = ub if isinstance(ub, ir.Value) else self.c64(ub)
-        return scf.ForOp(lb, ub, self.c64(step) if not isinstance(step, ir.Value) else step)
-
-    def at(self, v: ir.Value, offset) -> ir.Value:
-        """tensor[offset] for a LocalTensor or GlobalTensor."""
-        if isinstance(offset, int):
-            if offset == 0:
-                return v
-            offset = self.c64(offset)
-        name = "ub_at" if A.is_local(v.type) else "gm_at"
-        return A.op(name, [v, offset], v.type)
+def _n(name):
+    return {"name": name} if name else {}

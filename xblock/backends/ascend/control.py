@@ -12,157 +12,153 @@ from mlir import ir
 from mlir.dialects import scf
 
 from ...dialects import ascendc as A
-from .context import Splat, Tile, elem_of, shape_of
-from .memory import fill
 from .rules import rule
+from .tiles import fill, is_block
+from .values import Splat, Tile, elem_of, shape_of
 
 
-def _is_block(v: ir.Value) -> bool:
-    return str(v.type).startswith("tensor<")
-
-
-def _copy_into(L, acc: Tile, x) -> None:
+def _copy_into(ctx, acc: Tile, x) -> None:
     if isinstance(x, Tile) and x.value == acc.value:
         return
     if isinstance(x, Splat):
-        fill(L, acc, L.c64(0), L.c64(acc.count), x)
+        fill(ctx, acc, ctx.c64(0), ctx.c64(acc.count), x)
     else:
         src = x if isinstance(x, Tile) else None
         if src is None:
-            raise L.error("internal: loop-carried block without a tile")
-        A.op("data_copy", [acc.value, src.value, L.c64(acc.padded)])
+            raise ctx.error("internal: loop-carried block without a tile")
+        A.op("data_copy", [acc.value, src.value, ctx.c64(acc.padded)])
 
 
-def _holder(L, v: ir.Value, yielded: ir.Value | None, default: str) -> Tile:
+def _holder(ctx, v: ir.Value, yielded: ir.Value | None, default: str) -> Tile:
     """A UB tile for the block `v` that a loop carries or an `if` yields."""
     elem = elem_of(v.type)
     if elem.startswith("!xb.ptr") or elem == "i1":
         what = "pointer" if elem.startswith("!xb.ptr") else "mask"
-        raise L.error(f"ascend: a loop or `if` that carries {what} blocks is not supported (carry a scalar "
-                      f"offset instead and build the {what} block from it inside)")
+        raise ctx.error(f"a loop or `if` that carries {what} blocks is not supported (carry a scalar "
+                        f"offset instead and build the {what} block from it inside)")
     name = None
     if yielded is not None and not isinstance(yielded.owner, ir.Block):
-        name = L.name_for(yielded.owner)
-    return L.new_tile(elem, shape_of(v.type), name or default)
+        name = ctx.name_for(yielded.owner)
+    return ctx.new_tile(elem, shape_of(v.type), name or default)
 
 
-def _value_of(L, v: ir.Value):
-    x = L.vmap.get(v)
-    return x if isinstance(x, (Splat, Tile)) else L.tile(v)
+def _value_of(ctx, v: ir.Value):
+    x = ctx.vmap.get(v)
+    return x if isinstance(x, (Splat, Tile)) else ctx.tile(v)
 
 
-def _copy_yields(L, carried: dict, operands) -> None:
+def _copy_yields(ctx, carried: dict, operands) -> None:
     """acc_k = operands[k] for every carried block; a source that is another carried tile is copied
     aside first, so swaps (`a, b = b, a`) read the old values."""
-    srcs = {k: _value_of(L, operands[k]) for k in carried}
+    srcs = {k: _value_of(ctx, operands[k]) for k in carried}
     accs = {acc.value for acc in carried.values()}
     for k, x in srcs.items():
         if isinstance(x, Tile) and x.value in accs and x.value != carried[k].value:
-            t = L.temp(x.elem, x.shape)
-            A.op("data_copy", [t.value, x.value, L.c64(t.padded)])
+            t = ctx.temp(x.elem, x.shape)
+            A.op("data_copy", [t.value, x.value, ctx.c64(t.padded)])
             srcs[k] = t
     for k, acc in carried.items():
-        _copy_into(L, acc, srcs[k])
+        _copy_into(ctx, acc, srcs[k])
 
 
 @rule("scf.for")
-def _for(L, op):
-    lb, ub, step = (L.scalar(o) for o in op.operands[:3])
+def _for(ctx, op):
+    lb, ub, step = (ctx.scalar(o) for o in op.operands[:3])
     inits = list(op.operands[3:])
     body = op.regions[0].blocks[0]
     y = body.operations[len(body.operations) - 1]
     carried, scalars = {}, []
     for k, init in enumerate(inits):
-        if _is_block(init):
-            acc = _holder(L, init, y.operands[k], "acc")
-            _copy_into(L, acc, _value_of(L, init))
+        if is_block(init):
+            acc = _holder(ctx, init, y.operands[k], "acc")
+            _copy_into(ctx, acc, _value_of(ctx, init))
             carried[k] = acc
         else:
             scalars.append(k)
-    loop = scf.ForOp(lb, ub, step, [L.scalar(inits[k]) for k in scalars])
-    iv = L.names.loop_var(*L.loc[:2])
+    loop = scf.ForOp(lb, ub, step, [ctx.scalar(inits[k]) for k in scalars])
+    iv = ctx.loop_name(op)
     if iv:
         loop.attributes["name"] = ir.StringAttr.get(iv)
-    L.vmap[body.arguments[0]] = loop.induction_variable
+    ctx.vmap[body.arguments[0]] = loop.induction_variable
     for j, k in enumerate(scalars):
-        L.vmap[body.arguments[k + 1]] = loop.inner_iter_args[j]
-        L.vmap[op.results[k]] = loop.results[j]
+        ctx.vmap[body.arguments[k + 1]] = loop.inner_iter_args[j]
+        ctx.vmap[op.results[k]] = loop.results[j]
     for k, acc in carried.items():
-        L.vmap[body.arguments[k + 1]] = L.hold(acc)
-        L.vmap[op.results[k]] = acc
+        ctx.vmap[body.arguments[k + 1]] = ctx.hold(acc)
+        ctx.vmap[op.results[k]] = acc
 
     def on_yield(y):
-        _copy_yields(L, carried, y.operands)
-        scf.YieldOp([L.scalar(y.operands[k]) for k in scalars])
+        _copy_yields(ctx, carried, y.operands)
+        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
 
     with ir.InsertionPoint(loop.body):
-        L.lower_block(body, on_yield)
+        ctx.lower_block(body, on_yield)
 
 
 @rule("scf.if")
-def _if(L, op):
+def _if(ctx, op):
     has_else = len(op.regions[1].blocks) > 0
     then_yield = op.regions[0].blocks[0].operations[len(op.regions[0].blocks[0].operations) - 1]
-    blocks = {k: _holder(L, r, then_yield.operands[k], "sel") for k, r in enumerate(op.results) if _is_block(r)}
-    scalars = [k for k, r in enumerate(op.results) if not _is_block(r)]
-    ifop = scf.IfOp(L.scalar(op.operands[0]), [op.results[k].type for k in scalars], has_else=has_else)
-    L.ext.setdefault("if_results", {})[op.operation] = blocks  # the branches compute into them (dst_tile)
+    blocks = {k: _holder(ctx, r, then_yield.operands[k], "sel") for k, r in enumerate(op.results) if is_block(r)}
+    scalars = [k for k, r in enumerate(op.results) if not is_block(r)]
+    ifop = scf.IfOp(ctx.scalar(op.operands[0]), [op.results[k].type for k in scalars], has_else=has_else)
+    ctx.ext.setdefault("if_results", {})[op.operation] = blocks  # the branches compute into them (dst_tile)
 
     def on_yield(y):
-        _copy_yields(L, blocks, y.operands)
-        scf.YieldOp([L.scalar(y.operands[k]) for k in scalars])
+        _copy_yields(ctx, blocks, y.operands)
+        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
 
     for region, block in ((op.regions[0], ifop.then_block), (op.regions[1], ifop.else_block if has_else else None)):
         if block is not None:
             with ir.InsertionPoint(block):
-                L.lower_block(region.blocks[0], on_yield)
+                ctx.lower_block(region.blocks[0], on_yield)
     for j, k in enumerate(scalars):
-        L.vmap[op.results[k]] = ifop.results[j]
+        ctx.vmap[op.results[k]] = ifop.results[j]
     for k, t in blocks.items():
-        L.vmap[op.results[k]] = t
+        ctx.vmap[op.results[k]] = t
 
 
 @rule("scf.while")
-def _while(L, op):
+def _while(ctx, op):
     """`while (true) { before; if (!cond) break; after }`: the frontend forwards the before block's
     arguments to the after block unchanged, so a carried block is one tile for both regions."""
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
     cond = before.operations[len(before.operations) - 1]
     y = after.operations[len(after.operations) - 1]
     inits, fwd = list(op.operands), list(cond.operands[1:])
-    if len(fwd) != len(inits) or any(_is_block(f) and f != before.arguments[k] for k, f in enumerate(fwd)):
-        raise L.error("ascend: a `while` whose condition forwards new blocks is not supported")
+    if len(fwd) != len(inits) or any(is_block(f) and f != before.arguments[k] for k, f in enumerate(fwd)):
+        raise ctx.error("a `while` whose condition forwards new blocks is not supported")
     carried, scalars = {}, []
     for k, init in enumerate(inits):
-        if _is_block(init):
-            carried[k] = _holder(L, init, y.operands[k], "acc")
-            _copy_into(L, carried[k], _value_of(L, init))
+        if is_block(init):
+            carried[k] = _holder(ctx, init, y.operands[k], "acc")
+            _copy_into(ctx, carried[k], _value_of(ctx, init))
         else:
             scalars.append(k)
     types = [inits[k].type for k in scalars]
-    loop = scf.WhileOp(types, [L.scalar(inits[k]) for k in scalars])
-    names = [L.name_for(y.operands[k].owner) if not isinstance(y.operands[k].owner, ir.Block) else None
+    loop = scf.WhileOp(types, [ctx.scalar(inits[k]) for k in scalars])
+    names = [ctx.name_for(y.operands[k].owner) if not isinstance(y.operands[k].owner, ir.Block) else None
              for k in scalars]
     loop.attributes["names"] = ir.ArrayAttr.get([ir.StringAttr.get(n or "run") for n in names])
     nb = loop.before.blocks.append(*types)
     na = loop.after.blocks.append(*types)
     for j, k in enumerate(scalars):
-        L.vmap[before.arguments[k]] = nb.arguments[j]
-        L.vmap[after.arguments[k]] = na.arguments[j]
-        L.vmap[op.results[k]] = loop.results[j]
+        ctx.vmap[before.arguments[k]] = nb.arguments[j]
+        ctx.vmap[after.arguments[k]] = na.arguments[j]
+        ctx.vmap[op.results[k]] = loop.results[j]
     for k, acc in carried.items():
-        L.vmap[before.arguments[k]] = L.hold(acc)
-        L.vmap[after.arguments[k]] = L.hold(acc)
-        L.vmap[op.results[k]] = acc
+        ctx.vmap[before.arguments[k]] = ctx.hold(acc)
+        ctx.vmap[after.arguments[k]] = ctx.hold(acc)
+        ctx.vmap[op.results[k]] = acc
 
     def on_cond(c):
-        scf.ConditionOp(L.scalar(c.operands[0]), [L.scalar(c.operands[1 + k]) for k in scalars])
+        scf.ConditionOp(ctx.scalar(c.operands[0]), [ctx.scalar(c.operands[1 + k]) for k in scalars])
 
     def on_yield(y):
-        _copy_yields(L, carried, y.operands)
-        scf.YieldOp([L.scalar(y.operands[k]) for k in scalars])
+        _copy_yields(ctx, carried, y.operands)
+        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
 
     with ir.InsertionPoint(nb):
-        L.lower_block(before, on_cond)
+        ctx.lower_block(before, on_cond)
     with ir.InsertionPoint(na):
-        L.lower_block(after, on_yield)
+        ctx.lower_block(after, on_yield)

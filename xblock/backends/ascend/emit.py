@@ -16,8 +16,8 @@ import os
 from mlir import ir
 
 from ...dialects import ascendc as A
+from ...dialects.locations import source_loc
 from .cube_emit import CubeCalls
-from .driver import source_loc
 
 
 class CStyle:
@@ -54,7 +54,11 @@ class CStyle:
             return s if t == "f32" else f"static_cast<{self.ctype(t)}>({s})"
         if t == "i1":
             return "true" if ir.IntegerAttr(a).value else "false"
-        v = str(ir.IntegerAttr(a).value)
+        n = ir.IntegerAttr(a).value
+        # the most negative int32/int64 has no literal of its type in C++ (-2147483648 is a long)
+        v = f"({n + 1} - 1)" if n in (-(2**31), -(2**63)) else str(n)
+        if t == "i64" and n == -(2**63):
+            v = f"({n + 1}LL - 1)"
         return v if t in ("i32", "i64", "index") else f"static_cast<{self.ctype(t)}>({v})"
 
 

@@ -1,8 +1,10 @@
 """Run generated AscendC on xblock's CPU model: build it with g++, load it, launch on numpy arrays.
 
-The library is cached by the hash of everything that goes into it (the kernel source, the tiling
-header, the model's headers, the compiler command), so kernels that differ only in a
-specialization the generated code does not use share one build.
+Libraries live under the cache's `ascend-emu/` folder, named by their bytes' digest
+(`common.native`). A build is also found by the hash of everything that goes into it (the kernel
+source, the tiling header, the model's headers, the compiler command), through a link to the
+library, so kernels that differ only in a specialization the generated code does not use share
+one build.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import numpy as np
 
 from ...errors import ExecutionError, LaunchError
 from ...runtime.cache import cache_dir
-from .debug import failed_assert
+from ..common.native import library_path, load_library
 from .emit import tiling_header, tiling_struct_name
 from .options import SOCS, launch_blocks
 
+KIND = "ascend-emu"  # the cache folder of the emulator's libraries
 EMU_DIR = Path(__file__).parent / "emu"
 CXX = os.environ.get("CXX", "g++")
 CXXFLAGS = ["-std=c++17", "-Wall", "-Werror", "-O2", "-shared", "-fPIC"]
@@ -65,9 +68,11 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
              "shim.cpp": shim_source(metadata)}
     key = hashlib.sha256(("\0".join([CXX, *CXXFLAGS, _emu_digest()] + [f"{k}\0{v}" for k, v in
                                                                        sorted(files.items())])).encode())
-    lib = cache_dir() / "ascend-emu" / (key.hexdigest()[:32] + ".so")
-    if lib.exists():
-        return lib.read_bytes()
+    built = cache_dir() / KIND / (key.hexdigest()[:32] + ".so")  # a link to the library
+    try:
+        return built.read_bytes()
+    except OSError:
+        pass
     tmp = Path(tempfile.mkdtemp(prefix="xblock-ascend-"))
     try:
         for k, v in files.items():
@@ -79,13 +84,19 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
                                  f"{metadata['name']} does not compile against xblock's AscendC model:\n"
                                  f"{res.stderr[-4000:]}")
         data = (tmp / "k.so").read_bytes()
-        lib.parent.mkdir(parents=True, exist_ok=True)
-        part = lib.with_suffix(f".{os.getpid()}.tmp")
-        part.write_bytes(data)
-        os.replace(part, lib)
+        _link(built, library_path(data, KIND))
         return data
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _link(alias: Path, lib: Path) -> None:
+    """Point `alias` at `lib` (a relative link in the same folder); another process may win the race."""
+    try:
+        alias.unlink(missing_ok=True)  # a link whose library was removed
+        os.symlink(lib.name, alias)
+    except OSError:
+        pass
 
 
 _CTYPE = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
@@ -100,14 +111,7 @@ def _as_numpy(v):
 
 def load(asm: dict, metadata: dict):
     """A launcher(grid, args) that runs the kernel on the CPU model, writing outputs back on success."""
-    digest = hashlib.sha256(asm["so"]).hexdigest()[:32]
-    path = cache_dir() / "ascend-emu" / f"{digest}.so"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_suffix(f".{os.getpid()}.tmp")
-        part.write_bytes(asm["so"])
-        os.replace(part, path)
-    lib = ctypes.CDLL(str(path))
+    lib = load_library(asm["so"], KIND)
     run = lib.xblock_emu_run
     run.restype = ctypes.c_int
     fields = metadata["tiling_fields"]
@@ -165,6 +169,19 @@ def load(asm: dict, metadata: dict):
     return launch
 
 
+def failed_assert(metadata: dict, status, grid) -> str | None:
+    """The sim's message for the lowest failing program recorded in the status slots, or None."""
+    keys = [int(k) for k in status if int(k) >= 0]
+    if not keys:
+        return None
+    key = min(keys)
+    lin, aid = key >> 16, key & 0xFFFF
+    g0, g1, _ = grid
+    pid = (lin % g0, lin // g0 % g1, lin // (g0 * g1))
+    a = metadata["asserts"][aid]
+    return f"{a['file']}:{a['line']}: device_assert failed in program {pid}: {a['message']}"
+
+
 CUBE_COUNTERS = ("cube_ops", "mmad_calls", "gm_to_l1_bytes", "l1_to_l0a_bytes", "l1_to_l0b_bytes",
                  "l0c_to_gm_bytes", "cross_core_sets", "peak_l1_bytes", "peak_l0a_bytes", "peak_l0b_bytes",
                  "peak_l0c_bytes")
@@ -172,7 +189,6 @@ CUBE_COUNTERS = ("cube_ops", "mmad_calls", "gm_to_l1_bytes", "l1_to_l0a_bytes", 
 
 def cube_counters(ck) -> dict:
     """The Cube counters (emu/cube.h) of the last launch of compiled kernel `ck` on the CPU model."""
-    path = cache_dir() / "ascend-emu" / f"{hashlib.sha256(ck.asm['so']).hexdigest()[:32]}.so"
     out = (ctypes.c_uint64 * len(CUBE_COUNTERS))()
-    n = ctypes.CDLL(str(path)).xblock_cube_counters(out, len(CUBE_COUNTERS))
+    n = load_library(ck.asm["so"], KIND).xblock_cube_counters(out, len(CUBE_COUNTERS))
     return dict(zip(CUBE_COUNTERS, list(out)[:n]))

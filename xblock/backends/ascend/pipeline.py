@@ -1,17 +1,39 @@
-"""The ascend stages, keyed by file extension: xb -> ascendc.mlir -> cpp -> so (the emulator build)."""
+"""The ascend stages, keyed by file extension: xb -> ascendc.mlir -> cpp -> so (the emulator build).
+
+Layout of the backend (each module imports only those below it; rule modules never each other):
+- `__init__`: the `Backend`; imports this module (and MLIR) only when something compiles.
+- `pipeline` (here): the stages `make_<ext>`, `coverage()`, and the one place that imports the
+  rule modules, which fill the table in `rules` as they load.
+- rule modules: `lowering` (element-wise ops, constants, splats, the grid), `load`, `store`,
+  `atomics`, `layout` (expand_dims, reshape, broadcast, trans), `reduce` (reductions and scans,
+  with the scalar-loop fallback), `control` (scf.for/if/while), `debug` (device_assert), `cube`
+  (xb.dot and its K loop on the Cube unit).
+- `driver`: the one walk (kernel skeleton, rule per op, liveness, the UB plan check).
+- helpers: `context` (the rule context `ctx`: lowered values, tiles, queues, names, errors),
+  `tiles` (element types, result tiles, vector calls, materializing structure, fences),
+  `access` (DataCopy/DataCopyPad parameters, gathers and scatters), `cube_match`, `cube_mixed`,
+  `cube_plan` (the Cube path's patterns, AIC/AIV protocol and tile plan), `builders`, `values`,
+  `rules` (the table and `UNSUPPORTED`).
+- `emit` (+ `cube_emit`): ascendc dialect -> AscendC C++; `export`: a CANN project directory.
+- `launch`: g++ against `emu/` (xblock's model of AscendC), load and run on numpy; `options`.
+"""
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import functools
 
 from mlir import ir
+
+from ...dialects import ascendc, xb
+from . import atomics, control, cube, debug, layout, load, lowering, reduce, store  # noqa: F401  (register rules)
+from .driver import Lowering
+from .emit import emit
+from .launch import build_emulator_library
+from .rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
 
 
 def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     """xb -> ascendc dialect; records the UB plan, tiling fields and warnings in the metadata."""
-    from .driver import Lowering
-    from .lowering import RULES  # noqa: F401  (fills the rule table)
-
     low = Lowering(module, options, metadata)
     with module.context:
         out = low.run()
@@ -24,8 +46,6 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
 
 
 def parse_ascendc(text: str) -> ir.Module:
-    from ...dialects import ascendc, xb
-
     ctx = xb.context()
     ascendc.load(ctx)
     with ctx:
@@ -34,8 +54,6 @@ def parse_ascendc(text: str) -> ir.Module:
 
 def make_cpp(text: str, metadata: dict, options) -> str:
     """ascendc dialect -> AscendC C++ (kernel.cpp)."""
-    from .emit import emit
-
     module = parse_ascendc(text)
     with module.context:
         return emit(module, metadata, options)
@@ -43,14 +61,12 @@ def make_cpp(text: str, metadata: dict, options) -> str:
 
 def make_so(cpp: str, metadata: dict, options) -> bytes:
     """kernel.cpp compiled with g++ against xblock's AscendC model into a loadable library."""
-    from .launch import build_emulator_library
-
     return build_emulator_library(cpp, metadata)
 
 
-def stages(options) -> "OrderedDict[str, object]":
-    return OrderedDict([
-        ("ascendc.mlir", lambda m, md: make_ascendc(m, md, options)),
-        ("cpp", lambda t, md: make_cpp(t, md, options)),
-        ("so", lambda c, md: make_so(c, md, options)),
-    ])
+STAGES = (("ascendc.mlir", make_ascendc), ("cpp", make_cpp), ("so", make_so))
+
+
+def stages(options) -> dict:
+    """Stage ext -> fn(previous output, metadata), in order."""
+    return {ext: functools.partial(make, options=options) for ext, make in STAGES}

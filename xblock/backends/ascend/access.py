@@ -1,0 +1,192 @@
+"""How blocks reach global memory: tile accesses as DataCopy/DataCopyPad, gathers as scalar loops.
+
+Helpers of the load, store and atomic rules. A pointer block whose structure fits (rows of
+unit-stride elements, masks as bounds; passes/pointer_structure.py) is one DataCopy, or a
+DataCopyPad with its row count, row bytes and gaps, through a double-buffered queue. Anything else
+is a gather or scatter: a scalar GetValue/SetValue loop over the lanes, with a warning at the line.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from ...dialects import ascendc as A
+from .tiles import before_scalar_reads, fill
+from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
+
+
+def segments(op) -> list:
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+def gm_tensor(ctx, root):
+    g = ctx.vmap.get(root)
+    if g is None or not A.is_global(g.type):
+        raise ctx.error("this pointer does not come from a kernel argument")
+    return g
+
+
+def counts(ctx, acc):
+    """(rows, cols) of valid elements as i64 values, and whether they are the full tile."""
+    def bound(limits, size):
+        if not limits:
+            return ctx.c64(size)
+        v = ctx.lin(limits[0])
+        for lim in limits[1:]:
+            v = ctx.smin(v, ctx.lin(lim))
+        return ctx.clamp(v, 0, size)
+
+    rows, cols = bound(acc.row_limits, acc.rows), bound(acc.col_limits, acc.cols)
+    for u in acc.uniform:
+        c = ctx.const_of(ctx.lin(u))
+        if c is not None:
+            rows = rows if c > 0 else ctx.c64(0)
+            continue
+        on = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(u), ctx.c64(0)).result
+        rows = arith.SelectOp(on, rows, ctx.c64(0)).result
+    for v, n in ((rows, "rows"), (cols, "cols")):
+        if isinstance(v.owner, ir.Operation) or hasattr(v.owner, "attributes"):
+            if v.owner.name != "arith.constant":
+                v.owner.attributes["name"] = ir.StringAttr.get(n)
+    full = not (acc.row_limits or acc.col_limits or acc.uniform)
+    return rows, cols, full
+
+
+def dense(acc, sz) -> bool:
+    """Unmasked, whole 32-byte blocks and contiguous rows: the count form of DataCopy fits."""
+    if (acc.rows * acc.cols * sz) % 32:
+        return False
+    return acc.rows == 1 or acc.row_stride.as_const() == acc.cols
+
+
+def needs_scalar_loop(ctx, acc, sz) -> bool:
+    """No DataCopy/DataCopyPad fits: a gather, rows not in whole 32-byte blocks, or no DataCopyPad."""
+    if acc is None or (acc.rows > 1 and (acc.cols * sz) % 32):
+        return True
+    full = not (acc.row_limits or acc.col_limits or acc.uniform)
+    return not ctx.soc.has_data_copy_pad and not (full and dense(acc, sz))
+
+
+def lane_loops(ctx, shape, body):
+    """Nested scf.for over every lane of `shape`; body(lane_index_i64, [i_d...])."""
+    dims = list(shape) or [1]
+    idx = []
+    with ExitStack() as stack:
+        for d in dims:
+            loop = ctx.for_range(0, d)
+            idx.append(loop.induction_variable)
+            stack.enter_context(ir.InsertionPoint(loop.body))
+            stack.callback(scf.YieldOp, [])
+        lane = idx[0]
+        for d, i in zip(dims[1:], idx[1:]):
+            lane = ctx.add(ctx.mul(lane, ctx.c64(d)), i)
+        body(lane, idx[:len(shape)])
+
+
+def lane_on(ctx, bounds, idx):
+    """i1 value: this lane is inside the mask's bounds."""
+    on = None
+    for d, lim in bounds.dims:
+        c = arith.CmpIOp(arith.CmpIPredicate.slt, idx[d], ctx.lin(lim)).result
+        on = c if on is None else arith.AndIOp(on, c).result
+    for lim in bounds.uniform:
+        c = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(lim), ctx.c64(0)).result
+        on = c if on is None else arith.AndIOp(on, c).result
+    return on
+
+
+def scalar_access(ctx, ptr, mask, access: str, kind: str):
+    """The pointer and mask structure of a gather/scatter run as a scalar loop, with its warning."""
+    p = ctx.ps.pointer(ptr)
+    b = ctx.ps.mask(mask) if mask is not None else None
+    if p is None or (mask is not None and b is None):
+        raise ctx.error(f"this {access}'s addresses or mask depend on data; {kind}s of that kind are not "
+                        "supported yet")
+    why = f"this {access} is a {kind} (not rows of contiguous elements)" if ctx.soc.has_data_copy_pad else \
+        f"{ctx.soc.name} has no DataCopyPad for this masked or unaligned {access}, so it is a {kind}"
+    ctx.warn(f"{why}; it runs as a scalar GetValue/SetValue loop")
+    return p, b
+
+
+def to_vecout(ctx, value: ir.Value, elem: str, store) -> Tile:
+    """The stored block in a VECOUT queue tensor (computed there already, or copied there)."""
+    x = ctx.vmap.get(value)
+    if isinstance(x, Tile) and x.kind == "vecout" and not x.freed:
+        return x
+    shape = shape_of(value.type)
+    nbytes = round_up(max(numel(shape), 1) * SIZE[elem], 256)
+    label = ctx.store_label(store)
+    q = ctx.queue("VECOUT", nbytes, label)
+    t = Tile(A.op("alloc_tensor", [], A.local_type(ir.Type.parse(elem)), queue=q.name, name=label + "Local"),
+             elem, shape, nbytes, "vecout", q)
+    if isinstance(x, Splat):
+        fill(ctx, t, ctx.c64(0), ctx.c64(t.count), x)
+    else:
+        src = ctx.tile(value)
+        A.op("data_copy", [t.value, src.value, ctx.c64(src.padded)])
+    return t
+
+
+def store_tile(ctx, op, atomic: str | None):
+    seg = segments(op)
+    ptr, value = op.operands[0], op.operands[1]
+    mask = op.operands[2] if seg[2] else None
+    elem = elem_of(value.type)
+    acc = ctx.ps.tile_access(ptr, mask)
+    sz = SIZE[elem]
+    if needs_scalar_loop(ctx, acc, sz):
+        if atomic:
+            raise ctx.error("atomics on gathered addresses are not supported")
+        return scatter_store(ctx, op, ptr, value, mask, elem)
+    t = to_vecout(ctx, value, elem, op)
+    A.op("enque", [t.value], queue=t.queue.name)
+    out = A.op("deque", [], t.value.type, queue=t.queue.name)
+    gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
+    if atomic:
+        A.op("set_atomic_add", [], dtype=elem)
+    if dense(acc, sz) and not (acc.row_limits or acc.col_limits or acc.uniform):
+        A.op("data_copy", [gm, out, ctx.c64(acc.rows * acc.cols)])
+    else:
+        rows, cols, _ = counts(ctx, acc)
+        src_gap = arith.DivSIOp(ctx.sub(ctx.c64(acc.cols * sz), ctx.mul(ctx.round_up64(cols, 32 // sz), ctx.c64(sz))),
+                                ctx.c64(32)).result if acc.rows > 1 else ctx.c64(0)
+        dst_gap = ctx.mul(ctx.sub(ctx.lin(acc.row_stride), cols), ctx.c64(sz)) if acc.rows > 1 else ctx.c64(0)
+        A.op("data_copy_pad", [gm, out, rows, ctx.named(ctx.mul(cols, ctx.c64(sz)), "rowBytes"), src_gap, dst_gap],
+             is_pad=False)
+    if atomic:
+        A.op("set_atomic_none", [])
+    A.op("free_tensor", [out], queue=t.queue.name)
+    t.freed, t.queue.busy = True, False
+
+
+def scatter_store(ctx, op, ptr, value, mask, elem):
+    p, b = scalar_access(ctx, ptr, mask, "store", "scatter")
+    src = ctx.tile(value)
+    if src.kind == "vecout":  # computed into an output queue buffer: take it through the queue
+        A.op("enque", [src.value], queue=src.queue.name)
+        out = A.op("deque", [], src.value.type, queue=src.queue.name)
+        src.freed, src.queue.busy = True, False
+        src = Tile(out, src.elem, src.shape, src.bytes, "vecout", src.queue, refs=1)
+        ctx.temps.append(src)
+    gm = gm_tensor(ctx, p.root)
+    before_scalar_reads(ctx)
+    shape = shape_of(value.type)
+
+    def body(lane, idx):
+        addr = ctx.lin(p.offset.base)
+        for d, s in enumerate(p.offset.strides):
+            if not s.is_zero():
+                addr = ctx.add(addr, ctx.mul(idx[d], ctx.lin(s)))
+        on = lane_on(ctx, b, idx) if b is not None else None
+        if on is None:
+            A.op("set_value", [gm, addr, A.op("get_value", [src.value, lane], ir.Type.parse(elem))])
+        else:
+            ifop = scf.IfOp(on, [], has_else=False)
+            with ir.InsertionPoint(ifop.then_block):
+                A.op("set_value", [gm, addr, A.op("get_value", [src.value, lane], ir.Type.parse(elem))])
+                scf.YieldOp([])
+
+    lane_loops(ctx, shape, body)

@@ -1,0 +1,84 @@
+"""The xb patterns the Cube path recognizes: the dot of a K loop, a fusable epilogue, the final store.
+
+Pure queries of the xb IR (no lowering): which `scf.for` holds an `xb.dot`, whether the
+accumulator goes through ReLU and a cast straight to a store (one Fixpipe), and which store the
+dot's result reaches through element-wise ops.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+
+def owner_of(v):
+    o = v.owner
+    return None if isinstance(o, ir.Block) else (o.operation if hasattr(o, "operation") else o)
+
+
+def users_of(v) -> list:
+    return [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
+
+
+def find_dot(loop) -> object | None:
+    body = loop.regions[0].blocks[0]
+    dots = [o.operation for o in body.operations if o.operation.name == "xb.dot"]
+    return dots[0] if dots else None
+
+
+def splat_float(v) -> float | None:
+    o = owner_of(v)
+    if o is None:
+        return None
+    if o.name == "arith.constant":
+        a = o.attributes["value"]
+        if isinstance(a, ir.DenseElementsAttr) and a.is_splat:
+            return ir.FloatAttr(a.get_splat_value()).value
+        return None
+    if o.name == "xb.splat":
+        inner = owner_of(o.operands[0])
+        if inner is not None and inner.name == "arith.constant" and isinstance(inner.attributes["value"], ir.FloatAttr):
+            return ir.FloatAttr(inner.attributes["value"]).value
+    return None
+
+
+def match_epilogue(acc: ir.Value):
+    """(ops absorbed, relu, store op) when acc -> [relu] -> [cast] -> store; else None."""
+    absorbed, relu, v = [], False, acc
+    users = users_of(v)
+    if len(users) == 1 and users[0].name in ("arith.maximumf", "arith.maxnumf"):
+        op = users[0]
+        other = op.operands[1] if op.operands[0] == v else op.operands[0]
+        if splat_float(other) == 0.0:
+            absorbed, relu, v = [op], True, op.results[0]
+    elif len(users) == 2 and {u.name for u in users} == {"arith.cmpf", "arith.select"}:
+        cmp = next(u for u in users if u.name == "arith.cmpf")
+        sel = next(u for u in users if u.name == "arith.select")
+        pred = int(ir.IntegerAttr(cmp.attributes["predicate"]).value)  # ogt=2 oge=3
+        if cmp.operands[0] == v and pred in (2, 3) and splat_float(cmp.operands[1]) == 0.0 and \
+                sel.operands[0] == cmp.results[0] and sel.operands[1] == v and splat_float(sel.operands[2]) == 0.0:
+            absorbed, relu, v = [cmp, sel], True, sel.results[0]
+    users = users_of(v)
+    if len(users) == 1 and users[0].name == "arith.truncf":
+        absorbed.append(users[0])
+        v = users[0].results[0]
+        users = users_of(v)
+    if len(users) == 1 and users[0].name == "xb.store" and users[0].operands[1] == v:
+        return absorbed + [users[0]], relu, users[0]
+    return None
+
+
+def final_store(result):
+    """The one store that the dot's result reaches through element-wise ops only, else None."""
+    seen, todo, store = set(), [result], None
+    while todo:
+        v = todo.pop()
+        for u in users_of(v):
+            if u.name == "xb.store" and u.operands[1] == v and store in (None, u):
+                store = u
+            elif u.name.startswith(("arith.", "math.")) and str(u.results[0].type).startswith("tensor<"):
+                if u not in seen:
+                    seen.add(u)
+                    todo.extend(u.results)
+            else:
+                return None
+    return store

@@ -1,0 +1,130 @@
+"""The rule of xb.load: a tile through a VECIN queue (DataCopy/DataCopyPad), a scalar, or a gather.
+
+Masked-off lanes take `other` through the copy's padding and a Duplicate of the rest (whole rows
+past the last valid one, and each valid row after its padded 32-byte block).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from ...dialects import ascendc as A
+from .access import counts, dense, gm_tensor, lane_loops, lane_on, needs_scalar_loop, scalar_access, segments
+from .rules import rule
+from .tiles import after_scalar_writes, fill
+from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
+
+
+@rule("xb.load")
+def _load(ctx, op):
+    r = op.result
+    seg = segments(op)
+    ptr = op.operands[0]
+    mask = op.operands[1] if seg[1] else None
+    other = ctx.vmap.get(op.operands[1 + seg[1]]) if seg[2] else None
+    elem = elem_of(r.type)
+    if not str(r.type).startswith("tensor<"):
+        return _scalar_load(ctx, op, ptr, mask, other, elem)
+    acc = ctx.ps.tile_access(ptr, mask)
+    sz = SIZE[elem]
+    if needs_scalar_loop(ctx, acc, sz):
+        return _gather_load(ctx, op, ptr, mask, other, elem)
+    name = ctx.name_for(op)
+    shape = shape_of(r.type)
+    nbytes = round_up(max(numel(shape), 1) * sz, 256)
+    if nbytes > ctx.largest[0]:
+        ctx.largest = (nbytes, ctx.loc)
+    q = ctx.queue("VECIN", nbytes, name)
+    local = A.local_type(ir.Type.parse(elem))
+    t_in = A.op("alloc_tensor", [], local, queue=q.name, **({"name": name + "Local"} if name else {}))
+    gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
+    if dense(acc, sz) and not (acc.row_limits or acc.col_limits or acc.uniform):
+        A.op("data_copy", [t_in, gm, ctx.c64(acc.rows * acc.cols)])
+        A.op("enque", [t_in], queue=q.name)
+        ctx.vmap[r] = Tile(A.op("deque", [], local, queue=q.name, **({"name": name} if name else {})),
+                           elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
+        return
+    rows, cols, _ = counts(ctx, acc)
+    blk = 32 // sz
+    cols_al = ctx.round_up64(cols, blk)
+    src_gap = ctx.mul(ctx.sub(ctx.lin(acc.row_stride), cols), ctx.c64(sz)) if acc.rows > 1 else ctx.c64(0)
+    dst_gap = arith.DivSIOp(ctx.sub(ctx.c64(acc.cols * sz), ctx.mul(cols_al, ctx.c64(sz))), ctx.c64(32)).result \
+        if acc.rows > 1 else ctx.c64(0)
+    args = [t_in, gm, rows, ctx.named(ctx.mul(cols, ctx.c64(sz)), "rowBytes"), src_gap, dst_gap]
+    if other is not None:
+        if not isinstance(other, Splat):
+            raise ctx.error("`other` of a load must be a scalar or a constant")
+        args += [ctx.sub(cols_al, cols), ctx.splat_scalar(other) if elem not in ("bf16",) or other.scalar is not None
+                 else ctx.cst("f32", other.const)]
+    A.op("data_copy_pad", args, is_pad=other is not None)
+    A.op("enque", [t_in], queue=q.name)
+    t = A.op("deque", [], local, queue=q.name, **({"name": name} if name else {}))
+    tile = Tile(t, elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
+    ctx.vmap[r] = tile
+    if other is None:
+        return
+    if acc.row_limits or acc.uniform:  # whole rows past the last valid one
+        if acc.rows == 1:  # all or nothing
+            fill(ctx, tile, ctx.c64(0), ctx.mul(ctx.sub(ctx.c64(1), rows), ctx.c64(acc.cols)), other)
+        else:
+            start = ctx.mul(rows, ctx.c64(acc.cols))
+            fill(ctx, tile, start, ctx.sub(ctx.c64(acc.rows * acc.cols), start), other)
+    if acc.col_limits:  # the rest of each valid row after its padded 32-byte block
+        start = ctx.smin(cols_al, ctx.c64(acc.cols))
+        if acc.rows == 1:
+            fill(ctx, tile, start, ctx.sub(ctx.c64(acc.cols), start), other)
+        else:
+            loop = ctx.for_range(ctx.c64(0), rows)
+            with ir.InsertionPoint(loop.body):
+                row = ctx.add(ctx.mul(loop.induction_variable, ctx.c64(acc.cols)), start)
+                fill(ctx, tile, row, ctx.sub(ctx.c64(acc.cols), start), other)
+                scf.YieldOp([])
+
+
+def _scalar_load(ctx, op, ptr, mask, other, elem):
+    p = ctx.ps.pointer(ptr)
+    if p is None:
+        raise ctx.error("this scalar load's address is not a kernel argument plus an offset")
+    gm, off = gm_tensor(ctx, p.root), ctx.lin(p.offset.base)
+    name = ctx.name_for(op)
+    kw = {"name": name} if name else {}
+    if mask is None:
+        ctx.vmap[op.result] = A.op("get_value", [gm, off], ir.Type.parse(elem), **kw)
+        return
+    ifop = scf.IfOp(ctx.scalar(mask), [ir.Type.parse(elem)], has_else=True)
+    with ir.InsertionPoint(ifop.then_block):
+        scf.YieldOp([A.op("get_value", [gm, off], ir.Type.parse(elem))])
+    with ir.InsertionPoint(ifop.else_block):
+        scf.YieldOp([ctx.splat_scalar(other) if isinstance(other, Splat) else
+                     (ctx.scalar(op.operands[2]) if other is not None else ctx.cst(elem, 0))])
+    ctx.vmap[op.result] = ifop.results[0]
+
+
+def _gather_load(ctx, op, ptr, mask, other, elem):
+    p, b = scalar_access(ctx, ptr, mask, "load", "gather")
+    shape = shape_of(op.result.type)
+    out = ctx.new_tile(elem, shape, ctx.name_for(op), result=op.result)
+    gm = gm_tensor(ctx, p.root)
+    t = ir.Type.parse(elem)
+
+    def body(lane, idx):
+        addr = ctx.lin(p.offset.base)
+        for d, s in enumerate(p.offset.strides):
+            if not s.is_zero():
+                addr = ctx.add(addr, ctx.mul(idx[d], ctx.lin(s)))
+        on = lane_on(ctx, b, idx) if b is not None else None
+        if on is None:
+            v = A.op("get_value", [gm, addr], t)
+        else:
+            ifop = scf.IfOp(on, [t], has_else=True)
+            with ir.InsertionPoint(ifop.then_block):
+                scf.YieldOp([A.op("get_value", [gm, addr], t)])
+            with ir.InsertionPoint(ifop.else_block):
+                scf.YieldOp([ctx.splat_scalar(other) if isinstance(other, Splat) else ctx.cst(elem, 0)])
+            v = ifop.results[0]
+        A.op("set_value", [out.value, lane, v])
+
+    lane_loops(ctx, shape, body)
+    after_scalar_writes(ctx, out)
+    ctx.vmap[op.result] = out

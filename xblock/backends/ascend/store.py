@@ -1,0 +1,34 @@
+"""The rule of xb.store: a tile through a VECOUT queue to GM (or a scatter), or a scalar SetValue."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import scf
+
+from ...dialects import ascendc as A
+from .access import gm_tensor, segments, store_tile
+from .rules import rule
+
+
+@rule("xb.store")
+def _store(ctx, op):
+    value = op.operands[1]
+    if str(value.type).startswith("tensor<"):
+        return store_tile(ctx, op, None)
+    seg = segments(op)
+    p = ctx.ps.pointer(op.operands[0])
+    if p is None:
+        raise ctx.error("this scalar store's address is not a kernel argument plus an offset")
+    gm = ctx.at(gm_tensor(ctx, p.root), ctx.lin(p.offset.base))
+
+    def put():
+        A.op("set_value", [gm, ctx.c64(0), ctx.scalar(value)])
+        A.op("dcci", [gm])
+
+    if seg[2]:
+        ifop = scf.IfOp(ctx.scalar(op.operands[2]), [], has_else=False)
+        with ir.InsertionPoint(ifop.then_block):
+            put()
+            scf.YieldOp([])
+    else:
+        put()

@@ -1,0 +1,352 @@
+"""The floor under the rules: element types, result tiles, vector calls and fills of blocks.
+
+Rule modules build on these and never on each other. `as_elem`/`cast` move a block between
+element types (bf16 math goes through float: the vector unit has no bf16 arithmetic), `dst_tile`
+and `finish` place an op's result (in place into a loop accumulator or an `if`'s result where
+possible), `materialize` turns a symbolic integer or mask block into a tile, `reduce_all` folds a
+tile to one scalar, and the scalar-access fences order GetValue/SetValue against the vector unit.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import ml_dtypes
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith
+
+from ...dialects import ascendc as A
+from .values import FLOAT, SIZE, Splat, Tile, elem_of, round_up, shape_of
+
+VEC_TYPES = {"Add": ("f16", "f32", "i16", "i32"), "Sub": ("f16", "f32", "i16", "i32"),
+             "Mul": ("f16", "f32", "i16", "i32"), "Max": ("f16", "f32", "i16", "i32"),
+             "Min": ("f16", "f32", "i16", "i32"), "Div": ("f16", "f32")}
+
+
+def is_block(v: ir.Value) -> bool:
+    return str(v.type).startswith("tensor<")
+
+
+def compute_elem(ctx, elem: str, api: str) -> str:
+    """The element type an instruction runs in: bf16 through float; an error where there is none."""
+    if elem == "bf16":
+        return "f32"
+    allowed = VEC_TYPES.get(api, ("f16", "f32"))
+    if elem not in allowed:
+        raise ctx.error(f"the vector unit of {ctx.soc.name} has no {api} for {elem} "
+                        f"(it has {', '.join(allowed)})")
+    return elem
+
+
+def as_elem(ctx, x, elem: str):
+    """A Tile or Splat converted to `elem` (Cast into a temporary tile, or a scalar conversion)."""
+    if isinstance(x, Splat):
+        if x.elem == elem:
+            return x
+        if x.scalar is None:
+            return Splat(elem, x.shape, const=x.const)
+        return Splat(elem, x.shape, scalar=scalar_convert(ctx, x.scalar, elem))
+    if x.elem == elem:
+        return x
+    t = ctx.temp(elem, x.shape)
+    cast(ctx, t, x)
+    return t
+
+
+def scalar_convert(ctx, v: ir.Value, elem: str) -> ir.Value:
+    src = str(v.type)
+    t = ir.Type.parse(elem)
+    if src == elem:
+        return v
+    if src in FLOAT and elem in FLOAT:
+        return (arith.ExtFOp if SIZE[elem] > SIZE[src] or src == "bf16" else arith.TruncFOp)(t, v).result
+    if src in FLOAT:
+        return arith.FPToSIOp(t, v).result
+    if elem in FLOAT:
+        return arith.SIToFPOp(t, v).result
+    return (arith.ExtSIOp if SIZE[elem] > SIZE[src] else arith.TruncIOp)(t, v).result
+
+
+ROUND = {("f16", "f32"): "CAST_NONE", ("bf16", "f32"): "CAST_NONE", ("f32", "f16"): "CAST_RINT",
+         ("f32", "bf16"): "CAST_RINT", ("i32", "f32"): "CAST_NONE", ("f32", "i32"): "CAST_TRUNC",
+         ("i16", "f32"): "CAST_NONE", ("i8", "f16"): "CAST_NONE", ("f16", "i32"): "CAST_TRUNC",
+         ("bf16", "i32"): "CAST_TRUNC", ("f16", "i8"): "CAST_TRUNC"}
+
+
+def cast(ctx, dst: Tile, src: Tile, count=None) -> None:
+    """Cast src into dst with the round mode A2 allows; through float where no direct pair exists."""
+    pair = (src.elem, dst.elem)
+    count = ctx.c64(count if count is not None else src.count)
+    if pair in ROUND:
+        A.op("cast", [dst.value, src.value, count], round=ROUND[pair])
+        return
+    if (src.elem, "f32") in ROUND and ("f32", dst.elem) in ROUND:
+        mid = ctx.temp("f32", src.shape)
+        A.op("cast", [mid.value, src.value, count], round=ROUND[(src.elem, "f32")])
+        A.op("cast", [dst.value, mid.value, count], round=ROUND[("f32", dst.elem)])
+        return
+    raise ctx.error(f"no Cast from {src.elem} to {dst.elem} on {ctx.soc.name}")
+
+
+def dst_tile(ctx, op, elem: str, single: bool = True) -> Tile:
+    """The result tile of `op`; an accumulator updated in place when `op` feeds only the loop's yield,
+    or the `if`'s result tile when it feeds only the branch's yield (control.py)."""
+    r = op.result
+    uses = list(r.uses)
+    y = uses[0].owner.operation if len(uses) == 1 and hasattr(uses[0].owner, "operation") else None
+    if single and y is not None and y.name == "scf.yield" and y.block.owner.name == "scf.if":
+        held = ctx.ext.get("if_results", {}).get(y.block.owner.operation, {}).get(uses[0].operand_number)
+        if isinstance(held, Tile) and held.elem == elem:
+            return ctx.hold(held)
+    loop = y.block.owner.name if y is not None and y.name == "scf.yield" else None
+    if single and loop in ("scf.for", "scf.while"):  # a while's after block: its arguments are the carried
+        body = y.block
+        arg = body.arguments[uses[0].operand_number + (loop == "scf.for")]
+        acc = ctx.vmap.get(arg)
+        ops = [o.operation for o in body.operations]
+        here = ops.index(op.operation)
+        if isinstance(acc, Tile) and acc.elem == elem and all(
+                ops.index(_in_block(u.owner, body)) <= here for u in arg.uses):
+            return ctx.hold(acc)
+    return ctx.new_tile(elem, shape_of(r.type), ctx.name_for(op), result=r if elem == elem_of(r.type) else None)
+
+
+def _in_block(op, block: ir.Block):
+    """The op of `block` that is `op` or holds it (a use inside an `if` in a loop body)."""
+    o = op.operation if hasattr(op, "operation") else op
+    while o.block != block:
+        o = o.parent.operation
+    return o
+
+
+def finish(ctx, op, tile: Tile, elem: str) -> None:
+    """Bind op's result: `tile` computed in `elem`, cast to the result's type when they differ."""
+    want = elem_of(op.result.type)
+    if want == elem:
+        ctx.vmap[op.result] = tile
+        return
+    out = ctx.new_tile(want, tile.shape, ctx.name_for(op), result=op.result)
+    cast(ctx, out, tile)
+    ctx.vmap[op.result] = out
+
+
+def negate(ctx, s: Splat) -> Splat:
+    if s.scalar is None:
+        return Splat(s.elem, s.shape, const=-s.const)
+    v = arith.NegFOp(s.scalar).result if s.elem in FLOAT else arith.SubIOp(ctx.cst(s.elem, 0), s.scalar).result
+    return Splat(s.elem, s.shape, scalar=v)
+
+
+def reciprocal(ctx, s: Splat) -> Splat:
+    if s.scalar is None:
+        return Splat(s.elem, s.shape, const=1.0 / s.const if s.const else math.inf)
+    return Splat(s.elem, s.shape, scalar=arith.DivFOp(ctx.cst(s.elem, 1.0), s.scalar).result)
+
+
+def vec(ctx, api: str, dst: Tile, *srcs, count=None) -> None:
+    count = ctx.c64(dst.count if count is None else count)
+    A.op("vec", [dst.value] + [s.value for s in srcs] + [count], api=api)
+
+
+def vec_scalar(ctx, api: str, dst: Tile, src: Tile, s: Splat, count=None) -> None:
+    count = ctx.c64(dst.count if count is None else count)
+    A.op("vec_scalar", [dst.value, src.value, ctx.splat_scalar(s), count], api=api)
+
+
+def clone_scalar(ctx, op) -> None:
+    new = ir.Operation.create(op.name, results=[r.type for r in op.results],
+                              operands=[ctx.scalar(o) for o in op.operands],
+                              attributes={k: op.attributes[k] for k in op.attributes})
+    name = ctx.name_for(op)
+    if name and len(new.results) == 1:
+        new.attributes["name"] = ir.StringAttr.get(name)
+    elif len(new.results) == 1 and (part := ctx.line_name(op)):  # a part of `part = ...` (emit.temp_name)
+        new.attributes["line_name"] = ir.StringAttr.get(part)
+    for r, n in zip(op.results, new.results):
+        ctx.vmap[r] = n
+
+
+def block_only(fn):
+    """A rule written for block results: a scalar result is cloned as C++ scalar code instead."""
+
+    @functools.wraps(fn)
+    def rule_or_scalar(ctx, op):
+        if not is_block(op.result):
+            return clone_scalar(ctx, op)
+        return fn(ctx, op)
+
+    return rule_or_scalar
+
+
+def structured(ctx, r) -> bool:
+    e = elem_of(r.type)
+    if e == "i1":
+        return ctx.ps.mask(r) is not None
+    return e not in FLOAT and ctx.ps.affine(r, wrapped=True) is not None
+
+
+def divmod_tile(ctx, op, bind: bool = True) -> Tile:
+    """C's truncating x / y or x % y of int32 blocks. The vector unit divides floats only: the
+    quotient is a float Div cast to int32 with CAST_TRUNC, exact while |x| + |y| < 2**24.
+    `bind`: the tile is op's result (else a temporary, e.g. for `materialize`)."""
+    elem = elem_of(op.result.type)
+    if elem != "i32":
+        raise ctx.error(f"integer division of {elem} blocks is not supported (int32 is)")
+    x, y = ctx.tile(op.operands[0]), ctx.tile(op.operands[1])
+    q = ctx.temp("f32", x.shape)
+    vec(ctx, "Div", q, as_elem(ctx, x, "f32"), as_elem(ctx, y, "f32"))
+    name, result = (ctx.name_for(op), op.result) if bind else (None, None)
+    if op.name in ("arith.divsi", "arith.divui"):
+        out = ctx.new_tile("i32", x.shape, name, result=result)
+        cast(ctx, out, q)
+        return out
+    qi = ctx.temp("i32", x.shape)
+    cast(ctx, qi, q)
+    vec(ctx, "Mul", qi, qi, y)
+    out = ctx.new_tile("i32", x.shape, name, result=result)
+    vec(ctx, "Sub", out, x, qi)
+    return out
+
+
+def fill(ctx, t: Tile, offset, count, s: Splat) -> None:
+    """Duplicate `s` into count elements of t from offset (through 16-bit patterns where needed)."""
+    view, scalar, scale = t.value, None, 1
+    if t.elem in ("f32", "f16", "i32", "i16"):
+        scalar = ctx.splat_scalar(s)
+    elif s.scalar is None and t.elem in ("bf16", "i8", "ui8"):
+        if t.elem == "bf16":
+            bits = int(np.array(s.const, dtype=ml_dtypes.bfloat16).view(np.int16))
+        else:
+            b = int(np.array(int(s.const)).astype(np.int8).view(np.uint8))
+            bits, scale = int(np.array(b | (b << 8), dtype=np.uint16).view(np.int16)), 2
+        view = A.op("reinterpret", [t.value], A.local_type(ir.Type.parse("i16")))
+        scalar = ctx.cst("i16", bits)
+    else:
+        raise ctx.error(f"cannot fill a {t.elem} block with a runtime value")
+    if scale != 1:
+        offset = arith.DivSIOp(offset, ctx.c64(scale)).result
+        count = arith.DivSIOp(count, ctx.c64(scale)).result
+    A.op("duplicate", [ctx.at(view, offset), scalar, count])
+
+
+def after_scalar_writes(ctx, t: Tile) -> None:
+    ctx.sync("S_V")
+    if t.kind == "vecout":
+        ctx.sync("S_MTE3")
+
+
+def before_scalar_reads(ctx) -> None:
+    ctx.sync("MTE2_S")
+    ctx.sync("V_S")
+
+
+def materialize(ctx, v: ir.Value) -> Tile:
+    """A Struct (integer or mask block) as a Tile: from iota tiles built once before the grid loop."""
+    shape = shape_of(v.type)
+    elem = elem_of(v.type)
+    if elem == "i1":
+        b = ctx.ps.mask(v)
+        if b is None:
+            raise ctx.error("internal: mask without structure")
+        bits = ctx.new_tile("ui8", shape)
+        conds = list(b.dims)
+        if not conds:
+            conds = [(0, None)]
+        parts = []
+        for k, (d, lim) in enumerate(conds):
+            limit = ctx.c64(shape[d] if shape else 1) if lim is None else ctx.lin(lim)
+            if k == 0:
+                for u in b.uniform:
+                    on = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(u), ctx.c64(0)).result
+                    limit = arith.SelectOp(on, limit, ctx.c64(0)).result
+            io = ctx.iota(shape or (1,), d)
+            dst = bits if k == 0 else ctx.temp("ui8", shape)
+            A.op("compare_scalar", [dst.value, io.value, arith.SIToFPOp(ir.F32Type.get(), limit).result,
+                                    ctx.c64(io.padded)], mode="LT")
+            parts.append(dst)
+        u16 = A.local_type(ir.Type.parse("ui16"))
+        for p in parts[1:]:
+            views = [A.op("reinterpret", [t.value], u16) for t in (bits, bits, p)]
+            A.op("vec", views + [ctx.c64(bits.bytes // 2)], api="And")
+        return bits
+    if elem.startswith("!xb.ptr"):
+        raise ctx.error("a block of pointers cannot be used as data")
+    a = ctx.ps.affine(v)
+    owner = v.owner
+    if a is None and not isinstance(owner, ir.Block) and owner.name == "arith.remsi":
+        return divmod_tile(ctx, owner, bind=False)  # a wrapped offset used as data after all
+    if a is None and ctx.ps.affine(v, wrapped=True) is not None:
+        raise ctx.error("offsets that wrap around (`% n`) can address the operands of a dot (the Cube path) "
+                        "or be stored as they are; other uses are not supported yet")
+    if a is None:
+        raise ctx.error("internal: integer block without structure")
+    f = ctx.new_tile("f32", shape)
+    base = arith.SIToFPOp(ir.F32Type.get(), ctx.lin(a.base)).result
+    A.op("duplicate", [f.value, base, ctx.c64(f.padded)])
+    for d, s in enumerate(a.strides):
+        if s.is_zero():
+            continue
+        io = ctx.iota(shape, d)
+        if s.as_const() == 1:
+            A.op("vec", [f.value, f.value, io.value, ctx.c64(f.count)], api="Add")
+        else:
+            tmp = ctx.temp("f32", shape)
+            A.op("vec_scalar", [tmp.value, io.value, arith.SIToFPOp(ir.F32Type.get(), ctx.lin(s)).result,
+                                ctx.c64(f.count)], api="Muls")
+            A.op("vec", [f.value, f.value, tmp.value, ctx.c64(f.count)], api="Add")
+    if elem == "f32":
+        return f
+    out = ctx.new_tile(elem, shape)
+    A.op("cast", [out.value, f.value, ctx.c64(f.count)], round="CAST_RINT")
+    ctx.release(f)
+    return out
+
+
+FOLD = {"sum": "Add", "max": "Max", "min": "Min"}
+REDUCE = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin", "argmax": "ReduceMax",
+          "argmin": "ReduceMin"}
+
+
+def reduce_tmp_elems(count: int, sz: int, cal_index: bool) -> int:
+    """Scratch ReduceMax/ReduceMin need (the emulator checks the same rule)."""
+    per, blk = 256 // sz, 32 // sz
+    first = max(1, -(-count // per))
+    need = round_up(2 * first, blk)
+    if cal_index:
+        need += round_up(2 * -(-2 * first // per), blk)
+    return need
+
+
+def reduce_all(ctx, t: Tile, kind: str, name):
+    """A scalar: the fold-to-256-bytes idiom, then one count-form reduction."""
+    ce = "f32" if t.elem not in ("f16", "f32") else t.elem
+    if ce != t.elem:
+        t = as_elem(ctx, t, ce)
+    sz = SIZE[ce]
+    per = 256 // sz
+    n = t.count
+    src, count = t, n
+    if kind in FOLD and n >= 2 * per and n & (n - 1) == 0:
+        half = n // 2
+        work = ctx.temp(ce, half)
+        A.op("vec", [work.value, t.value, ctx.at(t.value, half), ctx.c64(half)], api=FOLD[kind])
+        while half > per:
+            half //= 2
+            A.op("vec", [work.value, work.value, ctx.at(work.value, half), ctx.c64(half)], api=FOLD[kind])
+        src, count = work, half
+    dst = ctx.temp(ce, 32 // sz)
+    tmp = ctx.temp(ce, reduce_tmp_elems(count, sz, kind.startswith("arg")))
+    A.op("reduce", [dst.value, src.value, tmp.value, ctx.c64(count)], api=REDUCE[kind],
+         cal_index=kind.startswith("arg"))
+    ctx.sync("V_S")
+    kw = {"name": name} if name else {}
+    if kind.startswith("arg"):
+        it = "i32" if sz == 4 else "i16"  # the index is stored in the bits of dst[1]
+        bits = A.op("reinterpret", [dst.value], A.local_type(ir.Type.parse(it)))
+        idx = A.op("get_value", [bits, ctx.c64(1)], ir.Type.parse(it))
+        if it == "i16":
+            idx = arith.ExtUIOp(ir.IntegerType.get_signless(32), idx).result
+        return idx, kw
+    return A.op("get_value", [dst.value, ctx.c64(0)], ir.Type.parse(ce), **kw), kw
