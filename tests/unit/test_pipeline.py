@@ -94,3 +94,31 @@ def test_an_edited_stage_is_picked_up_and_later_stages_rerun(fresh, monkeypatch)
     axpy._fast.clear()
     axpy[(2,)](x, y, out, n, alpha, target="cpu", BLOCK=64)
     np.testing.assert_allclose(out, x * alpha + 2 * y, rtol=1e-6)
+
+
+@xblock.jit
+def add_one(x_ptr, out_ptr, n, BLOCK: xl.constexpr):
+    offs = xl.program_id(0) * BLOCK + xl.arange(0, BLOCK)
+    mask = offs < n
+    xl.store(out_ptr + offs, xl.load(x_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+def test_a_hand_edited_ascendc_source_is_compiled_and_run(fresh, monkeypatch):
+    """The AscendC debugging loop: dump kernel.cpp, edit it, run the edit on the CPU model."""
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(100, np.float32)
+    dump = fresh / "dump"
+    monkeypatch.setenv("XBLOCK_DUMP_DIR", str(dump))
+    add_one.warmup(x, out, 100, target="ascend", BLOCK=128)
+    cpp = (dump / "add_one.cpp").read_text()
+    assert "Adds(" in cpp
+    edited = fresh / "edited"
+    edited.mkdir()
+    (edited / "add_one.cpp").write_text(cpp.replace("Adds(", "Muls("))
+    monkeypatch.delenv("XBLOCK_DUMP_DIR")
+    monkeypatch.setenv("XBLOCK_OVERRIDE_DIR", str(edited))
+    compiler._MEMORY.clear()  # the variable is read when a kernel compiles: forget this process's kernels
+    add_one.kernels.clear()
+    add_one._fast.clear()
+    add_one[(1,)](x, out, 100, target="ascend", BLOCK=128)
+    np.testing.assert_array_equal(out, x * 1.0)
