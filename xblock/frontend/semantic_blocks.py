@@ -187,6 +187,17 @@ class BlockOps:
             c = self.logical("or", c, self.logical_not(mask))
         xb.assert_(c.handle, str(_unwrap(msg)))
 
+    def assume(self, cond):
+        """`tl.assume`: an `xb.assert` marked `xb.assume` (checked by the sim, a hint elsewhere)."""
+        cond = _unwrap(cond)
+        if _is_py(cond):
+            if not cond:
+                raise SemanticError("assume() of a condition that is always false")
+            return
+        c = self.to_bool(cond)
+        op = xb.assert_(c.handle, "tl.assume: the assumed condition is false")
+        getattr(op, "operation", op).attributes["xb.assume"] = ir.UnitAttr.get()
+
     def hint(self, x, kind, values):
         x = self.to_tensor(x)
         vals = _unwrap(values)

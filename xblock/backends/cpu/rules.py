@@ -138,7 +138,7 @@ def lower_block(ctx: LoweringContext, block, skip_terminator=True, top=False):
     guards = 0
     for k, op in enumerate(ops):
         lower_op(ctx, op.operation)
-        if top and op.operation.name == "xb.assert" and k + 1 < len(ops):
+        if top and op.operation.name == "xb.assert" and k + 1 < len(ops) and ctx.assert_ok is not None:
             ctx.e.line(f"scf.if {ctx.assert_ok} {{")
             ctx.e.depth += 1
             guards += 1

@@ -239,6 +239,11 @@ def _lower_print(ctx: LoweringContext, op) -> None:
 
 @rule("xb.assert")
 def _lower_assert(ctx: LoweringContext, op) -> None:
+    if "xb.assume" in op.attributes:  # tl.assume: LLVM's assume, as Triton emits it (scalars only)
+        if not str(op.operands[0].type).startswith("tensor<"):
+            ctx.emit(op, "llvm.intr.assume", {"op_bundle_sizes": "array<i32>",
+                                              "operandSegmentSizes": "array<i32: 1, 0>"})
+        return
     if ctx.debug:  # as Triton: device_assert is compiled only with debug=True
         ctx.emit(op, "tt.assert", {"message": string(attr(op, "message"))})
 
