@@ -608,6 +608,13 @@ def multiple_of(input, values, _semantic=None):
 
 
 @builtin
+def assume(cond, _semantic=None):
+    """Let the compiler assume `cond` holds: cuda passes it to LLVM, the sim checks it, other
+    targets may use it as a hint."""
+    return _semantic.assume(cond)
+
+
+@builtin
 def max_contiguous(input, values, _semantic=None):
     return _semantic.hint(input, "max_contiguous", values)
 
