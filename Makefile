@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.xblock-installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -19,7 +19,10 @@ test: $(STAMP)
 	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/test $(VPY) -m pytest -q -n 2 tests
 
 lint: $(STAMP)
-	$(VPY) -m ruff check xblock tests examples benchmarks
+	$(VPY) -m ruff check xblock tests examples benchmarks tools
+
+docs: $(STAMP)
+	$(VPY) tools/language_status.py
 
 bench: $(STAMP)
 	$(VPY) benchmarks/sim_vs_triton_interpreter.py

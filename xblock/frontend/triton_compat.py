@@ -30,7 +30,7 @@ _MODULES = {
     "triton.language.extra.cuda": extra.libdevice,
     "triton.language.extra.libdevice": extra.libdevice,
     "triton.language.extra.cuda.libdevice": extra.libdevice,
-    "triton.language.standard": xl,
+    "triton.language.standard": xl.standard,
     "triton.language.core": xl,
 }
 

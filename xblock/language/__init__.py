@@ -17,5 +17,6 @@ from .core import (  # noqa: F401
 )
 
 # written in the language itself: imported once every name above exists
-from . import random  # noqa: E402,F401
+from . import random, standard  # noqa: E402,F401
 from .random import *  # noqa: E402,F401,F403
+from .standard import *  # noqa: E402,F401,F403
