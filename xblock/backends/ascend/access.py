@@ -66,6 +66,9 @@ def needs_scalar_loop(ctx, acc, sz) -> bool:
     """No DataCopy/DataCopyPad fits: a gather, rows not in whole 32-byte blocks, or no DataCopyPad."""
     if acc is None or (acc.rows > 1 and (acc.cols * sz) % 32):
         return True
+    stride = acc.row_stride.as_const() if acc.rows > 1 else None
+    if stride is not None and stride < acc.cols:  # rows overlap (stride 0 repeats a row): a DataCopyPad
+        return True  # gap between rows cannot be negative
     full = not (acc.row_limits or acc.col_limits or acc.uniform)
     return not ctx.soc.has_data_copy_pad and not (full and dense(acc, sz))
 
