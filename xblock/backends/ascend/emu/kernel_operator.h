@@ -349,6 +349,39 @@ inline void touch(const char* api, const LocalTensor<T>& t, int pipe, bool write
 template <typename T>
 inline float tof(T v) { return static_cast<float>(v); }
 
+// Integer vector arithmetic is integer arithmetic on the hardware (int16/int32 lanes), wrapping in
+// two's complement; only half and float compute in floating point. Unsigned types of at least int's
+// width keep the wrap defined in C++ (a uint16 product would otherwise overflow int).
+template <typename T>
+inline T arith(char op, T x, T y) {
+    if constexpr (std::is_integral<T>::value) {
+        using U = typename std::conditional<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                            typename std::make_unsigned<T>::type>::type;
+        U a = static_cast<U>(x), b = static_cast<U>(y);
+        return static_cast<T>(op == '+' ? a + b : op == '-' ? a - b : a * b);
+    } else {
+        float a = tof(x), b = tof(y);
+        return static_cast<T>(op == '+' ? a + b : op == '-' ? a - b : a * b);
+    }
+}
+// Max/Min keep the first operand when it is NaN (floating point) or larger/smaller.
+template <typename T>
+inline bool greater(T x, T y) {
+    if constexpr (std::is_integral<T>::value) {
+        return x > y;
+    } else {
+        return std::isnan(tof(x)) || tof(x) > tof(y);
+    }
+}
+template <typename T>
+inline bool less(T x, T y) {
+    if constexpr (std::is_integral<T>::value) {
+        return x < y;
+    } else {
+        return std::isnan(tof(x)) || tof(x) < tof(y);
+    }
+}
+
 template <typename T>
 constexpr bool is_vec_arith() {
     return std::is_same<T, half>::value || std::is_same<T, float>::value || std::is_same<T, int16_t>::value ||
@@ -787,12 +820,12 @@ inline void unary(const char* api, const LocalTensor<T>& dst, const LocalTensor<
         static_assert(CHECK<T>(), #NAME ": data type not supported by the vector unit on this SoC");           \
         detail::binary(#NAME, dst, src0, src1, count, [](T x, T y) { return EXPR; });                          \
     }
-XBEMU_BINARY(Add, detail::is_vec_arith, detail::tof(x) + detail::tof(y))
-XBEMU_BINARY(Sub, detail::is_vec_arith, detail::tof(x) - detail::tof(y))
-XBEMU_BINARY(Mul, detail::is_vec_arith, detail::tof(x) * detail::tof(y))
+XBEMU_BINARY(Add, detail::is_vec_arith, detail::arith<T>('+', x, y))
+XBEMU_BINARY(Sub, detail::is_vec_arith, detail::arith<T>('-', x, y))
+XBEMU_BINARY(Mul, detail::is_vec_arith, detail::arith<T>('*', x, y))
 XBEMU_BINARY(Div, detail::is_vec_float, detail::tof(x) / detail::tof(y))
-XBEMU_BINARY(Max, detail::is_vec_arith, (std::isnan(detail::tof(x)) || detail::tof(x) > detail::tof(y)) ? x : y)
-XBEMU_BINARY(Min, detail::is_vec_arith, (std::isnan(detail::tof(x)) || detail::tof(x) < detail::tof(y)) ? x : y)
+XBEMU_BINARY(Max, detail::is_vec_arith, detail::greater<T>(x, y) ? x : y)
+XBEMU_BINARY(Min, detail::is_vec_arith, detail::less<T>(x, y) ? x : y)
 #undef XBEMU_BINARY
 
 template <typename T>
@@ -830,13 +863,13 @@ XBEMU_UNARY(Relu, x > 0 ? x : 0.0f)
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,               \
                      const int32_t& count) {                                                                   \
         static_assert(detail::is_vec_arith<T>(), #NAME ": data type not supported by the vector unit");        \
-        float s = detail::tof(scalarValue);                                                                    \
-        detail::unary(#NAME, dst, src, count, [s](T v) { float x = detail::tof(v); return EXPR; });            \
+        const T s = scalarValue;                                                                               \
+        detail::unary(#NAME, dst, src, count, [s](T x) { return EXPR; });                                      \
     }
-XBEMU_SCALAR(Adds, x + s)
-XBEMU_SCALAR(Muls, x * s)
-XBEMU_SCALAR(Maxs, (std::isnan(x) || x > s) ? x : s)
-XBEMU_SCALAR(Mins, (std::isnan(x) || x < s) ? x : s)
+XBEMU_SCALAR(Adds, detail::arith<T>('+', x, s))
+XBEMU_SCALAR(Muls, detail::arith<T>('*', x, s))
+XBEMU_SCALAR(Maxs, detail::greater<T>(x, s) ? x : s)
+XBEMU_SCALAR(Mins, detail::less<T>(x, s) ? x : s)
 #undef XBEMU_SCALAR
 
 template <typename T>
