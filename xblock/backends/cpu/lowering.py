@@ -88,7 +88,7 @@ def _lower_constant(ctx, op):
     dense = op.attributes["value"]
     if isinstance(dense, ir.DenseElementsAttr) and dense.is_splat:
         lit = str(dense.get_splat_value())
-        lit = lit if " : " in lit else f"{lit} : {ety}"
+        lit = lit if " : " in lit or lit in ("true", "false") else f"{lit} : {ety}"  # bools carry their type
         ctx.define(res, Splat(ctx.e.const_attr(lit, ety), shape, ety))
         return
     # a non-splat constant: one whole-vector constant stored into a buffer where it is defined

@@ -8,6 +8,8 @@ Triton's parser reads. This is the backend's only rule module: importing it fill
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 
 from ...dialects.locations import kernel_of
@@ -16,10 +18,16 @@ from .emit import INPUT_PRECISION, MEM_SCOPE, MEM_SEMANTIC, RMW_OP, TTIRDialect,
 from .rules import LoweringContext, attr, dialect_rule, elem_str, is_float, lower_kernel, rule
 
 # math ops Triton's NVIDIA backend does not lower itself: libdevice calls, as `tl.extra.cuda.libdevice`
+# emits them (`tt.extern_elementwise` with libdevice's symbol for the element type)
 LIBDEVICE = {
-    "math.tanh": {"f32": "__nv_tanhf", "f64": "__nv_tanh"},
-    "math.powf": {"f32": "__nv_powf", "f64": "__nv_pow"},
+    f"math.{op}": {"f32": f"__nv_{fn}f", "f64": f"__nv_{fn}"}
+    for op, fn in {"tanh": "tanh", "powf": "pow", "acos": "acos", "asin": "asin", "atan": "atan", "acosh": "acosh",
+                   "asinh": "asinh", "atanh": "atanh", "cosh": "cosh", "sinh": "sinh", "tan": "tan", "cbrt": "cbrt",
+                   "erfc": "erfc", "expm1": "expm1", "log10": "log10", "log1p": "log1p", "trunc": "trunc",
+                   "round": "round", "roundeven": "rint", "atan2": "atan2", "copysign": "copysign"}.items()
 }
+# ops the frontend marks `xb.precise` (sqrt_rn, div_rn): Triton's IEEE-rounded forms
+PRECISE = {"math.sqrt": "tt.precise_sqrt", "arith.divf": "tt.precise_divf"}
 # xb hint attributes -> Triton's (frontend `multiple_of`, `max_contiguous`, `max_constancy`)
 HINTS = {"xb.multiple_of": "tt.divisibility", "xb.max_contiguous": "tt.contiguity",
          "xb.max_constancy": "tt.constancy"}
@@ -48,6 +56,8 @@ def _attrs_of(op, inherent: bool = True) -> dict:
 def _lower_passthrough(ctx: LoweringContext, op) -> None:
     if op.name in LIBDEVICE:
         return _lower_libdevice(ctx, op)
+    if op.name in PRECISE and "xb.precise" in op.attributes and elem_str(op.results[0].type) == "f32":
+        return ctx.emit(op, PRECISE[op.name], {})  # sqrt_rn, div_rn: Triton's math.sqrt and divf are approximate
     ctx.emit(op, op.name, _attrs_of(op), regions=[ctx.region(r) for r in op.regions])
 
 
@@ -153,6 +163,23 @@ def _segments(op) -> list[int]:
     return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
 
 
+def _as_bytes(t: str) -> str:
+    """A type with its i1 elements (and pointees) as i8: booleans live in memory as bytes."""
+    return re.sub(r"i1(?=[>,)\s]|$)", "i8", t)
+
+
+def _bool_memory(ctx: LoweringContext, op, refs: list, types: list, values: dict) -> None:
+    """Bytes in memory for a bool pointer, as Triton's frontend does: the pointer is cast to `i8`
+    and the bool operands at positions `values` are zero-extended (LLVM cannot cast i1 memory)."""
+    p8 = _as_bytes(types[0])
+    refs[0] = ctx.w.op("tt.bitcast", [refs[0]], [types[0]], [p8], None, loc(op))[0]
+    types[0] = p8
+    for i in values:
+        wide = _as_bytes(types[i])
+        refs[i] = ctx.w.op("arith.extui", [refs[i]], [types[i]], [wide], None, loc(op))[0]
+        types[i] = wide
+
+
 @rule("xb.load")
 def _lower_load(ctx: LoweringContext, op) -> None:
     _, has_mask, has_other = _segments(op)
@@ -163,13 +190,29 @@ def _lower_load(ctx: LoweringContext, op) -> None:
     attrs["isVolatile"] = "true" if attr(op, "volatile") else "false"
     attrs["operandSegmentSizes"] = i32_array([1, has_mask, has_other])
     attrs.update(_attrs_of(op, inherent=False))
-    ctx.emit(op, "tt.load", attrs, operands)
+    if "!tt.ptr<i1>" not in ctx.w.type(operands[0].type):
+        ctx.emit(op, "tt.load", attrs, operands)
+        return
+    refs, types = ctx.refs(operands), ctx.types(operands)
+    _bool_memory(ctx, op, refs, types, [len(operands) - 1] if has_other else [])
+    rt = ctx.types(op.results)[0]
+    bytes_t = _as_bytes(rt)
+    raw = ctx.w.op("tt.load", refs, types, [bytes_t], attrs, loc(op))[0]
+    zero = ctx.w.op("arith.constant", [], [], [bytes_t],
+                    {"value": f"dense<0> : {bytes_t}" if bytes_t.startswith("tensor<") else "0 : i8"}, loc(op))[0]
+    ctx.w.bind(op.result, ctx.w.op("arith.cmpi", [raw, zero], [bytes_t, bytes_t], [rt],
+                                   {"predicate": "1 : i64"}, loc(op))[0])
 
 
 @rule("xb.store")
 def _lower_store(ctx: LoweringContext, op) -> None:
     attrs = ctx.w.dialect.memory_attrs(attr(op, "cache"), attr(op, "evict"))
-    ctx.emit(op, "tt.store", attrs)
+    if "!tt.ptr<i1>" not in ctx.w.type(op.operands[0].type):
+        ctx.emit(op, "tt.store", attrs)
+        return
+    refs, types = ctx.refs(op.operands), ctx.types(op.operands)
+    _bool_memory(ctx, op, refs, types, [1])
+    ctx.w.op("tt.store", refs, types, [], attrs, loc(op))
 
 
 def _sem_scope(ctx: LoweringContext, op) -> dict:
