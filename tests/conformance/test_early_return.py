@@ -149,3 +149,19 @@ def test_a_value_returned_on_one_path_only_is_a_clear_error():
     with pytest.raises(xblock.CompilationError, match="only one branch of the `if` returns a value"):
         xblock.jit(return_value_on_one_path)[(1,)](np.zeros(1, np.float32), np.zeros(1, np.float32),
                                                    target="sim")
+
+
+@triton.jit
+def return_in_constexpr_if(x_ptr, FLAG: tl.constexpr):
+    if FLAG:
+        tl.store(x_ptr, 1.0)
+        return
+    tl.store(x_ptr, 2.0)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+@pytest.mark.parametrize("flag", [True, False])
+def test_return_inside_a_constexpr_if(target, flag):
+    x = np.zeros(1, np.float32)
+    xblock.jit(return_in_constexpr_if)[(1,)](x, FLAG=flag, target=target)
+    assert x[0] == (1.0 if flag else 2.0)

@@ -374,7 +374,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if fn is xl.range or fn is xl.static_range:
             raise SemanticError(f"{fn.__name__}() can only be used as the iterable of a `for` loop")
         if fn is builtins.print:
-            if any(_has_tensor(a) for a in args):
+            if any(_has_tensor(a) for a in args):  # as Triton: a device print, a leading string its prefix
+                first = _unwrap(args[0]) if args else None
+                if isinstance(first, str):
+                    return self.sem.device_print(first, args[1:], False)
                 return self.sem.device_print("", args, False)
             return self.sem.static_print(args)
         if fn in (builtins.len, builtins.isinstance, builtins.tuple, builtins.list) and not kwargs:
