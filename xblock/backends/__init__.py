@@ -26,10 +26,18 @@ def targets() -> list[str]:
     return list(_TARGETS)
 
 
+class UnknownTarget(XBlockError, ValueError):
+    """A target name that is not registered."""
+
+
 def get_backend(name: str):
     """The backend object of target `name`."""
     if name not in _TARGETS:
-        raise ValueError(f"unknown target '{name}' (known: {', '.join(_TARGETS)})")
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(_TARGETS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UnknownTarget(f"unknown target '{name}' (known: {', '.join(_TARGETS)}){hint}")
     if name not in _LOADED:
         mod = importlib.import_module(_TARGETS[name])
         backend = getattr(mod, "BACKEND", None)

@@ -105,6 +105,48 @@ class KernelSource:
         return out
 
     @cached_property
+    def pointer_params(self) -> set[str]:
+        """Parameters the kernel visibly uses as pointers: they reach the pointer argument of a
+        load, store or atomic, directly or through assignments (`p = x_ptr + offs`)."""
+        pointer_fns = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
+                       "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr")
+        used: set = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                arg = node.args[0] if node.args else next(
+                    (k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                if name in pointer_fns and arg is not None:
+                    used |= {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        sources: dict = {}  # assigned name -> names its values come from
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            sources.setdefault(n.id, set()).update(names)
+        frontier = set(used)
+        while frontier:
+            frontier = set().union(*(sources.get(n, set()) for n in frontier)) - used
+            used |= frontier
+        params = set(self.params) - self.constexpr_params
+        # only a parameter whose name reads as a pointer, or that is used bare, counts: offsets
+        # (`x_ptr + offs`) reach the load too, and they are scalars
+        return {p for p in params & used if p.endswith(("_ptr", "ptr", "_base")) or p in self._bare_pointers}
+
+    @cached_property
+    def _bare_pointers(self) -> set[str]:
+        """Parameters passed alone (not inside an expression) as the pointer of a load or store."""
+        out = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
+                    and node.func.attr in ("load", "store") and isinstance(node.args[0], ast.Name):
+                out.add(node.args[0].id)
+        return out
+
+    @cached_property
     def defaults(self) -> dict:
         sig = inspect.signature(self.fn)
         return {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}

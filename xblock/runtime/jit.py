@@ -70,7 +70,13 @@ class JITFunction:
         return f"JITFunction({self.fn.__module__}:{self.__name__})"
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+        def launch(*args, **kwargs):
+            try:
+                return self.run(*args, grid=grid, **kwargs)
+            except XBlockError as e:  # shown from here: no frame of xblock's below the user's call
+                raise surface(e) from None
+
+        return launch
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.__name__} is a kernel: launch it with {self.__name__}[grid](...)")
@@ -91,12 +97,17 @@ class JITFunction:
             if k in bound:
                 raise self._error(f"got multiple values for argument '{k}'")
             bound[k] = v
+        for p in ks.pointer_params:  # first: a shifted binding shows here, before a missing argument
+            v = bound.get(p)
+            if isinstance(v, (bool, int, float)):
+                raise self._error(f"argument '{p}' is used as a pointer but got {type(v).__name__} {v!r}"
+                                  f"{_binding(params, bound)}")
         for p in params:
             if p not in bound:
                 if p in ks.defaults:
                     bound[p] = ks.defaults[p]
                 else:
-                    raise self._error(f"missing argument '{p}'")
+                    raise self._error(f"missing argument '{p}'{_binding(params, bound)}")
         return bound
 
     def specialize(self, bound: dict):
@@ -229,6 +240,18 @@ class JITFunction:
             ck = compile_specialization(self.source, spec, target, options, self._digest)
             self.kernels[full_key] = ck
         return ck, bound, runtime
+
+
+def _show(v) -> str:
+    shape = getattr(v, "shape", None)
+    if shape is not None and hasattr(v, "dtype"):
+        return f"{type(v).__name__}({str(v.dtype).replace('torch.', '')}{list(shape)})"
+    return repr(v) if len(repr(v)) <= 40 else type(v).__name__
+
+
+def _binding(params, bound: dict) -> str:
+    """What each parameter received, so a shifted binding is visible in the error."""
+    return "; bound: " + ", ".join(f"{p}={_show(bound[p])}" if p in bound else f"{p}=<missing>" for p in params)
 
 
 def jit(fn=None, **kwargs):
