@@ -14,6 +14,16 @@ from .options import CudaOptions, triton_version
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")  # the exts of `pipeline.stages`, listed without importing it
 
 
+def _require_triton() -> None:
+    import importlib.util
+
+    from .. import TargetUnavailable
+
+    if importlib.util.find_spec("triton") is None:
+        raise TargetUnavailable("the cuda target needs Triton to compile: pip install 'xblock[cuda]' "
+                                "(triton==3.6.0)")
+
+
 def _stages(options: CudaOptions) -> dict:
     """Stage ext -> fn; listing the stages (as a cache hit does) imports nothing."""
     built: list = []
@@ -21,6 +31,7 @@ def _stages(options: CudaOptions) -> dict:
     def stage(ext: str):
         def run(src, metadata):
             if not built:
+                _require_triton()
                 from .pipeline import stages  # imports MLIR and Triton: only when something compiles
 
                 built.append(stages(options))
@@ -50,13 +61,17 @@ def claims_arguments(args) -> bool:
 
 
 def _availability() -> str | None:
-    """None when kernels can run here; otherwise why not (compiling needs no GPU)."""
+    """None when kernels can run here; otherwise why not (compiling needs Triton, not a GPU)."""
+    import importlib.util
+
+    compiles = "compiling to PTX/cubin works" if importlib.util.find_spec("triton") is not None else \
+        "compiling needs Triton too: pip install 'xblock[cuda]'"
     try:
         import torch
     except ImportError:
-        return "torch is not installed (compiling to PTX/cubin works; running needs torch and a GPU)"
+        return f"torch is not installed ({compiles}; running needs torch and a GPU)"
     if not torch.cuda.is_available():
-        return "no CUDA GPU here (compiling to PTX/cubin works)"
+        return f"no CUDA GPU here ({compiles})"
     return None
 
 
