@@ -226,6 +226,8 @@ def cmd_diff(args) -> int:
     rep = xblock.diff(kernel, case.grid, *case.args, targets=targets, atol=args.atol, rtol=args.rtol,
                       localize=args.localize, **case.meta)
     print(rep.to_json() if args.json else rep)
+    if args.localize and rep.ok and not args.json:
+        print("nothing to localize: every target that ran agrees with the reference")
     if args.plot:
         plot_mismatches(kernel, case, rep, args.plot)
     return EXIT_OK if rep.ok else EXIT_MISMATCH
@@ -271,21 +273,31 @@ def cmd_bench(args) -> int:
 def cmd_cache(args) -> int:
     from .runtime.cache import FileCache, cache_dir
 
+    if args.action in ("export", "import") and not args.path:
+        raise UsageError(f"cache {args.action} needs the bundle's path: xblock cache {args.action} FILE")
     if args.action == "dir":
         print(cache_dir())
     elif args.action == "clear":
-        print(f"removed {FileCache().clear()} entries from {cache_dir()}")
+        counts = FileCache().clear_counts()
+        print(f"removed from {cache_dir()}: {_counted(counts)}")
     elif args.action == "export":
         from .runtime.bundle import export_bundle
 
         n = export_bundle(args.path)
-        print(f"exported {n} entries to {args.path}")
+        print(f"exported {n} compiled kernels to {args.path} (native libraries are rebuilt from them on "
+              "first use; autotune results stay local)")
     elif args.action == "import":
         from .runtime.bundle import import_bundle
 
         n = import_bundle(args.path)
-        print(f"imported {n} entries into {cache_dir()}")
+        print(f"imported {n} compiled kernels into {cache_dir()}")
     return EXIT_OK
+
+
+def _counted(counts: dict) -> str:
+    names = {"kernels": "compiled kernels", "autotune": "autotune results", "cpu-so": "cpu libraries",
+             "ascend-emu": "AscendC model libraries"}
+    return ", ".join(f"{n} {names.get(k, k)}" for k, n in counts.items() if n or k == "kernels")
 
 
 def cmd_demo(args) -> int:
@@ -296,8 +308,11 @@ def cmd_demo(args) -> int:
 
 # ------------------------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
+    from ._version import __version__
+
     p = argparse.ArgumentParser(prog="xblock", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"xblock {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     def kernel_args(sp, target_default=REFERENCE):
@@ -325,10 +340,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("diff", help="run on several targets and compare outputs with the sim")
     sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
     sp.add_argument("--targets", help="comma-separated targets (default: all)")
-    sp.add_argument("--size")
-    sp.add_argument("--dtype")
-    sp.add_argument("--atol", type=float)
-    sp.add_argument("--rtol", type=float)
+    sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
+    sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
+    sp.add_argument("--atol", type=float, help="absolute tolerance (default: per output dtype)")
+    sp.add_argument("--rtol", type=float, help="relative tolerance (default: per output dtype)")
     sp.add_argument("--signature", "-s", help="build random arguments from this signature instead of case()")
     sp.add_argument("--shape", action="append", help="with --signature: NAME=AxB for a pointer argument")
     sp.add_argument("--arg", action="append", help="with --signature: NAME=VALUE for a scalar argument")
@@ -340,16 +355,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(fn=cmd_diff)
 
     sp = sub.add_parser("bench", help="time a kernel on a target")
-    sp.add_argument("kernel")
+    sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
     sp.add_argument("--target", "-t", default=REFERENCE, help=", ".join(targets()))
-    sp.add_argument("--size")
-    sp.add_argument("--dtype")
-    sp.add_argument("--warmup", type=int, default=2)
-    sp.add_argument("--rep", type=int, default=10)
+    sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
+    sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
+    sp.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
+    sp.add_argument("--rep", type=int, default=10, help="timed runs (default 10)")
     sp.set_defaults(fn=cmd_bench)
 
     sp = sub.add_parser("cache", help="show, clear, export or import the kernel cache")
-    sp.add_argument("action", choices=["dir", "clear", "export", "import"])
+    sp.add_argument("action", choices=["dir", "clear", "export", "import"],
+                    help="dir: print the folder; clear: empty it; export/import: a bundle of compiled kernels")
     sp.add_argument("path", nargs="?", help="bundle file for export/import")
     sp.set_defaults(fn=cmd_cache)
 

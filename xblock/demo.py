@@ -28,42 +28,50 @@ def _examples():
     return importlib.import_module("examples").EXAMPLES
 
 
-def _cell(status: str) -> str:
-    return status if len(status) <= 44 else status[:41] + "..."
+class _Notes:
+    """Reasons too long for a cell: the cell shows `[k]`, the full text follows the table."""
+
+    def __init__(self):
+        self.texts: list = []
+
+    def cell(self, status: str, reason: str) -> str:
+        if reason not in self.texts:
+            self.texts.append(reason)
+        return f"{status} [{self.texts.index(reason) + 1}]"
 
 
-def _compile(case, target: str, dest: Path, exported: list) -> tuple:
+def _compile(case, target: str, dest: Path, exported: list, notes: _Notes) -> tuple:
     """Compile (and export, where the target can) one example: (error cell or None, seconds, failed)."""
     t0 = time.perf_counter()
     try:
         backend = get_backend(target)
         ck = case.kernel.warmup(*case.args, target=target, **case.meta)  # the diff reuses this kernel
     except TargetUnavailable as e:
-        return "n/a: " + _cell(str(e).replace(f"target '{target}' ", "")), 0.0, False
+        return notes.cell("n/a", f"{target}: {e}"), 0.0, False
     except XBlockError as e:
-        return _cell("compile error: " + str(e).splitlines()[0]), 0.0, True
+        return notes.cell("compile error", f"{target}: {e}"), 0.0, True
     if backend.export is not None:
         try:
             ck.export(dest)
             exported.append(target)
         except Exception as e:  # export problems are reported, the demo goes on
-            return _cell(f"export failed: {e}"), 0.0, False
+            return notes.cell("export failed", f"{target}: {e}"), 0.0, False
     return None, time.perf_counter() - t0, False
 
 
-def _verdict(diffs: list, seconds: float) -> tuple:
+def _verdict(diffs: list, compile_s: float, run_s: float) -> tuple:
     ok = all(d.ok for d in diffs)
     err = max(d.max_abs for d in diffs)
-    return f"{'ok' if ok else 'FAIL'} err={err:.1e} {seconds * 1e3:.0f}ms", ok
+    return f"{'ok' if ok else 'FAIL'} {err:.1e}", f"{compile_s * 1e3:.0f}/{run_s * 1e3:.0f}", ok
 
 
-def _example_row(name: str, case, targets, out_dir: Path, exported: list) -> tuple:
-    """The demo's cells for one example (one per target) and its number of failures."""
+def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes: _Notes) -> tuple:
+    """The demo's cells for one example (a verdict and a time per target) and its failures."""
     cells, seconds, failures = {}, {}, 0
     for target in targets:
-        cell, seconds[target], failed = _compile(case, target, out_dir / target / name, exported)
+        cell, seconds[target], failed = _compile(case, target, out_dir / target / name, exported, notes)
         if cell is not None:
-            cells[target] = cell
+            cells[target] = (cell, "-")
             failures += failed
     others = [t for t in targets if t not in cells and t != REFERENCE]
     outputs = list(case.outputs.values())
@@ -71,48 +79,63 @@ def _example_row(name: str, case, targets, out_dir: Path, exported: list) -> tup
         rep = diff(case.kernel, case.grid, *case.args, targets=others, reference=REFERENCE, outputs=outputs,
                    atol=case.atol, rtol=case.rtol, **case.meta)
     except XBlockError as e:  # the reference itself fails: nothing can be compared
-        return [cells.get(t, _cell("run error: " + str(e).splitlines()[0])) for t in targets], failures + 1
+        bad = (notes.cell("run error", f"{REFERENCE}: {e}"), "-")
+        return [cells.get(t, bad) for t in targets], failures + 1
     if REFERENCE in targets and REFERENCE not in cells:  # the reference against numpy
         diffs = [compare(REFERENCE, o, rep.reference_outputs[i], case.expected[o], case.atol, case.rtol)
                  for o, i in case.outputs.items()]
-        cells[REFERENCE], ok = _verdict(diffs, seconds[REFERENCE] + rep.reference_seconds)
+        *cells[REFERENCE], ok = _verdict(diffs, seconds[REFERENCE], rep.reference_seconds)
         failures += not ok
     for st in rep.statuses:
         if st.status == "skipped":
-            cells[st.target] = _cell(f"compiled; not run: {st.reason}")
+            cells[st.target] = (notes.cell("compiled, not run", f"{st.target}: {st.reason}"),
+                                f"{seconds[st.target] * 1e3:.0f}/-")
         elif st.status == "error":
-            cells[st.target] = _cell("run error: " + st.reason)
+            cells[st.target] = (notes.cell("run error", f"{st.target}: {st.reason}"), "-")
             failures += 1
         else:
-            cells[st.target], ok = _verdict([r for r in rep.rows if r.target == st.target],
-                                            seconds[st.target] + st.seconds)
+            *cells[st.target], ok = _verdict([r for r in rep.rows if r.target == st.target], seconds[st.target],
+                                             st.seconds)
             failures += not ok
     return [cells[t] for t in targets], failures
 
 
+_WIDTHS = (10, 12, 8)  # example, size, dtype
+_CELL, _TIME = 22, 11
+
+
+def _line(first: list, cells: list) -> str:
+    head = "  ".join(str(c).ljust(w) for c, w in zip(first, _WIDTHS))
+    return head + "".join(f"  {v:<{_CELL}} {t:>{_TIME}}" for v, t in cells)
+
+
 def run_demo(out_dir: str = "out/demo", targets=None) -> int:
-    """Run the demo; returns the process exit code (1 if any target that ran disagrees)."""
+    """Run the demo; returns the process exit code (1 if any target that ran disagrees).
+
+    Each row is printed as soon as its example has run on every target. A cell is the verdict and
+    the largest error against the reference; the time beside it is compile/run in milliseconds
+    (compile is a cache hit after the first demo).
+    """
     targets = targets or all_targets()
     failures = 0
-    rows = []
     exported: list = []
+    notes = _Notes()
     print(f"xblock demo: examples x targets ({', '.join(targets)}); reference: numpy, then the {REFERENCE}")
+    print(_line(["example", "size", "dtype"],
+                [(f"{t} vs {'numpy' if t == REFERENCE else REFERENCE}", "ms c/r") for t in targets]))
+    print(_line(["-" * w for w in _WIDTHS], [("-" * _CELL, "-" * _TIME) for _ in targets]))
     for name in _examples():
         mod = importlib.import_module("examples." + name)
         size = DEMO_SIZES.get(name, mod.SIZES[-1])
         dtype = mod.DTYPES[0]
         case = mod.case(size, dtype)
-        row = [name, "x".join(map(str, size)) if isinstance(size, tuple) else str(size), np.dtype(dtype).name
-               if not isinstance(dtype, str) else dtype]
-        cells, failed = _example_row(name, case, targets, Path(out_dir), exported)
-        rows.append(row + cells)
+        first = [name, "x".join(map(str, size)) if isinstance(size, tuple) else str(size), np.dtype(dtype).name
+                 if not isinstance(dtype, str) else dtype]
+        cells, failed = _example_row(name, case, targets, Path(out_dir), exported, notes)
+        print(_line(first, cells), flush=True)
         failures += failed
-    head = ["example", "size", "dtype"] + [f"{t} (vs {'numpy' if t == REFERENCE else REFERENCE})" for t in targets]
-    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    for k, text in enumerate(notes.texts, 1):
+        print(f"[{k}] {text}")
     for target in sorted(set(exported)):
         print(f"{target} projects exported under {os.path.join(out_dir, target)}/ ({exported.count(target)} kernels)")
     print("demo: " + ("all targets that ran agree" if not failures else f"{failures} failure(s)"))

@@ -71,7 +71,40 @@ def test_cache_export_import_roundtrip(tmp_path):
     assert r.returncode == 0, r.stderr
     bundle = tmp_path / "bundle.tar.gz"
     r = xb("cache", "export", str(bundle), env=env)
-    assert r.returncode == 0 and "exported 1 entries" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "exported 1 compiled kernels" in r.stdout, r.stdout + r.stderr
     env["XBLOCK_CACHE_DIR"] = str(tmp_path / "b")
     r = xb("cache", "import", str(bundle), env=env)
-    assert r.returncode == 0 and "imported 1 entries" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "imported 1 compiled kernels" in r.stdout, r.stdout + r.stderr
+
+
+def test_version():
+    r = xb("--version")
+    assert r.returncode == 0 and r.stdout.startswith("xblock ")
+
+
+def test_cache_export_without_a_path_names_the_argument():
+    r = xb("cache", "export")
+    assert r.returncode == 2 and "cache export needs the bundle's path" in r.stderr
+
+
+def test_cache_clear_says_what_it_removed(tmp_path):
+    env = {**__import__("os").environ, "XBLOCK_CACHE_DIR": str(tmp_path)}
+    assert xb("diff", "examples/add.py:add_kernel", "--targets", "cpu", "--size", "100", env=env).returncode == 0
+    r = xb("cache", "clear", env=env)
+    assert r.returncode == 0 and "compiled kernels" in r.stdout and "cpu libraries" in r.stdout
+
+
+def test_localize_says_when_there_is_nothing_to_localize():
+    r = xb("diff", "examples/add.py:add_kernel", "--targets", "sim", "--size", "100", "--localize")
+    assert r.returncode == 0 and "nothing to localize" in r.stdout
+
+
+def test_every_option_has_help():
+    from xblock.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name, sp in sub.choices.items():
+        for action in sp._actions:
+            if action.dest != "help":
+                assert action.help, f"xblock {name}: option {action.dest} has no help text"

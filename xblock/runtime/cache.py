@@ -81,11 +81,30 @@ class FileCache:
                 shutil.rmtree(tmp, ignore_errors=True)
 
     def clear(self) -> int:
-        """Remove every entry; returns how many were removed."""
-        n = 0
+        """Remove everything under the cache directory; returns how many compiled kernels it held."""
+        return self.clear_counts()["kernels"]
+
+    def contents(self) -> dict:
+        """What the cache holds: {"kernels": compiled kernel entries, <folder>: files} for the other
+        folders (native libraries such as `cpu-so`/`ascend-emu`, `autotune` results)."""
+        out: dict = {"kernels": 0}
+        if not self.root.exists():
+            return out
+        for sub in self.root.iterdir():
+            if not sub.is_dir():
+                continue
+            n = sum(1 for _ in sub.iterdir())
+            if len(sub.name) == 2 and all(c in "0123456789abcdef" for c in sub.name):
+                out["kernels"] += n
+            else:
+                out[sub.name] = out.get(sub.name, 0) + n
+        return out
+
+    def clear_counts(self) -> dict:
+        """Remove everything; returns what was removed, as `contents` counts it."""
+        counts = self.contents()
         if self.root.exists():
             for sub in self.root.iterdir():
                 if sub.is_dir():
-                    n += sum(1 for _ in sub.iterdir())
                     shutil.rmtree(sub, ignore_errors=True)
-        return n
+        return counts
