@@ -92,6 +92,28 @@ OPS: list[OpDoc] = [
         "Pointer (or block of pointers) reinterpreted as pointing to another element type.",
     ),
     OpDoc(
+        "int_to_ptr",
+        _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(result: %r)",
+        "An i64 address (or block of them) as a pointer (Triton's `tt.int_to_ptr`). It may point into "
+        "any buffer of the launch: which one is known only when the kernel runs.",
+    ),
+    OpDoc(
+        "ptr_to_int",
+        _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(result: %r)",
+        "A pointer (or block of them) as its i64 address (Triton's `tt.ptr_to_int`).",
+    ),
+    OpDoc(
+        "fp_to_fp",
+        _ANY + "%r = irdl.any\n%m = irdl.any\nirdl.attributes {\"rounding\" = %m}\n"
+        "irdl.operands(src: %t)\nirdl.results(result: %r)",
+        "Float conversion with Triton's `tt.fp_to_fp` semantics: to or from a float8 type (f16, bf16 or "
+        "f32 on the other side), or a downcast with `rounding` \"rtz\" (f32 to f16/bf16). `rounding` is "
+        "\"rtne\" or \"rtz\" for a downcast, \"\" for an upcast. Downcasts to f8E4M3FN/f8E5M2 saturate "
+        "to the largest finite value (NaN -> 0x7F), to f8E4M3FNUZ/f8E5M2FNUZ saturate finite values (Inf "
+        "and NaN -> NaN, -0 -> 0); f8E4M3B11FNUZ holds Triton's fp8e4b15 (bias 15, no Inf/NaN, |x| <= "
+        "1.75, conversions through f16 as Triton's routine does them).",
+    ),
+    OpDoc(
         "addptr",
         "%p = irdl.any\n%o = irdl.any\nirdl.operands(ptr: %p, offset: %o)\nirdl.results(result: %p)",
         "Pointer plus an integer offset counted in elements of the pointee type; scalar or block.",
@@ -169,6 +191,7 @@ PURE_OPS = frozenset(
     "xb." + n
     for n in (
         "program_id num_programs arange splat broadcast expand_dims reshape trans ptr_cast "
+        "int_to_ptr ptr_to_int fp_to_fp "
         "addptr reduce scan dot"
     ).split()
 )
@@ -281,6 +304,18 @@ def trans(src: ir.Value, order, result_type: ir.Type, *, loc=None, ip=None) -> i
 
 def ptr_cast(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
     return _create("ptr_cast", [result_type], [src], loc=loc, ip=ip).result
+
+
+def int_to_ptr(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("int_to_ptr", [result_type], [src], loc=loc, ip=ip).result
+
+
+def ptr_to_int(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("ptr_to_int", [result_type], [src], loc=loc, ip=ip).result
+
+
+def fp_to_fp(src: ir.Value, result_type: ir.Type, rounding: str = "", *, loc=None, ip=None) -> ir.Value:
+    return _create("fp_to_fp", [result_type], [src], {"rounding": str_attr(rounding)}, loc=loc, ip=ip).result
 
 
 def addptr(ptr: ir.Value, offset: ir.Value, *, loc=None, ip=None) -> ir.Value:

@@ -527,7 +527,7 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
         f.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         entry = f.add_entry_block()
         scope = {p: tensor(a, arg_types[p], ()) for p, a in zip(runtime, entry.arguments)}
-        scope.update(constexprs)
+        scope.update({k: translate(v) for k, v in constexprs.items()})  # e.g. OUT=tl.float8e4nv
         gen = CodeGenerator(ks, mb, scope)
         mb.sources[ks.fn] = ks
         with ir.InsertionPoint(entry):

@@ -16,6 +16,8 @@ from .. import language as xl
 from ..dialects import xb
 from ..language.core import _unwrap, dtype, pointer_type, tensor
 from .semantic_blocks import BlockOps
+from .semantic_casts import cast_float, cast_pointer, needs_fp_to_fp, refuse_fp8_arithmetic
+from .semantic_math import MathOps
 from .types import SemanticError, _is_py, ir_type, python_scalar_dtype
 
 __all__ = ["Semantic", "SemanticError"]
@@ -32,7 +34,7 @@ def _static_shape(shape) -> tuple:
     return tuple(out)
 
 
-class Semantic(BlockOps):
+class Semantic(BlockOps, MathOps):
     """Builds xb/arith/math IR for the language's operations at the current insertion point."""
 
     def __init__(self, codegen=None):
@@ -46,6 +48,8 @@ class Semantic(BlockOps):
         """A constant of dtype `dt` (splat to `shape` when given)."""
         if isinstance(dt, pointer_type):
             raise SemanticError("cannot make a pointer constant")
+        if dt.is_fp8():  # a float32 constant converted as a cast would convert it (saturating)
+            return self.cast(self.constant(value, xl.float32, shape), dt)
         et = ir_type(dt)
         if dt.is_floating():
             attr = ir.FloatAttr.get(et, float(value))
@@ -178,6 +182,8 @@ class Semantic(BlockOps):
             return xl.float32 if div_or_mod else xl.bfloat16
         if a_ty.is_bf16() or b_ty.is_bf16():  # bf16 with an integer computes in fp32
             return xl.float32
+        if a_ty.is_fp8() and b_ty.is_fp8():  # two different float8 types compute in fp16
+            return a_ty if a_ty == b_ty else xl.float16
         if not (a_ty.is_int() and b_ty.is_int()):
             raise SemanticError(f"unexpected operand types {a_ty} and {b_ty}")
         if div_or_mod and a_ty.is_int_signed() != b_ty.is_int_signed():
@@ -258,6 +264,7 @@ class Semantic(BlockOps):
         else:
             a, b = self._operands(a, b, div_or_mod=(op == "mod"))
         dt = a.dtype
+        refuse_fp8_arithmetic(dt, "arithmetic")
         if dt.is_floating():
             if op not in self._FLOAT_OPS:
                 raise SemanticError(f"operator {op} is not defined for {dt}")
@@ -286,6 +293,7 @@ class Semantic(BlockOps):
     def compare(self, op: str, a, b) -> tensor:
         # as triton.language's comparison operators: a Python scalar becomes a tensor first (not weak)
         a, b = self._operands(self.to_tensor(a), self.to_tensor(b))
+        refuse_fp8_arithmetic(a.dtype, "comparison")
         if a.dtype.is_floating():
             h = arith.cmpf(getattr(arith.CmpFPredicate, self._CMP_F[op].upper()), a.handle, b.handle)
         else:
@@ -319,7 +327,8 @@ class Semantic(BlockOps):
         return x if x.dtype.is_bool() else self.compare("ne", x, self.constant(0, x.dtype))
 
     # ----------------------------------------------------------------------------- casts
-    def cast(self, x, dt, bitcast=False) -> tensor:
+    def cast(self, x, dt, bitcast=False, rounding=None) -> tensor:
+        """`x` as dtype `dt` (Triton's `cast`); `rounding` ("rtne"/"rtz") only for a float downcast."""
         x = self.to_tensor(x)
         dt = _unwrap(dt)
         if not isinstance(dt, dtype):
@@ -328,14 +337,19 @@ class Semantic(BlockOps):
         if src == dt:
             return x
         rt = ir_type(dt, x.shape)
-        if src.is_ptr() or dt.is_ptr():
-            if src.is_ptr() and dt.is_ptr():
-                return tensor(xb.ptr_cast(x.handle, rt), dt, x.shape)
-            raise SemanticError(f"cannot cast {src} to {dt}")
+        if src.is_ptr() or dt.is_ptr():  # bitcast=True too, as in Triton
+            return cast_pointer(self, x, src, dt)
         if bitcast:
             if src.primitive_bitwidth != dt.primitive_bitwidth:
                 raise SemanticError(f"cannot bitcast {src} to {dt}: bit widths differ")
             return tensor(arith.bitcast(rt, x.handle), dt, x.shape)
+        if rounding == "rtz" and not (src.is_floating() and dt.is_floating()
+                                      and dt.primitive_bitwidth < src.primitive_bitwidth):
+            # (Triton refuses an explicit "rtne" here too; xblock lets the default pass)
+            raise SemanticError(f"fp_downcast_rounding should be set only for truncating fp conversions "
+                                f"(a cast from {src} to {dt} is not one)")
+        if needs_fp_to_fp(src, dt, rounding):
+            return cast_float(self, x, src, dt, rounding)
         if dt.is_bool():
             return self.compare("ne", x, self.constant(0, src))
         if src.is_floating() and dt.is_floating():
@@ -463,6 +477,7 @@ class Semantic(BlockOps):
         x = self.to_tensor(x)
         if x.dtype.is_int():
             x = self.cast(x, xl.float32)
+        refuse_fp8_arithmetic(x.dtype, "math")
         if not x.dtype.is_floating():
             raise SemanticError(f"expected a floating-point operand, got {x.dtype}")
         return x
@@ -470,10 +485,6 @@ class Semantic(BlockOps):
     def math_unary(self, name, x) -> tensor:
         x = self._float(x)
         return tensor(self._UNARY[name](x.handle), x.dtype, x.shape)
-
-    def math_binary(self, name, x, y) -> tensor:
-        x, y = self._operands(self._float(x), self._float(y))
-        return tensor(math.powf(x.handle, y.handle), x.dtype, x.shape)
 
     def abs(self, x) -> tensor:
         x = self.to_tensor(x)
@@ -495,6 +506,7 @@ class Semantic(BlockOps):
     def minmax(self, kind, x, y, propagate_nan) -> tensor:
         # as triton.language.maximum: Python scalars become tensors first (they are not weak here)
         x, y = self._operands(self._promote_bf16(x), self._promote_bf16(y))
+        refuse_fp8_arithmetic(x.dtype, f"{kind}imum")
         if x.dtype.is_floating():
             fn = {("max", False): arith.maxnumf, ("max", True): arith.maximumf,
                   ("min", False): arith.minnumf, ("min", True): arith.minimumf}[(kind, propagate_nan)]

@@ -47,6 +47,8 @@ class BlockOps:
             x = self.cast(x, xl.float32 if x.dtype.is_floating() else xl.int32)
         if kind == "xor_sum" and not x.dtype.is_int():
             raise SemanticError(f"xor_sum needs an integer block, got {x.dtype}")
+        if x.dtype.is_fp8():  # max/min widened above; the rest would compute in float8
+            raise SemanticError(f"{kind} of {x.dtype} values is not supported: convert them first (x.to(tl.float32))")
         out_dt = xl.int32 if kind in ("argmax", "argmin") else x.dtype
         shape = x.shape[:ax] + x.shape[ax + 1:]
         op = xb.reduce([x.handle], ax, kind, [ir_type(out_dt, shape)])
@@ -86,6 +88,8 @@ class BlockOps:
             x = self.cast(x, xl.float32)  # as Triton 3.6's cumsum/cumprod
         elif kind == "cumsum" and x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:
             x = self.cast(x, xl.int32 if x.dtype.is_int_signed() else xl.uint32)  # cumprod keeps int8
+        if x.dtype.is_fp8():
+            raise SemanticError(f"{kind} of {x.dtype} values is not supported: convert them first (x.to(tl.float32))")
         op = xb.scan([x.handle], ax, kind, bool(_unwrap(reverse)), [x.handle.type])
         return tensor(op.results[0], x.dtype, x.shape)
 

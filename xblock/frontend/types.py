@@ -22,7 +22,11 @@ _IR_NAMES = {
     "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
     "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+    # Triton's MLIR types for its float8 dtypes (fp8e4b15 is held in f8E4M3B11FNUZ: the bits only)
+    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2", "fp8e4b8": "f8E4M3FNUZ", "fp8e5b16": "f8E5M2FNUZ",
+    "fp8e4b15": "f8E4M3B11FNUZ",
 }
+FP8_IR_TYPES = frozenset(_IR_NAMES[n] for n in dtype.FP8)
 
 
 def ir_type(dt: dtype, shape=()) -> ir.Type:
@@ -52,6 +56,7 @@ _SIG_NAMES = {
     "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
     "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64",
+    **{n: n for n in dtype.FP8},
 }
 
 

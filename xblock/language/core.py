@@ -12,19 +12,25 @@ from typing import Any
 
 
 class dtype:
-    """A scalar element type: int1, int8..int64, uint8..uint64, fp16, bf16, fp32, fp64."""
+    """A scalar element type: int1, int8..int64, uint8..uint64, fp16, bf16, fp32, fp64, and the float8
+    types fp8e4nv, fp8e5, fp8e4b15, fp8e4b8, fp8e5b16 (Triton's names)."""
 
     SINT = ("int8", "int16", "int32", "int64")
     UINT = ("int1", "uint8", "uint16", "uint32", "uint64")
     FP = ("fp16", "bf16", "fp32", "fp64")
+    FP8 = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    # (mantissa bits, exponent bias) of every float type, as triton.language.dtype gives them
+    _FP_LAYOUT = {"fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023),
+                  "fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp8e4b15": (3, 15), "fp8e4b8": (3, 8),
+                  "fp8e5b16": (2, 16)}
 
     def __init__(self, name: str):
-        assert name in self.SINT + self.UINT + self.FP + ("void",), name
+        assert name in self.SINT + self.UINT + self.FP + self.FP8 + ("void",), name
         self.name = name
 
     # -- classification, as triton.language.dtype
     def is_floating(self) -> bool:
-        return self.name in self.FP
+        return self.name in self.FP or self.name in self.FP8
 
     def is_int(self) -> bool:
         return self.name in self.SINT + self.UINT
@@ -57,12 +63,25 @@ class dtype:
         return False
 
     def is_standard_floating(self) -> bool:
-        return self.is_floating()
+        return self.name in self.FP
 
     def is_fp8(self) -> bool:
-        return False  # xblock has no fp8 dtype yet
+        return self.name in self.FP8
 
-    is_fp8e4nv = is_fp8e5 = is_fp8e4b15 = is_fp8e4b8 = is_fp8e5b16 = is_fp8
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "fp8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "fp8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
 
     def is_void(self) -> bool:
         return self.name == "void"
@@ -72,7 +91,7 @@ class dtype:
 
     @staticmethod
     def is_dtype(type_str) -> bool:
-        return type_str in dtype.SINT + dtype.UINT + dtype.FP
+        return type_str in dtype.SINT + dtype.UINT + dtype.FP + dtype.FP8
 
     # `is_signed`/`is_unsigned`: the names some kernels use for is_int_signed/is_int_unsigned
     def is_signed(self) -> bool:
@@ -89,17 +108,15 @@ class dtype:
 
     @property
     def fp_mantissa_width(self) -> int:
-        widths = {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
-        if self.name not in widths:
+        if self.name not in self._FP_LAYOUT:
             raise ValueError(f"{self} is not a floating-point type")
-        return widths[self.name]
+        return self._FP_LAYOUT[self.name][0]
 
     @property
     def exponent_bias(self) -> int:
-        bias = {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
-        if self.name not in bias:
+        if self.name not in self._FP_LAYOUT:
             raise ValueError(f"{self} is not a floating-point type")
-        return bias[self.name]
+        return self._FP_LAYOUT[self.name][1]
 
     def get_int_max_value(self) -> int:
         bits = self.primitive_bitwidth
@@ -115,6 +132,8 @@ class dtype:
     def primitive_bitwidth(self) -> int:
         if self.name == "int1":
             return 1
+        if self.name in self.FP8:
+            return 8
         return int("".join(c for c in self.name if c.isdigit()))
 
     @property
@@ -148,6 +167,8 @@ class dtype:
         return hash((type(self).__name__, self.name))
 
     def __repr__(self) -> str:
+        if self.name in self.FP8:
+            return "float8" + self.name[3:]
         return {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}.get(
             self.name, self.name
         )
@@ -194,6 +215,7 @@ int1 = dtype("int1")
 int8, int16, int32, int64 = (dtype(n) for n in dtype.SINT)
 uint8, uint16, uint32, uint64 = (dtype(n) for n in dtype.UINT[1:])
 float16, bfloat16, float32, float64 = (dtype(n) for n in dtype.FP)
+float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16 = (dtype(n) for n in dtype.FP8)
 void = dtype("void")
 bool_ = int1  # Triton names its boolean dtype int1
 
@@ -205,6 +227,8 @@ NAME_TO_DTYPE.update({"i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64":
 NAME_TO_DTYPE.update({"u16": uint16, "u32": uint32, "u64": uint64, "float16": float16, "float32": float32})
 NAME_TO_DTYPE.update({"bfloat16": bfloat16, "float64": float64, "f16": float16, "f32": float32, "f64": float64})
 NAME_TO_DTYPE.update({"bf16": bfloat16, "B": int1})
+NAME_TO_DTYPE.update({d.name: d for d in (float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16)})
+NAME_TO_DTYPE.update({repr(d): d for d in (float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16)})
 
 
 class constexpr:
@@ -401,10 +425,12 @@ def broadcast(input, other, _semantic=None):
 
 @builtin
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False, _semantic=None):
+    """`input` converted to `dtype` (`bitcast`: its bits reinterpreted). `fp_downcast_rounding` ("rtne",
+    the default, or "rtz") is the rounding of a float conversion to a narrower float type."""
     rounding = _unwrap(fp_downcast_rounding)
-    if rounding not in (None, "rtne"):
-        raise ValueError(f"fp_downcast_rounding={rounding!r} is not supported (only 'rtne', the default)")
-    return _semantic.cast(input, dtype, _unwrap(bitcast))
+    if rounding not in (None, "rtne", "rtz"):
+        raise ValueError(f"Invalid rounding mode: {rounding}. Supported rounding modes are 'rtne' and 'rtz'.")
+    return _semantic.cast(input, dtype, _unwrap(bitcast), rounding)
 
 
 def _shape_arg(shape):
@@ -429,7 +455,6 @@ exp2 = _unary_math("exp2")
 log = _unary_math("log")
 log2 = _unary_math("log2")
 sqrt = _unary_math("sqrt")
-sqrt_rn = _unary_math("sqrt")
 rsqrt = _unary_math("rsqrt")
 sin = _unary_math("sin")
 cos = _unary_math("cos")
@@ -476,7 +501,14 @@ def fdiv(x, y, ieee_rounding=False, _semantic=None):
 
 @builtin
 def div_rn(x, y, _semantic=None):
-    return _semantic.binary("truediv", x, y)
+    """x / y rounded to nearest (IEEE), also where `/` is approximate (cuda)."""
+    return _semantic.math_fn("div_rn", x, y)
+
+
+@builtin
+def sqrt_rn(x, _semantic=None):
+    """sqrt(x) rounded to nearest (IEEE), also where `sqrt` is approximate (cuda)."""
+    return _semantic.math_fn("sqrt_rn", x)
 
 
 @builtin

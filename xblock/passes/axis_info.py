@@ -68,6 +68,8 @@ def _elem_bytes(t: ir.Type) -> int:
     if not xb.is_ptr(e):
         return 1
     p = str(xb.pointee(e))
+    if p.startswith("f8E"):  # float8 types
+        return 1
     return {"i1": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4}.get(p, 8)
 
 
@@ -186,7 +188,15 @@ class _Analysis:
             order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
             return AxisInfo(tuple(s.contiguity[o] for o in order), tuple(s.divisibility[o] for o in order),
                             tuple(s.constancy[o] for o in order), s.constant)
-        if name in ("xb.ptr_cast", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        if name in ("xb.int_to_ptr", "xb.ptr_to_int", "xb.ptr_cast"):
+            # the same byte addresses: runs of consecutive elements stay runs if the element size does
+            s = ins[0]
+            size_in = _elem_bytes(op.operands[0].type) if name != "xb.int_to_ptr" else 1
+            size_out = _elem_bytes(res.type) if name != "xb.ptr_to_int" else 1
+            if size_in == size_out:
+                return s
+            return AxisInfo((1,) * len(shape), s.divisibility, s.constancy, s.constant)
+        if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
             return ins[0]
         if name in ("xb.program_id", "xb.num_programs"):
             return unknown(shape)

@@ -6,11 +6,15 @@ import numpy as np
 
 _NP_SIG = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
            "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
-           "uint64": "u64", "bool": "i1"}
+           "uint64": "u64", "bool": "i1",
+           # float8 arrays as ml_dtypes types (float8_e4m3b11fnuz is not fp8e4b15: pass its bits as uint8)
+           "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8",
+           "float8_e5m2fnuz": "fp8e5b16"}
 _TORCH_SIG = {"torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float32": "fp32",
               "torch.float64": "fp64", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32",
               "torch.int64": "i64", "torch.uint8": "u8", "torch.bool": "i1", "torch.uint16": "u16",
-              "torch.uint32": "u32", "torch.uint64": "u64"}
+              "torch.uint32": "u32", "torch.uint64": "u64", "torch.float8_e4m3fn": "fp8e4nv",
+              "torch.float8_e5m2": "fp8e5", "torch.float8_e4m3fnuz": "fp8e4b8", "torch.float8_e5m2fnuz": "fp8e5b16"}
 
 
 class ArgError(Exception):

@@ -43,6 +43,11 @@ def _as_numpy(v):
     if hasattr(v, "detach") and hasattr(v, "device"):
         if str(v.device) != "cpu":
             raise TypeError("the sim target runs on the host: pass CPU arrays or tensors")
+        if str(v.dtype).startswith("torch.float8"):  # numpy has no float8: the ml_dtypes type of its bits
+            import ml_dtypes
+
+            return v.detach().view(__import__("torch").uint8).numpy().view(
+                getattr(ml_dtypes, str(v.dtype)[len("torch."):]))
         return v.detach().numpy() if str(v.dtype) != "torch.bfloat16" else v.detach().view(
             __import__("torch").int16).numpy()
     raise TypeError(f"cannot pass {type(v).__name__} to a sim kernel")

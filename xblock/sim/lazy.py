@@ -235,6 +235,8 @@ def _contiguous(cidx) -> bool:
 def _windows(a: np.ndarray, width: int, writeable: bool) -> np.ndarray:
     """Row `i` is `a[i:i + width]` (a view)."""
     st = a.strides[0]
+    if a.dtype.isbuiltin == 2:  # ml_dtypes' float8 types: as_strided takes numpy's own dtypes only
+        return as_strided(a.view(np.uint8), (a.size - width + 1, width), (st, st), writeable=writeable).view(a.dtype)
     return as_strided(a, (a.size - width + 1, width), (st, st), writeable=writeable)
 
 

@@ -3,6 +3,11 @@
 A pointer is an int64 byte address: buffer `i` starts at `(i + 1) << 40`. Every access is
 checked (unmasked lanes out of bounds, misalignment), and plain stores record which program
 wrote each element so that two programs writing the same element is reported as a race.
+
+A kernel can also see real addresses: `ptr.to(tl.int64)` gives the host address of the caller's
+array (as the cpu target does), and an int64 turned into a pointer (a table of `arr.ctypes.data`
+values) is mapped back to the argument buffer it points into. An address in no argument buffer
+becomes a pointer tagged UNMAPPED, which every access reports as out of bounds.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ import hashlib
 import numpy as np
 
 from ..errors import ExecutionError
+from .program import FP8
 
 SHIFT = 40
 OFFSET_MASK = (1 << SHIFT) - 1
+UNMAPPED = 1 << 62  # tag of a pointer made from an address outside every argument buffer
 
 
 def _bf16_to_f32(u16: np.ndarray) -> np.ndarray:
@@ -28,7 +35,7 @@ def _f32_to_bf16_bits(x: np.ndarray) -> np.ndarray:
 
 
 _VIEW = {"i1": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-         "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
+         "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64, **FP8}
 
 
 class Memory:
@@ -38,6 +45,9 @@ class Memory:
         """`shared`: the arrays are the caller's; each is copied before the launch first writes to it."""
         self.arrays = list(arrays)
         self.raw = [a.reshape(-1).view(np.uint8) for a in self.arrays]
+        # where the caller's arrays live: what `ptr.to(tl.int64)` shows and pointer tables hold
+        self.host = np.array([a.ctypes.data for a in self.arrays], dtype=np.int64)
+        self.host_end = self.host + np.array([r.size for r in self.raw], dtype=np.int64)
         self.names = names
         self.writers: dict = {}
         self.written: set = set()  # buffers a store or an atomic touched
@@ -57,6 +67,27 @@ class Memory:
     def base(self, i: int) -> int:
         return (i + 1) << SHIFT
 
+    def from_host(self, addrs: np.ndarray) -> np.ndarray:
+        """Pointers for int64 host addresses: into the argument buffer each one points into, else
+        tagged UNMAPPED (an access through them is an out-of-bounds error)."""
+        addrs = np.asarray(addrs, dtype=np.int64)
+        out = (addrs & (UNMAPPED - 1)) | UNMAPPED
+        for b in range(len(self.raw)):
+            inside = (addrs >= self.host[b]) & (addrs < self.host_end[b])
+            if inside.any():
+                out = np.where(inside, addrs - self.host[b] + self.base(b), out)
+        return out
+
+    def to_host(self, ptrs: np.ndarray) -> np.ndarray:
+        """The host addresses of pointers (the inverse of `from_host`)."""
+        ptrs = np.asarray(ptrs, dtype=np.int64)
+        tagged = (ptrs & UNMAPPED) != 0
+        b = ((ptrs + (1 << (SHIFT - 1))) >> SHIFT) - 1  # the nearest buffer: offsets may be negative
+        known = ~tagged & (b >= 0) & (b < len(self.raw))
+        bi = np.clip(b, 0, max(len(self.raw) - 1, 0))
+        host = self.host[bi] + (ptrs - (bi + 1) * (1 << SHIFT)) if len(self.raw) else ptrs
+        return np.where(tagged, ptrs & (UNMAPPED - 1), np.where(known, host, ptrs))
+
     def _decode(self, addrs: np.ndarray, size: int, what: str, loc, pid_of):
         """(buffer ids, element indices) of byte addresses; raises on out-of-bounds or misalignment."""
         shift = size.bit_length() - 1
@@ -69,6 +100,9 @@ class Memory:
                     if addrs.dtype.kind == "i" and (addrs & (size - 1)).any():
                         self._misaligned(what, size, loc)
                     return np.broadcast_to(np.int64(b), addrs.shape), (addrs - base) >> shift
+        tagged = (addrs & UNMAPPED) != 0
+        if tagged.any():  # a pointer from an integer may have moved into a buffer since
+            addrs = np.where(tagged, self.from_host(addrs & (UNMAPPED - 1)), addrs)
         buf = (addrs >> SHIFT) - 1
         off = addrs & OFFSET_MASK
         ok = (buf >= 0) & (buf < len(self.raw))
@@ -83,6 +117,9 @@ class Memory:
                 n = self.raw[b].size // size
                 detail = (f"element {int(off.flat[bad]) // size} of argument '{self.names[b]}' "
                           f"({n} elements of {size} bytes)")
+            elif int(addrs.flat[bad]) & UNMAPPED:
+                detail = (f"address {int(addrs.flat[bad]) & (UNMAPPED - 1):#x} (a pointer made from an "
+                          "integer), outside every argument buffer of the launch")
             else:
                 detail = "an address outside every argument buffer"
             raise ExecutionError(f"{loc}: out-of-bounds {what} in program {pid}: an unmasked lane "

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 
+# float8 values are held in ml_dtypes' types of the same bits; Triton's fp8e4b15 (f8E4M3B11FNUZ in
+# xb) in float8_e4m3b11fnuz, whose bits it shares but not their meaning (only copies and bitcasts
+# touch it: its conversions are the sim's own, see rules.fp_to_fp)
+FP8 = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2,
+       "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz, "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
+       "f8E4M3B11FNUZ": ml_dtypes.float8_e4m3b11fnuz}
 _ELEM = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-         "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64}
-_ITEMSIZE = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+         "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64, **FP8}
+_ITEMSIZE = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8,
+             **{k: 1 for k in FP8}}
 
 
 @dataclass(frozen=True)

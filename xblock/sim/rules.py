@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import ExecutionError
 from . import lazy
+from .floats import fp_to_fp
 from .lazy import PtrSum, materialize
 from .memory import _bf16_to_f32, _f32_to_bf16_bits
 from .program import Dense, itemsize
@@ -260,6 +261,12 @@ def _sim_bitcast(ex, ins, a):
     return np.ascontiguousarray(a).view(dst.dtype)
 
 
+@rule("xb.fp_to_fp")
+def _sim_fp_to_fp(ex, ins, a):
+    """Triton's fp_to_fp: float8 conversions, downcasts rounded toward zero (see floats.py)."""
+    return fp_to_fp(a, ins.otypes[0].elem, ins.rtypes[0].elem, ins.attrs.get("rounding", ""))
+
+
 # ------------------------------------------------------------------------------------ math
 def _erf(x):
     return np.frompyfunc(_pymath.erf, 1, 1)(x.astype(np.float64)).astype(np.float64)
@@ -285,10 +292,86 @@ def _sim_math(ex, ins, a):
         return _MATH[ins.name](a)
 
 
+def _erfc(x):
+    return np.frompyfunc(_pymath.erfc, 1, 1)(x.astype(np.float64)).astype(np.float64)
+
+
+def _round_half_away(x):
+    """C round(): halfway cases away from zero (np.round goes to even); -0.3 gives -0.0."""
+    r = np.trunc(x)
+    return np.where(np.abs(x - r) >= 0.5, r + np.copysign(1.0, x), r)
+
+
+# the math of `xl.math`/libdevice beyond the above: computed in float64 and rounded once to the
+# result's type, so the sim is (within double rounding) correctly rounded in fp32
+_MATH64 = {"math.acos": np.arccos, "math.acosh": np.arccosh, "math.asin": np.arcsin, "math.asinh": np.arcsinh,
+           "math.atan": np.arctan, "math.atanh": np.arctanh, "math.cbrt": np.cbrt, "math.cosh": np.cosh,
+           "math.sinh": np.sinh, "math.tan": np.tan, "math.erfc": _erfc, "math.expm1": np.expm1,
+           "math.log10": np.log10, "math.log1p": np.log1p, "math.trunc": np.trunc, "math.round": _round_half_away,
+           "math.roundeven": np.rint}
+_MATH64_2 = {"math.atan2": np.arctan2, "math.copysign": np.copysign}
+
+
+@rule(*_MATH64)
+def _sim_math64(ex, ins, a):
+    with np.errstate(all="ignore"):
+        return _out(ins, _MATH64[ins.name](a.astype(np.float64)))
+
+
+@rule(*_MATH64_2)
+def _sim_math64_2(ex, ins, a, b):
+    with np.errstate(all="ignore"):
+        return _out(ins, _MATH64_2[ins.name](a.astype(np.float64), b.astype(np.float64)))
+
+
+def _two_sum(p, c):
+    s = p + c
+    v = s - p
+    return s, (p - (s - v)) + (c - v)  # s + t == p + c exactly
+
+
+def _fma64(a, b, c):
+    """a * b + c for float64, rounded once but for rare double roundings: Dekker's exact product and
+    Knuth's exact sum, then one add. A product that overflows is scaled by 1/4 first."""
+    def split(x):
+        t = 134217729.0 * x  # 2^27 + 1
+        hi = t - (t - x)
+        return hi, x - hi
+
+    scale = np.ones_like(a)
+    for which in (0, 1):  # the split overflows above 2^996: scale such a factor (and c) by 2^-120
+        x = a if which == 0 else b
+        huge = np.abs(x) > 2.0**900
+        x, c, scale = (np.where(huge, v * f, v) for v, f in ((x, 2.0**-120), (c, 2.0**-120), (scale, 2.0**120)))
+        a, b = (x, b) if which == 0 else (a, x)
+    big = ~np.isfinite(a * b) & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)  # an overflow c may undo
+    a, c, scale = np.where(big, a * 0.25, a), np.where(big, c * 0.25, c), np.where(big, scale * 4.0, scale)
+    p = a * b
+    (ah, al), (bh, bl) = split(a), split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # p + e == a * b
+    s, t = _two_sum(p, c)
+    r = s + (t + e)
+    r = np.where(np.isfinite(r) & np.isfinite(e) & (r != 0), r, s)  # an exact zero keeps IEEE's sign (s)
+    return r * scale
+
+
+def _fma_narrow(a, b, c, dtype):
+    """float32/float16 fma: the product is exact in float64; the sum is rounded to odd in float64 (exact
+    sum s + t, s moved one ulp toward t when inexact and even), so one more rounding to dtype is exact."""
+    s, t = _two_sum(a.astype(np.float64) * b, c.astype(np.float64))
+    bits = s.view(np.int64) if s.ndim else np.array(s).view(np.int64)
+    even = (bits & 1) == 0
+    s = np.where((t != 0) & even & np.isfinite(s), np.nextafter(s, np.where(t > 0, np.inf, -np.inf)), s)
+    return s.astype(dtype)
+
+
 @rule("math.fma")
 def _sim_fma(ex, ins, a, b, c):
     with np.errstate(all="ignore"):
-        return _out(ins, a.astype(np.float64) * b + c)
+        a, b, c = np.broadcast_arrays(a, b, c)
+        if np.result_type(a, b, c) == np.float64:
+            return _out(ins, _fma64(a, b, c))
+        return _out(ins, _fma_narrow(a, b, c, ins.rtypes[0].dtype))
 
 
 # ------------------------------------------------------------------------------------ xb
@@ -351,6 +434,18 @@ def _sim_trans(ex, ins, x):
 @rule("xb.ptr_cast")
 def _sim_ptr_cast(ex, ins, x):
     return x
+
+
+@rule("xb.int_to_ptr")
+def _sim_int_to_ptr(ex, ins, x):
+    """An address into an argument buffer (a host address of the caller's array) as a pointer."""
+    return ex.memory.from_host(x)
+
+
+@rule("xb.ptr_to_int")
+def _sim_ptr_to_int(ex, ins, p):
+    """A pointer as the host address it has in the caller's array, as on the cpu target."""
+    return ex.memory.to_host(p)
 
 
 @rule("xb.addptr")

@@ -15,7 +15,7 @@ from mlir.dialects import func, scf
 from ...dialects import ascendc as A
 from ...dialects.locations import error_at, kernel_of
 from .context import LoweringContext
-from .rules import BEFORE_WALK, TARGET, UNSUPPORTED, rule_for
+from .rules import BEFORE_WALK, FP8_NAMES, FP8_REASON, TARGET, UNSUPPORTED, rule_for
 from .tiles import clone_scalar
 from .values import TILE_ALIGN, round_up
 
@@ -204,6 +204,10 @@ class Lowering(LoweringContext):
         """Apply `op`'s rule (scalar arith without one is cloned as C++ scalar code)."""
         if op.operation in self.absorbed:
             return
+        fp8 = next((FP8_NAMES[n] for v in list(op.operands) + list(op.results) for n in FP8_NAMES
+                    if n in str(v.type)), None)
+        if fp8 is not None:
+            raise self.error(FP8_REASON.format(fp8))
         rule = rule_for(self, op)
         if rule is None and op.name.startswith("arith.") and not any(
                 str(r.type).startswith("tensor<") for r in op.results):

@@ -32,6 +32,7 @@ from .tiles import (
     vec_scalar,
 )
 from .values import FLOAT, Splat, Struct, elem_of, shape_of
+from .vmath import VMath
 
 BINARY = {"arith.addf": "Add", "arith.subf": "Sub", "arith.mulf": "Mul", "arith.divf": "Div",
           "arith.maximumf": "Max", "arith.minimumf": "Min", "arith.maxnumf": "Max", "arith.minnumf": "Min",
@@ -115,7 +116,8 @@ def _binary(ctx, op):
     if isinstance(a, Splat) and isinstance(b, Splat):
         a = ctx.tile(op.operands[0]) if ce == elem else as_elem(ctx, ctx.tile(op.operands[0]), ce)
     out = dst_tile(ctx, op, ce)
-    if isinstance(b, Splat) and api in ("Add", "Mul", "Max", "Min", "Sub", "Div"):
+    exact = api == "Div" and "xb.precise" in op.attributes  # div_rn: no multiply by the reciprocal
+    if isinstance(b, Splat) and api in ("Add", "Mul", "Max", "Min", "Sub", "Div") and not exact:
         s = negate(ctx, b) if api == "Sub" else (reciprocal(ctx, b) if api == "Div" else b)
         vec_scalar(ctx, SCALAR_FORM.get(api, "Adds" if api == "Sub" else "Muls"), out, a, s)
     elif isinstance(a, Splat) and api in SCALAR_FORM:
@@ -128,6 +130,10 @@ def _binary(ctx, op):
             t = ctx.temp(ce, b.shape)
             ctx.duplicate(t, a, t.count)
             a = t
+        if isinstance(b, Splat):  # div_rn by a scalar
+            t = ctx.temp(ce, a.shape)
+            ctx.duplicate(t, b, t.count)
+            b = t
         vec(ctx, api, out, a, b)
     finish(ctx, op, out, ce)
 
@@ -146,9 +152,11 @@ def _unary(ctx, op):
     out = dst_tile(ctx, op, ce)
     if api == "Neg":
         vec_scalar(ctx, "Muls", out, src, Splat(ce, src.shape, const=-1.0))
-    elif api == "Exp2":
-        vec_scalar(ctx, "Muls", out, src, Splat(ce, src.shape, const=math.log(2.0)))
-        vec(ctx, "Exp", out, out)
+    elif api == "Exp2":  # 2^rint(x) built exactly, times Exp of the fraction (vmath)
+        tmp = out if ce == "f32" else ctx.temp("f32", src.shape)
+        VMath(ctx, src.shape).exp2(as_elem(ctx, src, "f32"), tmp)
+        if tmp is not out:
+            cast(ctx, out, tmp)
     elif api == "Log2":
         vec(ctx, "Ln", out, src)
         vec_scalar(ctx, "Muls", out, out, Splat(ce, src.shape, const=1.0 / math.log(2.0)))
@@ -287,6 +295,76 @@ def _select(ctx, op):
     else:
         A.op("select", [view(out), mask.value, view(a), view(b), n], mode="VSEL_TENSOR_TENSOR_MODE")
     finish(ctx, op, out, ce)
+
+
+@rule("arith.extui", "arith.uitofp")
+@block_only
+def _from_mask(ctx, op):
+    """A mask block as numbers (`(x > 0).to(tl.int32)`, libdevice's signbit): Select 1.0 or 0.0, then Cast."""
+    r = op.result
+    if elem_of(op.operands[0].type) != "i1":
+        raise ctx.error(f"{op.name} from {elem_of(op.operands[0].type)} blocks is not supported (from masks it is)")
+    elem = elem_of(r.type)
+    if elem not in ("f16", "bf16", "f32", "i32"):
+        raise ctx.error(f"a mask converted to {elem} is not supported (to int32 or a float type it is)")
+    mask = ctx.tile(op.operands[0])
+    vm = VMath(ctx, shape_of(r.type))
+    out = dst_tile(ctx, op, "f32") if elem == "f32" else ctx.temp("f32", shape_of(r.type))
+    A.op("select", [out.value, mask.value, vm.const(1.0).value, ctx.cst("f32", 0.0), ctx.c64(out.count)],
+         mode="VSEL_TENSOR_SCALAR_MODE")
+    if elem == "f32":
+        ctx.vmap[r] = out
+        return
+    res = ctx.new_tile(elem, out.shape, ctx.name_for(op), result=r)
+    cast(ctx, res, out)
+    ctx.vmap[r] = res
+
+
+# math with no vector instruction: compositions of documented ones (vmath), computed in float
+VMATH = {"math.acos": "acos", "math.asin": "asin", "math.atan": "atan", "math.acosh": "acosh", "math.asinh": "asinh",
+         "math.atanh": "atanh", "math.cosh": "cosh", "math.sinh": "sinh", "math.tanh": "tanh", "math.tan": "tan",
+         "math.cbrt": "cbrt", "math.erf": "erf", "math.erfc": "erfc", "math.expm1": "expm1", "math.log1p": "log1p",
+         "math.atan2": "atan2", "math.powf": "pow", "math.copysign": "copysign", "math.sin": "sin",
+         "math.cos": "cos"}
+ROUNDING = {"math.trunc": "CAST_TRUNC", "math.round": "CAST_ROUND", "math.roundeven": "CAST_RINT"}
+
+
+@rule(*VMATH, *ROUNDING, "math.log10")
+def _vmath(ctx, op):
+    r = op.result
+    elem = elem_of(r.type)
+    if elem not in ("f16", "bf16", "f32"):
+        raise ctx.error(f"{op.name} on {elem} is not supported: the vector unit computes in half and float")
+    if is_block(r):
+        srcs = [as_elem(ctx, ctx.tile(o), "f32") for o in op.operands]
+        out = dst_tile(ctx, op, "f32")
+        _compose(ctx, op.name, out, srcs)
+        finish(ctx, op, out, "f32")
+        return
+    # a scalar: the same instructions on one 32-byte block
+    srcs = []
+    for o in op.operands:
+        t = ctx.temp("f32", 8)
+        x = ctx.scalar(o)
+        if str(x.type) != "f32":
+            x = arith.ExtFOp(ir.F32Type.get(), x).result
+        A.op("duplicate", [t.value, x, ctx.c64(8)])
+        srcs.append(t)
+    out = ctx.temp("f32", 8)
+    _compose(ctx, op.name, out, srcs)
+    ctx.sync("V_S")
+    v = A.op("get_value", [out.value, ctx.c64(0)], ir.F32Type.get(), **({"name": n} if (n := ctx.name_for(op)) else {}))
+    ctx.vmap[r] = v if elem == "f32" else arith.TruncFOp(ir.Type.parse(elem), v).result
+
+
+def _compose(ctx, name, out, srcs):
+    vm = VMath(ctx, out.shape)
+    if name in ROUNDING:  # Cast float -> float with the round mode
+        vm.round(srcs[0], ROUNDING[name], out=out)
+    elif name == "math.log10":
+        vm.muls(vm.op("Ln", srcs[0]), 1.0 / math.log(10.0), out=out)
+    else:
+        getattr(vm, VMATH[name])(*srcs, out)
 
 
 @rule("math.fma")

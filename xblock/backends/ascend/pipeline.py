@@ -10,7 +10,8 @@ Layout of the backend (each module imports only those below it; rule modules nev
   (xb.dot and its K loop on the Cube unit).
 - `driver`: the one walk (kernel skeleton, rule per op, liveness, the UB plan check).
 - helpers: `context` (the rule context `ctx`: lowered values, tiles, queues, names, errors),
-  `tiles` (element types, result tiles, vector calls, materializing structure, fences),
+  `tiles` (element types, result tiles, vector calls, materializing structure, fences), `vmath`
+  (math the vector API has no instruction for, composed from those it has),
   `access` (DataCopy/DataCopyPad parameters, gathers and scatters), `cube_match`, `cube_mixed`,
   `cube_plan` (the Cube path's patterns, AIC/AIV protocol and tile plan), `builders`, `values`,
   `rules` (the table and `UNSUPPORTED`).

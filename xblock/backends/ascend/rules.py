@@ -23,9 +23,25 @@ BEFORE_WALK: list = []
 UNSUPPORTED: dict[str, str] = {
     "xb.atomic_cas": "xb.atomic_cas (atomic_cas) is not supported: the AscendC reference documents only the "
                      "atomic-add copy path (SetAtomicAdd), no compare-and-swap",
+    "arith.remf": "fmod (libdevice.fmod, libdevice.remainder, `%` on floats) is not supported on ascend: the "
+                  "AscendC vector API (REFERENCE.md) has no float remainder, and x - trunc(x / y) * y in float "
+                  "is not exact",
     "xb.print": "device_print is not supported on ascend (the AscendC reference xblock follows documents no "
                 "printf/DumpTensor); run the kernel with target=\"sim\" to print",
+    "xb.int_to_ptr": "a pointer made from an integer (an int64 cast to a pointer, as pointer tables do) is not "
+                     "supported on ascend: the generated AscendC code must know at compile time which GM "
+                     "argument every access reads or writes, and this pointer's buffer is known only at run time",
+    "xb.ptr_to_int": "a pointer cast to an integer is not supported on ascend: GM addresses are not values the "
+                     "generated AscendC code computes with",
+    "xb.fp_to_fp": "this float conversion is not supported on ascend: the 910B vector unit has no float8 type, "
+                   "and its Cast from float to half/bfloat16 rounding toward zero (fp_downcast_rounding='rtz') "
+                   "is not modelled",
 }
+# float8 element types: 910B has none, whatever the op (xb's names, longest first -> Triton's)
+FP8_NAMES = {"f8E4M3B11FNUZ": "fp8e4b15", "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16", "f8E4M3FN": "fp8e4nv",
+             "f8E5M2": "fp8e5"}
+FP8_REASON = ("float8 types ({}) are not supported on ascend: the 910B vector unit has no 8-bit float type "
+              "(keep float16 or float32 data where the kernel runs on ascend)")
 
 
 def rule(*names: str, when: Callable | None = None):

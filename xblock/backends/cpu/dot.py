@@ -11,7 +11,7 @@ import math
 
 from .elementwise import convert
 from .emit import index_sum, is_float, vec
-from .irtypes import tensor_parts
+from .irtypes import FP8, float_elem, tensor_parts
 from .rules import rule
 from .values import VW, Buffer, storage, store_chunk
 
@@ -22,6 +22,8 @@ CHUNKS = 2  # accumulator chunks per row
 @rule("xb.dot")
 def _lower_dot(ctx, op):
     e = ctx.e
+    if any(float_elem(v.type) in FP8 for v in op.operands[:2]):
+        raise ctx.error("dot of float8 blocks is not supported on cpu: convert them to float16 or float32 first")
     a, b, acc = (ctx.get(v) for v in op.operands)
     (M, K), (_, N) = a.shape, b.shape
     shape, ety, _ = tensor_parts(op.results[0].type)

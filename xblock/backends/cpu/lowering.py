@@ -12,7 +12,8 @@ from mlir import ir
 from ...dialects import xb
 from .elementwise import emit_op, with_elem
 from .emit import V, elem_of
-from .irtypes import scalar_type, tensor_parts
+from .floats import convert as convert_float
+from .irtypes import FP8, float_elem, scalar_type, tensor_parts
 from .rules import RULES, dialect_rule, rule  # noqa: F401  (RULES: the table, as tools import it from here)
 from .values import Arange, Buffer, Lazy, Mapped, Splat, View, broadcast_coefs, storage, trans_coefs
 
@@ -76,9 +77,55 @@ def _lower_mului_extended(ctx, op):
                                  None, _weight("arith.muli")))
 
 
+@rule("arith.bitcast")
+def _lower_bitcast(ctx, op):
+    """A bitcast to or from a float8 type (both held as i8) is the value itself."""
+    src, res = op.operands[0], op.results[0]
+    if float_elem(src.type) in FP8 or float_elem(res.type) in FP8:
+        ctx.define(res, ctx.get(src))
+        return
+    _lower_elementwise(ctx, op)
+
+
+@rule("xb.fp_to_fp")
+def _lower_fp_to_fp(ctx, op):
+    """Triton's fp_to_fp (float8 conversions, rounding toward zero): integer code from `floats`."""
+    src, res = op.operands[0], op.results[0]
+    kinds = (float_elem(src.type), float_elem(res.type), ir.StringAttr(op.attributes["rounding"]).value)
+
+    def fn(e, vals, ty, kinds=kinds):
+        return convert_float(e, vals[0], *kinds, ty)
+
+    parts = tensor_parts(res.type)
+    if parts is None:
+        ctx.define(res, fn(ctx.e, [ctx.get(src)], scalar_type(res.type)))
+    else:
+        ctx.define(res, Lazy(fn, [ctx.get(src)], parts[0], parts[1], None, 12))
+
+
+def _fp8_constant(ctx, op, res):
+    """A float8 constant (canonicalization folds bitcasts into them) as its i8 bits."""
+    import ml_dtypes
+    import numpy as np
+
+    kind = {"f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2", "f8E4M3FNUZ": "float8_e4m3fnuz",
+            "f8E5M2FNUZ": "float8_e5m2fnuz", "f8E4M3B11FNUZ": "float8_e4m3b11fnuz"}[float_elem(res.type)]
+    value = op.attributes["value"]
+    if isinstance(value, ir.DenseElementsAttr):
+        if not value.is_splat:
+            raise ctx.error("a float8 block constant that is not a splat is not supported on cpu")
+        value = value.get_splat_value()
+    bits = int(np.array(ir.FloatAttr(value).value).astype(getattr(ml_dtypes, kind)).view(np.int8))
+    parts = tensor_parts(res.type)
+    c = ctx.e.const(bits, "i8")
+    ctx.define(res, c if parts is None else Splat(c, parts[0], "i8"))
+
+
 @rule("arith.constant")
 def _lower_constant(ctx, op):
     res = op.results[0]
+    if float_elem(res.type) in FP8:
+        return _fp8_constant(ctx, op, res)
     attr = str(op.attributes["value"])
     parts = tensor_parts(res.type)
     if parts is None:
@@ -154,11 +201,24 @@ def _lower_trans(ctx, op):
     ctx.define(op.results[0], Mapped(src, shape, trans_coefs(src.shape, order)))
 
 
-@rule("xb.ptr_cast")
+@rule("xb.ptr_cast", "xb.int_to_ptr")
 def _lower_ptr_cast(ctx, op):
+    """Pointers are i64 addresses: a pointer of another type, or made from an int64, is the same value."""
     src = ctx.get(op.operands[0])
     parts = tensor_parts(op.results[0].type)
     ctx.define(op.results[0], src if parts is None else View(src, parts[0], pointee=parts[2]))
+
+
+@rule("xb.ptr_to_int")
+def _lower_ptr_to_int(ctx, op):
+    src = ctx.get(op.operands[0])
+    parts = tensor_parts(op.results[0].type)
+    if parts is None:
+        ctx.define(op.results[0], src)
+        return
+    view = View(src, parts[0])
+    view.pointee = None
+    ctx.define(op.results[0], view)
 
 
 def elem_size(pointee: str) -> int:
@@ -181,7 +241,7 @@ def _lower_addptr(ctx, op):
     res = op.results[0]
     parts = tensor_parts(res.type)
     if parts is None:
-        size = elem_size(str(xb.pointee(res.type)))
+        size = elem_size(scalar_type(xb.pointee(res.type)))
         off = _offset_bytes(ctx.e, ctx.get(op.operands[1]), size)
         ctx.define(res, ctx.e.op(f"arith.addi {ctx.get(op.operands[0])}, {off} : i64", "i64"))
         return

@@ -1,11 +1,14 @@
-"""Vectorized fp32 math of the cpu lowering: exp, exp2, log, log2, sin, cos, erf, tanh.
+"""Vectorized fp32 math of the cpu lowering: exp, exp2, expm1, log, log2, log10, log1p, sin, cos, erf, tanh.
 
 Each function is a branch-free polynomial on whole chunks (no libm call per lane), accurate to
 about 2 ulp over the whole fp32 range, denormals, zeros, infinities and NaN included (tested
-against numpy in tests/cpu/test_cpu_math.py). fp16/bf16 compute in fp32; fp64 keeps libm.
+against numpy in tests/cpu/test_cpu_math.py and tests/conformance/test_libdevice.py). fp16/bf16
+compute in fp32; fp64 keeps libm, except expm1/log1p: upstream lowers them to exp(x) - 1 and
+log(1 + x), so they are Kahan's forms over libm's exp and log. The other math of `xl.math`
+(asin, atan, cbrt, erfc, ...) calls libm per lane.
 sin/cos reduce the argument with a three-part pi/2 (Cody-Waite, as numpy does) up to
 |x| <= 117435.992; a chunk holding a larger, infinite or NaN lane calls libm for that chunk.
-Coefficients: Cephes (exp, log, sin, cos), and minimax fits made for this file (erf, tanh).
+Coefficients: Cephes (exp, log, sin, cos), and fits made for this file (erf, tanh, expm1).
 """
 
 from __future__ import annotations
@@ -87,8 +90,8 @@ class F32:
         return self.e.op(f"vector.reduction <or>, {m} : {m.type} into i1", "i1")
 
 
-def f32_math(*names):
-    """Register an fp32 approximation `fn(f, name, x)`; fp16/bf16 widen to it, fp64 calls libm."""
+def f32_math(*names, f64=None):
+    """Register an fp32 approximation `fn(f, name, x)`; fp16/bf16 widen to it, fp64 calls libm (or `f64`)."""
 
     def deco(fn):
         def lower(e, name, attrs, ops, rtype):
@@ -100,6 +103,8 @@ def f32_math(*names):
                 wide = e.op(f"arith.extf {ops[0]} : {ops[0].type} to {f32}", f32)
                 r = fn(F32(e, f32), name, wide)
                 return e.op(f"arith.truncf {r} : {f32} to {rtype}", rtype)
+            if f64 is not None and ety == "f64":
+                return f64(F32(e, rtype), name, ops[0])
             return libm(e, name, attrs, ops[0], rtype)
 
         return special(*names)(lower)
@@ -179,7 +184,6 @@ _LOG2EA = 0.44269504088896340736  # log2(e) - 1
 _MIN_NORMAL = 1.1754943508222875e-38
 
 
-@f32_math("math.log", "math.log2")
 def _log(f: F32, name, x):
     """x = 2^e * m with m in [sqrt(1/2), sqrt(2)); log(m) = t - t^2/2 + t^3 P(t), t = m - 1 (Cephes)."""
     tiny = f.cmp("olt", x, f.c(_MIN_NORMAL))  # denormals: scale into the normal range first
@@ -204,6 +208,65 @@ def _log(f: F32, name, x):
     r = f.sel(f.cmp("oeq", x, f.c(float("inf"))), x, r)
     r = f.sel(f.cmp("oeq", x, f.c(0.0)), f.c(float("-inf")), r)
     return f.sel(f.cmp("ult", x, f.c(0.0)), f.c(float("nan")), r)
+
+
+f32_math("math.log", "math.log2")(_log)
+
+
+@f32_math("math.log10")
+def _log10(f: F32, name, x):
+    return f.mul(_log(f, "math.log", x), f.c(0.4342944819032518))
+
+
+# ----------------------------------------------------------------------------------- expm1, log1p
+# expm1(r) = r + r^2 Q(r) on |r| <= ln2/2: a fit made for this file (relative error 2.8e-9)
+_EXPM1_POLY = (0.00019849566013367928, 0.001393383960172051, 0.008333373589077701, 0.041666463395969536,
+               0.16666666492224716, 0.5000000013582577)
+
+
+def _expm1_f64(f: F32, name, x):
+    """fp64: (u - 1) * x / log(u) with u = e^x from libm (Kahan; upstream's lowering is exp(x) - 1)."""
+    u = f.unary("math.exp", x)
+    um1 = f.sub(u, f.c(1.0))
+    r = f.mul(um1, f.div(x, f.unary("math.log", u)))
+    r = f.sel(f.cmp("oeq", u, f.c(1.0)), x, r)
+    r = f.sel(f.cmp("oeq", um1, f.c(-1.0)), f.c(-1.0), r)
+    return f.sel(f.cmp("oeq", u, f.c(float("inf"))), u, r)
+
+
+def _log1p_f64(f: F32, name, x):
+    """fp64: log(u) * x / (u - 1) with u = 1 + x and libm's log (upstream's lowering is log(1 + x))."""
+    u = f.add(x, f.c(1.0))
+    d = f.sub(u, f.c(1.0))
+    r = f.mul(f.unary("math.log", u), f.div(x, d))
+    r = f.sel(f.cmp("oeq", d, f.c(0.0)), x, r)
+    return f.sel(f.cmp("oeq", u, f.c(float("inf"))), u, r)
+
+
+@f32_math("math.expm1", f64=_expm1_f64)
+def _expm1(f: F32, name, x):
+    """x = n ln2 + r: expm1(x) = 2^n expm1(r) + (2^n - 1); e^x above 17.5 (the -1 is below half an ulp)."""
+    xc = _clamp(f, x, -17.5, 17.5)
+    n = f.unary("math.roundeven", f.mul(xc, f.c(_LOG2E)))
+    r = f.fma(n, f.c(-0.693359375), xc)
+    r = f.fma(n, f.c(2.12194440e-4), r)
+    p = f.fma(f.mul(r, r), f.poly(r, _EXPM1_POLY), r)
+    t = _ldexp(f, f.c(1.0), n)
+    y = f.fma(t, p, f.sub(t, f.c(1.0)))
+    big = f.sel(f.cmp("ogt", x, f.c(88.72284)), f.c(float("inf")), _exp_core(f, _min(f, x, 88.72284)))
+    y = f.sel(f.cmp("ogt", x, f.c(17.5)), big, y)
+    y = f.sel(f.cmp("olt", x, f.c(-17.5)), f.c(-1.0), y)
+    return f.sel(f.cmp("une", x, x), x, f.sel(f.cmp("oeq", x, f.c(0.0)), x, y))  # NaN, and -0 stays -0
+
+
+@f32_math("math.log1p", f64=_log1p_f64)
+def _log1p(f: F32, name, x):
+    """log(u) * x / (u - 1) with u = 1 + x (Kahan): u - 1 is exact, the quotient repairs u's rounding."""
+    u = f.add(x, f.c(1.0))
+    d = f.sub(u, f.c(1.0))
+    r = f.mul(_log(f, "math.log", u), f.div(x, d))
+    r = f.sel(f.cmp("oeq", d, f.c(0.0)), x, r)  # |x| below half an ulp of 1 (and -0)
+    return f.sel(f.cmp("oeq", u, f.c(float("inf"))), u, r)
 
 
 # ------------------------------------------------------------------------------------- sin, cos
@@ -277,4 +340,5 @@ def _tanh(f: F32, name, x):
     ex = _exp_core(f, f.mul(_min(f, a, 9.5), f.c(2.0)))
     big = _copysign(f, f.sub(f.c(1.0), f.div(f.c(2.0), f.add(ex, f.c(1.0)))), x)
     r = f.sel(f.cmp("olt", a, f.c(0.625)), small, big)
+    r = f.sel(f.cmp("oeq", x, f.c(0.0)), x, r)  # tanh(-0) = -0
     return f.sel(f.cmp("uno", x, x), x, r)

@@ -92,7 +92,8 @@ class TTIRWriter:
         key = str(t)
         s = self._types.get(key)
         if s is None:
-            s = self._types[key] = key.replace("!xb.ptr<", "!tt.ptr<")
+            # fp8e4b15 is an i8 in TTIR, as Triton's frontend holds it
+            s = self._types[key] = key.replace("!xb.ptr<", "!tt.ptr<").replace("f8E4M3B11FNUZ", "i8")
         return s
 
     # ------------------------------------------------------------------------------- ops

@@ -13,7 +13,7 @@ import re
 from mlir import ir
 
 from ...dialects.locations import kernel_of
-from . import reductions
+from . import floats, reductions
 from .emit import INPUT_PRECISION, MEM_SCOPE, MEM_SEMANTIC, RMW_OP, TTIRDialect, TTIRWriter, i32_array, loc, string
 from .rules import LoweringContext, attr, dialect_rule, elem_str, is_float, lower_kernel, rule
 
@@ -62,10 +62,20 @@ def _lower_passthrough(ctx: LoweringContext, op) -> None:
 
 
 def _lower_libdevice(ctx: LoweringContext, op) -> None:
-    symbol = LIBDEVICE[op.name].get(elem_str(op.results[0].type))
+    elem = elem_str(op.results[0].type)
+    attrs = {"libname": '""', "libpath": '""', "pure": "true"}
+    if elem in ("f16", "bf16"):  # libdevice has no 16-bit math: through fp32, rounded back
+        t = ctx.types(op.results)[0]
+        t32 = t.replace(elem, "f32") if t.startswith("tensor<") else "f32"
+        wide = [ctx.w.op("arith.extf", [ref], [t], [t32], None, loc(op))[0] for ref in ctx.refs(op.operands)]
+        attrs["symbol"] = string(LIBDEVICE[op.name]["f32"])
+        r = ctx.w.op("tt.extern_elementwise", wide, [t32] * len(wide), [t32], attrs, loc(op))
+        ctx.w.bind(op.results[0], ctx.w.op("arith.truncf", r, [t32], [t], None, loc(op))[0])
+        return
+    symbol = LIBDEVICE[op.name].get(elem)
     if symbol is None:
-        raise ctx.error(f"{op.name} on {elem_str(op.results[0].type)} is not supported")
-    attrs = {"libname": '""', "libpath": '""', "pure": "true", "symbol": string(symbol)}
+        raise ctx.error(f"{op.name} on {elem} is not supported")
+    attrs["symbol"] = string(symbol)
     ctx.emit(op, "tt.extern_elementwise", attrs)
 
 
@@ -77,6 +87,33 @@ def _lower_mului_extended(ctx: LoweringContext, op) -> None:
     hi = ctx.w.op("tt.mulhiui", ctx.refs([a, b]), [t, t], [t], None, loc(op))
     ctx.w.bind(op.results[0], lo[0])
     ctx.w.bind(op.results[1], hi[0])
+
+
+@rule("xb.fp_to_fp")
+def _lower_fp_to_fp(ctx: LoweringContext, op) -> None:
+    floats.fp_to_fp(ctx, op)
+
+
+@rule("arith.bitcast")
+def _lower_bitcast(ctx: LoweringContext, op) -> None:
+    """`tt.bitcast`, as Triton's frontend writes it (Triton's TTGIR conversion refuses arith.bitcast on
+    blocks); none at all between fp8e4b15 and i8, one type in TTIR."""
+    src, dst = ctx.types(op.operands)[0], ctx.types(op.results)[0]
+    if src == dst:
+        return ctx.w.bind(op.results[0], ctx.w.ref(op.operands[0]))
+    ctx.emit(op, "tt.bitcast")
+
+
+@rule("arith.constant")
+def _lower_constant(ctx: LoweringContext, op) -> None:
+    """Constants pass through, but for fp8e4b15 ones (canonicalization folds bitcasts into them),
+    which become the i8 constants of their bits."""
+    if elem_str(op.results[0].type) != floats.E4B15:
+        return _lower_passthrough(ctx, op)
+    t = ctx.types(op.results)[0]
+    bits = floats.e4b15_bits(op.attributes["value"])
+    value = f"dense<{bits}> : {t}" if t.startswith("tensor<") else f"{bits} : {t}"
+    ctx.emit(op, "arith.constant", {"value": value})
 
 
 @rule("arith.negf")
@@ -151,7 +188,8 @@ def _lower_trans(ctx: LoweringContext, op) -> None:
 
 
 _SAME = {"xb.splat": "tt.splat", "xb.broadcast": "tt.broadcast", "xb.reshape": "tt.reshape",
-         "xb.addptr": "tt.addptr", "xb.ptr_cast": "tt.bitcast"}
+         "xb.addptr": "tt.addptr", "xb.ptr_cast": "tt.bitcast", "xb.int_to_ptr": "tt.int_to_ptr",
+         "xb.ptr_to_int": "tt.ptr_to_int"}
 
 
 @rule(*_SAME)
@@ -291,14 +329,14 @@ def _lower_assert(ctx: LoweringContext, op) -> None:
         ctx.emit(op, "tt.assert", {"message": string(attr(op, "message"))})
 
 
-def emit_ttir(module: ir.Module, dialect: TTIRDialect | None = None, debug: bool = False) -> str:
+def emit_ttir(module: ir.Module, dialect: TTIRDialect | None = None, debug: bool = False, arch: int = 90) -> str:
     """The TTIR text of an xb module (after xb's passes): a `tt.func` for its `xb.kernel` func.
 
     Raises:
         CompilationError: an op has no cuda lowering, at the op's source line.
     """
     w = TTIRWriter(dialect or TTIRDialect())
-    ctx = LoweringContext(w, debug)
+    ctx = LoweringContext(w, debug, arch)
     kernel = kernel_of(module)
     w.op("builtin.module", regions=[lambda: w.block([], lambda _: lower_kernel(ctx, kernel))],
          loc=str(module.operation.location))

@@ -121,7 +121,7 @@ class TritonPipeline:
 
     def make_ttir(self, module, metadata: dict) -> str:
         """Stage `ttir`: the xb module printed as TTIR, parsed and optimized by Triton."""
-        text = emit_ttir(module, ttir_dialect(), debug=self.options.debug)
+        text = emit_ttir(module, ttir_dialect(), debug=self.options.debug, arch=self.options.arch)
         return self.ttir_from_text(text, metadata)
 
     def ttir_from_text(self, text: str, metadata: dict) -> str:

@@ -12,7 +12,10 @@ from ...runtime.jit import jit
 
 _NUMPY_TO_TORCH = {"float16": "torch.float16", "bfloat16": "torch.bfloat16", "float32": "torch.float32",
                    "float64": "torch.float64", "int8": "torch.int8", "int16": "torch.int16",
-                   "int32": "torch.int32", "int64": "torch.int64", "uint8": "torch.uint8", "bool": "torch.bool"}
+                   "int32": "torch.int32", "int64": "torch.int64", "uint8": "torch.uint8", "bool": "torch.bool",
+                   "uint16": "torch.uint16", "uint32": "torch.uint32", "uint64": "torch.uint64",
+                   "float8_e4m3fn": "torch.float8_e4m3fn", "float8_e5m2": "torch.float8_e5m2",
+                   "float8_e4m3fnuz": "torch.float8_e4m3fnuz", "float8_e5m2fnuz": "torch.float8_e5m2fnuz"}
 
 
 class _DtypeName:

@@ -61,9 +61,10 @@ class LoweringError(Exception):
 class LoweringContext:
     """State of one lowering: the writer, the options and the terminator of the enclosing region."""
 
-    def __init__(self, writer: TTIRWriter, debug: bool = False):
+    def __init__(self, writer: TTIRWriter, debug: bool = False, arch: int = 90):
         self.w = writer
         self.debug = debug
+        self.arch = arch  # the compute capability compiled for (float8 types depend on it)
         self.yield_as = "scf.yield"  # what `gpu.yield` becomes in the combine region being printed
 
     def refs(self, values) -> list[str]:
@@ -116,6 +117,7 @@ def lower_op(ctx: LoweringContext, op) -> None:
     op = op.operation
     for r in op.results:
         _check_shape(op, r.type)
+        _check_elem(ctx, op, r.type)
     fn = _rule_for(op)
     try:
         fn(ctx, op)
@@ -141,6 +143,22 @@ def _check_shape(op, t) -> None:
         if any(d & (d - 1) for d in shape):
             raise LoweringError(f"Triton needs block dimensions that are powers of 2, got a block of shape "
                                 f"{list(shape)}", op)
+
+
+# float8 types Triton's NVIDIA backend lacks: xb name -> Triton's
+AMD_FP8 = {"f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16"}
+
+
+def _check_elem(ctx: LoweringContext, op, t) -> None:
+    """An error for a value of a float8 type that Triton's NVIDIA backend cannot hold (for `ctx.arch`)."""
+    et = elem_str(t)
+    et = et[len("!xb.ptr<"):-1] if et.startswith("!xb.ptr<") else et
+    if et in AMD_FP8:
+        raise LoweringError(f"{AMD_FP8[et]} ({et}) is not supported by Triton's NVIDIA backend, only on AMD "
+                            "GPUs (the fp8 dtypes it supports are fp8e4b15, fp8e4nv, fp8e5)", op)
+    if et == "f8E4M3FN" and ctx.arch < 89:
+        raise LoweringError(f"fp8e4nv (f8E4M3FN) needs compute capability 8.9 or newer; compiling for "
+                            f"sm_{ctx.arch}", op)
 
 
 # ----------------------------------------------------------------------------------- reading ops
