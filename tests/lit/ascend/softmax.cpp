@@ -4,10 +4,10 @@
 // CHECK: extern "C" __global__ __aicore__ void softmax_kernel(
 // CHECK: for (int64_t pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum()) {
 // CHECK: // softmax.py:19: x = xl.load(
-// CHECK: DataCopyPad(xLocal, xGm[{{.*}}x_row_stride{{.*}}], DataCopyExtParams(1, {{.*}}), DataCopyPadExtParams<float>(true, 0, {{.*}}, -INFINITY));
+// CHECK: DataCopyPad(xLocal, xGm[{{.*}}x_row_stride{{.*}}], DataCopyExtParams(1, {{.*}}), DataCopyPadExtParams<float>(true, 0, {{.*}}, -__builtin_inff()));
 // CHECK: LocalTensor<float> x = inQueueX.DeQue<float>();
 // CHECK-NEXT: const int64_t [[AL:t_[0-9]+]] = ([[R:t_[0-9]+]] < 1024 ? [[R]] : 1024);
-// CHECK-NEXT: Duplicate(x[[[AL]]], -INFINITY, static_cast<int32_t>((1024 - [[AL]])));
+// CHECK-NEXT: Duplicate(x[[[AL]]], -__builtin_inff(), static_cast<int32_t>((1024 - [[AL]])));
 // CHECK: // softmax.py:20: num = xl.exp(x - xl.max(x, axis=0))
 // CHECK: Max([[W:tmp[_0-9]*]], x, x[512], 512);
 // CHECK-NEXT: Max([[W]], [[W]], [[W]][256], 256);

@@ -45,9 +45,10 @@ class CStyle:
         if t in ("f32", "f16", "bf16", "f64"):
             v = ir.FloatAttr(a).value
             if math.isinf(v):
-                s = "-INFINITY" if v < 0 else "INFINITY"
+                # NPU builds of kernel_operator.h have no <cmath> (no INFINITY/NAN): compiler builtins
+                s = "-__builtin_inff()" if v < 0 else "__builtin_inff()"
             elif math.isnan(v):
-                s = "NAN"
+                s = "__builtin_nanf(\"\")"
             else:
                 s = repr(float(v))
                 s = s + ("f" if "e" in s or "." in s else ".0f")
