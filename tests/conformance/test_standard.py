@@ -87,3 +87,22 @@ def test_compiles_for_cuda():
     assert "cubin" in precompile(row_softmax, (x, x, 128), {"BLOCK": 128}).asm
     assert "cubin" in precompile(grouped_order, (np.zeros(32, np.int32),), {"GRID_M": 4, "GRID_N": 4,
                                                                              "GROUP": 2}).asm
+
+
+@triton.jit
+def store_twice(x_ptr, a_ptr, b_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    y = tl.exp(tl.load(x_ptr + offs))
+    tl.store(a_ptr + offs, y)
+    tl.store(b_ptr + offs, y * 2)
+    tl.store(b_ptr + BLOCK + offs, y)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_a_value_stored_then_used_again(target):
+    """A store consumes a computed block's output buffer only at its last use (ascend: no use after free)."""
+    x = np.linspace(0, 1, 64, dtype=np.float32)
+    a, b = np.zeros(64, np.float32), np.zeros(128, np.float32)
+    xblock.jit(store_twice)[(1,)](x, a, b, BLOCK=64, target=target)
+    np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(b, np.concatenate([2 * np.exp(x), np.exp(x)]), rtol=1e-6)

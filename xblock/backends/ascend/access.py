@@ -114,10 +114,25 @@ def scalar_access(ctx, ptr, mask, access: str, kind: str):
     return p, b
 
 
+def used_after(op, value: ir.Value) -> bool:
+    """Whether `value` has a user after `op` (a store consumes its VECOUT tile only at the last use)."""
+    me = op.operation
+    for use in value.uses:
+        user = use.owner
+        user = getattr(user, "operation", user)
+        if user == me:
+            continue
+        while user is not None and user.block != me.block:  # up to the store's own block
+            user = user.parent
+        if user is None or user == me or me.is_before_in_block(user):
+            return True
+    return False
+
+
 def to_vecout(ctx, value: ir.Value, elem: str, store) -> Tile:
     """The stored block in a VECOUT queue tensor (computed there already, or copied there)."""
     x = ctx.vmap.get(value)
-    if isinstance(x, Tile) and x.kind == "vecout" and not x.freed:
+    if isinstance(x, Tile) and x.kind == "vecout" and not x.freed and not used_after(store, value):
         return x
     shape = shape_of(value.type)
     nbytes = round_up(max(numel(shape), 1) * SIZE[elem], 256)
