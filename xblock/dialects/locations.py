@@ -62,6 +62,27 @@ def kernel_of(module: ir.Module):
     raise ValueError("internal error: the module has no xb.kernel function")
 
 
+# What users wrote, for the upstream ops a target may lack (messages name both)
+SPELLING = {
+    "arith.mului_extended": "tl.umulhi (a 32x32->64-bit product)", "arith.xori": "`^` or `~` (bitwise xor/not)",
+    "arith.andi": "`&` (bitwise and)", "arith.ori": "`|` (bitwise or)", "arith.shli": "`<<`",
+    "arith.shrsi": "`>>` on a signed integer", "arith.shrui": "`>>` on an unsigned integer",
+    "arith.extui": "a cast from bool or an unsigned integer to a wider integer",
+    "arith.extsi": "a cast to a wider integer", "arith.trunci": "a cast to a narrower integer",
+    "arith.uitofp": "a cast from bool or an unsigned integer to float",
+    "arith.fptoui": "a cast from float to an unsigned integer", "arith.fptosi": "a cast from float to integer",
+    "arith.remf": "`%` on floats (fmod)", "arith.remsi": "`%` on integers", "arith.divsi": "`//` on integers",
+    "arith.bitcast": "a bitcast (`.to(..., bitcast=True)`)", "math.fma": "tl.fma",
+}
+
+
+def missing_rule(op, target: str) -> CompilationError:
+    """The error for an op a target has no rule for, naming what the user wrote where it is known."""
+    name = getattr(op, "operation", op).name
+    what = f"{SPELLING[name]} ({name})" if name in SPELLING else name
+    return error_at(op, f"no '{target}' lowering for {what}")
+
+
 def error_at(where, message: str, prefix: str = "") -> CompilationError:
     """A CompilationError at `where`: an op, an `ir.Location` or a (file, line, col) tuple.
 

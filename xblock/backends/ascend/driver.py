@@ -13,7 +13,7 @@ from mlir import ir
 from mlir.dialects import func, scf
 
 from ...dialects import ascendc as A
-from ...dialects.locations import error_at, kernel_of
+from ...dialects.locations import kernel_of, missing_rule
 from .context import LoweringContext
 from .rules import BEFORE_WALK, FP8_NAMES, FP8_REASON, TARGET, UNSUPPORTED, rule_for
 from .tiles import clone_scalar
@@ -215,7 +215,7 @@ class Lowering(LoweringContext):
         if rule is None:
             if op.name in UNSUPPORTED:
                 raise self.error(UNSUPPORTED[op.name])
-            raise error_at(self.loc, f"no '{TARGET}' lowering for {op.name}")
+            raise missing_rule(op, TARGET)
         rule(self, op)
 
 

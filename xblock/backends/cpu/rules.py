@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ...dialects.locations import error_at
+from ...dialects.locations import error_at, missing_rule
 from .values import Buffer, TVal, materialize
 
 TARGET = "cpu"
@@ -170,7 +170,7 @@ def _rule_for(op) -> Rule:
         return fn
     if name in UNSUPPORTED:
         raise LoweringError(UNSUPPORTED[name], op)
-    raise error_at(op, f"no '{TARGET}' lowering for {name}")
+    raise missing_rule(op, TARGET)
 
 
 def _flush_loads(ctx: LoweringContext, op) -> None:

@@ -13,7 +13,7 @@ from typing import Callable
 
 from mlir import ir
 
-from ...dialects.locations import error_at
+from ...dialects.locations import error_at, missing_rule
 from .emit import TTIRWriter, loc
 
 TARGET = "cuda"
@@ -134,7 +134,7 @@ def _rule_for(op) -> Rule:
         return fn
     if name in UNSUPPORTED:
         raise LoweringError(UNSUPPORTED[name], op)
-    raise error_at(op, f"no '{TARGET}' lowering for {name}")
+    raise missing_rule(op, TARGET)
 
 
 def _check_shape(op, t) -> None:
