@@ -25,6 +25,7 @@ from .tiles import (
     dst_tile,
     finish,
     is_block,
+    mask_of,
     negate,
     reciprocal,
     structured,
@@ -254,7 +255,7 @@ def _int_logic(ctx, op):
     else:
         if elem_of(r.type) != "i1":
             raise ctx.error(f"{op.name} on integer data blocks is not supported")
-        a, b = ctx.tile(op.operands[0]), ctx.tile(op.operands[1])
+        a, b = mask_of(ctx, op.operands[0]), mask_of(ctx, op.operands[1])
         out = ctx.new_tile("ui8", shape_of(r.type), ctx.name_for(op))
         n = ctx.c64(out.bytes // 2)
         u16 = A.local_type(ir.Type.parse("ui16"))
@@ -275,8 +276,13 @@ def _select(ctx, op):
     reinterp = ce in ("i32",)
     if ce not in ("f16", "f32", "i32"):
         raise ctx.error(f"select on {elem} blocks is not supported")
-    mask = ctx.tile(op.operands[0])
     a, b = (ctx.vmap.get(o) for o in op.operands[1:])
+    if not is_block(op.operands[0]) and isinstance(a, Splat) and isinstance(b, Splat) and a.elem == b.elem:
+        # a scalar condition between two uniform blocks: a uniform block (C++ `c ? a : b`)
+        pick = arith.SelectOp(ctx.scalar(op.operands[0]), ctx.splat_scalar(a), ctx.splat_scalar(b)).result
+        ctx.vmap[r] = Splat(a.elem, shape_of(r.type), scalar=pick)
+        return
+    mask = mask_of(ctx, op.operands[0], shape_of(r.type))
     a = as_elem(ctx, a if isinstance(a, Splat) else ctx.tile(op.operands[1]), ce)
     b = as_elem(ctx, b if isinstance(b, Splat) else ctx.tile(op.operands[2]), ce)
     if isinstance(a, Splat):
@@ -307,7 +313,7 @@ def _from_mask(ctx, op):
     elem = elem_of(r.type)
     if elem not in ("f16", "bf16", "f32", "i32"):
         raise ctx.error(f"a mask converted to {elem} is not supported (to int32 or a float type it is)")
-    mask = ctx.tile(op.operands[0])
+    mask = mask_of(ctx, op.operands[0])
     vm = VMath(ctx, shape_of(r.type))
     out = dst_tile(ctx, op, "f32") if elem == "f32" else ctx.temp("f32", shape_of(r.type))
     A.op("select", [out.value, mask.value, vm.const(1.0).value, ctx.cst("f32", 0.0), ctx.c64(out.count)],

@@ -90,6 +90,28 @@ def cast(ctx, dst: Tile, src: Tile, count=None) -> None:
     raise ctx.error(f"no Cast from {src.elem} to {dst.elem} on {ctx.soc.name}")
 
 
+def mask_of(ctx, value, shape: tuple | None = None) -> Tile:
+    """A mask block as the bit mask Compare makes and Select reads. Bools loaded from memory hold
+    a byte per element: cast to half (uint8 -> half is a legal A2 Cast) and compare with 0. A
+    scalar condition (`if c: v = a else: v = b` over blocks) becomes a uniform mask of `shape`."""
+    if not is_block(value):
+        one = arith.SelectOp(ctx.scalar(value), ctx.cst("f16", 1.0), ctx.cst("f16", 0.0)).result
+        half = ctx.temp("f16", shape)
+        ctx.duplicate(half, Splat("f16", shape, scalar=one), half.padded)
+        out = ctx.new_tile("ui8", shape)
+        A.op("compare_scalar", [out.value, half.value, ctx.cst("f16", 0.0), ctx.c64(half.padded)], mode="NE")
+        return out
+    t = ctx.tile(value)
+    if t.elem != "i1":
+        return t
+    u8 = A.op("reinterpret", [t.value], A.local_type(ir.Type.parse("ui8")))
+    half = ctx.temp("f16", t.shape)
+    A.op("cast", [half.value, u8, ctx.c64(t.count)], round="CAST_NONE")
+    out = ctx.new_tile("ui8", t.shape)
+    A.op("compare_scalar", [out.value, half.value, ctx.cst("f16", 0.0), ctx.c64(half.padded)], mode="NE")
+    return out
+
+
 def dst_tile(ctx, op, elem: str, single: bool = True) -> Tile:
     """The result tile of `op`; an accumulator updated in place when `op` feeds only the loop's yield,
     or the `if`'s result tile when it feeds only the branch's yield (control.py)."""

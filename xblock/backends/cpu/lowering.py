@@ -42,7 +42,8 @@ def _lower_elementwise(ctx, op):
         ctx.define(res, emit_op(ctx.e, name, attrs, ops, scalar_type(res.type)))
         return
     shape, ety, pointee = parts
-    operands = [ctx.get(o) for o in op.operands]
+    # a scalar operand of a block op (the condition of a select over blocks) is splat to the shape
+    operands = [Splat(v, shape, v.type) if isinstance(v, V) else v for v in (ctx.get(o) for o in op.operands)]
 
     def fn(e, vals, ty, name=name, attrs=attrs):
         return emit_op(e, name, attrs, vals, ty)

@@ -1,0 +1,53 @@
+"""Bools read from memory and used as conditions, and runtime `if`s that yield constant blocks
+(regressions found by tools/fuzz.py): against numpy on every target."""
+
+import numpy as np
+import pytest
+
+import xblock
+
+triton = pytest.importorskip("triton")
+tl = triton.language
+
+RUN_TARGETS = ["sim", "cpu", "ascend"]
+
+
+@triton.jit
+def select_by_loaded_bools(m_ptr, a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    m = tl.load(m_ptr + (n - 1 - offs), mask=mask)  # reversed: a gather on some targets
+    a = tl.load(a_ptr + offs, mask=mask, other=0.0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0.0)
+    both = m & (a > 3)
+    tl.store(out_ptr + offs, tl.where(m, a, b) + both.to(tl.float32), mask=mask)
+
+
+@triton.jit
+def if_yields_constant_blocks(flag_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    if tl.load(flag_ptr):
+        v = tl.full((BM, BN), 2.0, tl.float16)
+    else:
+        v = tl.full((BM, BN), -1.5, tl.float16)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], v, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+@pytest.mark.parametrize("n", [1, 40, 64])
+def test_where_on_bools_loaded_from_memory(target, n):
+    m = np.arange(n) % 3 == 0
+    a = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    xblock.jit(select_by_loaded_bools)[(1,)](m, a, -a, out, n, BLOCK=64, target=target)
+    mr = m[::-1]
+    np.testing.assert_array_equal(out, np.where(mr, a, -a) + (mr & (a > 3)))
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+@pytest.mark.parametrize("flag", [True, False])
+def test_runtime_if_yielding_constant_blocks(target, flag):
+    out = np.zeros((3, 5), np.float16)
+    xblock.jit(if_yields_constant_blocks)[(1,)](np.array([flag]), out, 3, 5, BM=4, BN=8, target=target)
+    assert (out == (2.0 if flag else -1.5)).all()
