@@ -51,3 +51,20 @@ def test_runtime_if_yielding_constant_blocks(target, flag):
     out = np.zeros((3, 5), np.float16)
     xblock.jit(if_yields_constant_blocks)[(1,)](np.array([flag]), out, 3, 5, BM=4, BN=8, target=target)
     assert (out == (2.0 if flag else -1.5)).all()
+
+
+@triton.jit
+def row_sums_of_repeated_rows(p, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(p + offs[:, None] * 0 + offs[None, :])  # every row the same (row stride 0)
+    tl.store(out_ptr + offs, tl.sum(a, 1))
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_row_sums_of_a_block_with_stride_0_rows(target):
+    """Rows that overlap take a gather (no negative DataCopyPad gap); per-row sums written by the
+    scalar pipe are synchronised before they are copied out (ascend)."""
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    xblock.jit(row_sums_of_repeated_rows)[(1,)](x, out, BLOCK=16, target=target)
+    np.testing.assert_array_equal(out, np.full(16, x.sum()))

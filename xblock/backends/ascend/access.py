@@ -160,6 +160,8 @@ def store_tile(ctx, op, atomic: str | None):
             raise ctx.error("atomics on gathered addresses are not supported")
         return scatter_store(ctx, op, ptr, value, mask, elem)
     t = to_vecout(ctx, value, elem, op)
+    if t.scalar_written:  # SetValue writes (scalar pipe) must land before MTE3 reads the buffer
+        ctx.sync("S_MTE3")
     A.op("enque", [t.value], queue=t.queue.name)
     out = A.op("deque", [], t.value.type, queue=t.queue.name)
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))

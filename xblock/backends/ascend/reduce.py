@@ -92,6 +92,10 @@ def _reduce(ctx, op):
             A.op("set_value", [out.value, i, A.op("get_value", [dst.value, ctx.c64(0)], ir.Type.parse(ce))])
             ctx.sync("S_V")
             scf.YieldOp([])
+        if out.kind == "vecout":  # the scalar writes go out next: MTE3 waits for the scalar pipe
+            ctx.sync("S_MTE3")
+        else:
+            out.scalar_written = True
     ctx.vmap[r] = out
     if elem_of(r.type) != ce:
         ctx.vmap.pop(r)

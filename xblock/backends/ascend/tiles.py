@@ -257,6 +257,8 @@ def after_scalar_writes(ctx, t: Tile) -> None:
     ctx.sync("S_V")
     if t.kind == "vecout":
         ctx.sync("S_MTE3")
+    else:
+        t.scalar_written = True  # a store that copies it out directly syncs S->MTE3 then
 
 
 def before_scalar_reads(ctx) -> None:

@@ -68,6 +68,7 @@ class Tile:
     refs: int = 1
     freed: bool = False
     line: int = 0
+    scalar_written: bool = False  # the scalar pipe wrote it (SetValue): MTE3 must wait before a copy out
 
     @property
     def count(self) -> int:
