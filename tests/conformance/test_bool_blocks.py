@@ -68,3 +68,20 @@ def test_row_sums_of_a_block_with_stride_0_rows(target):
     out = np.zeros(16, np.float32)
     xblock.jit(row_sums_of_repeated_rows)[(1,)](x, out, BLOCK=16, target=target)
     np.testing.assert_array_equal(out, np.full(16, x.sum()))
+
+
+@triton.jit
+def short_masked_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + cols, mask=cols < n, other=7)
+    tl.store(out_ptr + cols, v, mask=cols < n)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_masked_load_of_a_block_shorter_than_32_bytes(target, dtype, n):
+    x = (np.arange(2) + 1).astype(dtype)
+    out = np.full(2, 5, dtype)
+    xblock.jit(short_masked_copy)[(1,)](x, out, n, BLOCK=2, target=target)
+    np.testing.assert_array_equal(out, np.where(np.arange(2) < n, x, 5).astype(dtype))

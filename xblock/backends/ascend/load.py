@@ -72,7 +72,14 @@ def _load(ctx, op):
             fill(ctx, tile, start, ctx.sub(ctx.c64(acc.rows * acc.cols), start), other)
     if acc.col_limits:  # the rest of each valid row after its padded 32-byte block
         start = ctx.smin(cols_al, ctx.c64(acc.cols))
-        if acc.rows == 1:
+        if acc.rows == 1 and acc.cols * sz <= 32:
+            # the row is one 32-byte block, which DataCopyPad padded whole: only a row with no valid
+            # element is left to fill (a Duplicate past its start would be misaligned)
+            empty = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, cols, ctx.c64(0)).result, [], has_else=False)
+            with ir.InsertionPoint(empty.then_block):
+                fill(ctx, tile, ctx.c64(0), ctx.c64(acc.cols), other)
+                scf.YieldOp([])
+        elif acc.rows == 1:
             fill(ctx, tile, start, ctx.sub(ctx.c64(acc.cols), start), other)
         else:
             loop = ctx.for_range(ctx.c64(0), rows)
