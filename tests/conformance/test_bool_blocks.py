@@ -85,3 +85,23 @@ def test_masked_load_of_a_block_shorter_than_32_bytes(target, dtype, n):
     out = np.full(2, 5, dtype)
     xblock.jit(short_masked_copy)[(1,)](x, out, n, BLOCK=2, target=target)
     np.testing.assert_array_equal(out, np.where(np.arange(2) < n, x, 5).astype(dtype))
+
+
+@triton.jit
+def if_yields_loaded_blocks(flag_ptr, a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    if tl.load(flag_ptr):
+        v = tl.load(a_ptr + offs, mask=mask, other=2.0)
+    else:
+        v = tl.load(b_ptr + offs, mask=mask, other=1.0)
+    tl.store(out_ptr + offs, v, mask=mask)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+@pytest.mark.parametrize("flag", [True, False])
+def test_runtime_if_yielding_loaded_blocks(target, flag):
+    a, b = np.arange(20, dtype=np.float32), -np.arange(20, dtype=np.float32)
+    out = np.zeros(20, np.float32)
+    xblock.jit(if_yields_loaded_blocks)[(1,)](np.array([flag]), a, b, out, 20, BLOCK=32, target=target)
+    np.testing.assert_array_equal(out, a if flag else b)

@@ -169,16 +169,25 @@ class Lowering(LoweringContext):
             with self.located(op):
                 if op.name in TERMINATORS and on_yield is not None:
                     on_yield(op)
+                    emitted = list(ir.InsertionPoint.current.block.operations)
+                    if emitted and emitted[-1].name in ("scf.yield", "scf.condition"):
+                        with ir.InsertionPoint(emitted[-1]):  # values dying at the yield: freed before it
+                            self.release_after(op, dying.get(i, ()))
+                        continue
                 else:
                     self.lower_op(op)
-                for t in self.temps:
-                    self.release(t)
-                self.temps = []
-                for v in dying.get(i, ()):
-                    self.drop(v)
-                for r in op.results:
-                    if not any(True for _ in r.uses):
-                        self.drop(r)
+                self.release_after(op, dying.get(i, ()))
+
+    def release_after(self, op, dying) -> None:
+        """Free the temporaries of `op`, the values whose last use it is, and its unused results."""
+        for t in self.temps:
+            self.release(t)
+        self.temps = []
+        for v in dying:
+            self.drop(v)
+        for r in op.results:
+            if not any(True for _ in r.uses):
+                self.drop(r)
 
     def last_uses(self, block, ops) -> dict:
         """{i: values of `block` whose last use is in ops[i] (or nested in it)}."""
