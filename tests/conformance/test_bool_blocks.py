@@ -105,3 +105,16 @@ def test_runtime_if_yielding_loaded_blocks(target, flag):
     out = np.zeros(20, np.float32)
     xblock.jit(if_yields_loaded_blocks)[(1,)](np.array([flag]), a, b, out, 20, BLOCK=32, target=target)
     np.testing.assert_array_equal(out, a if flag else b)
+
+
+@triton.jit
+def scalar_bits(x_ptr, out_ptr):
+    tl.store(out_ptr, tl.load(x_ptr).to(tl.int32, bitcast=True))
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_scalar_bitcast_keeps_the_bits(target):
+    x = np.array([0.71], np.float32)
+    out = np.zeros(1, np.int32)
+    xblock.jit(scalar_bits)[(1,)](x, out, target=target)
+    assert out[0] == x.view(np.int32)[0]

@@ -117,6 +117,8 @@ class AscendCEmitter(CStyle, CubeCalls):
             return f"({a} {cmp} {b} ? {a} : {b})"
         if n == "arith.negf":
             return f"(-{self.expr(op.operands[0])})"
+        if n == "arith.bitcast":  # the same bits as another type (static_cast would convert the value)
+            return f"__builtin_bit_cast({self.ctype(op.result.type)}, {self.expr(op.operands[0])})"
         if n in self.casts:
             return f"static_cast<{self.ctype(op.result.type)}>({self.expr(op.operands[0])})"
         if n == "ascendc.block_idx":
