@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.xblock-installed
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test lint bench docs fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,12 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) benchmarks/sim_vs_triton_interpreter.py
+
+# A differential fuzzing campaign (a few minutes): failures shrunk into tests under out/fuzz/.
+FUZZ_SEED ?= 1
+FUZZ_COUNT ?= 300
+fuzz: $(STAMP)
+	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/fuzz $(VPY) tools/fuzz.py --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out out/fuzz
 
 clean:
 	rm -rf .xblock_cache build *.egg-info
