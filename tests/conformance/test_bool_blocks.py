@@ -118,3 +118,23 @@ def test_scalar_bitcast_keeps_the_bits(target):
     out = np.zeros(1, np.int32)
     xblock.jit(scalar_bits)[(1,)](x, out, target=target)
     assert out[0] == x.view(np.int32)[0]
+
+
+@triton.jit
+def mixed_scalar_math(x_ptr, h_ptr, out_ptr):
+    x = tl.load(x_ptr)
+    h = tl.load(h_ptr)
+    tl.store(out_ptr, x / (tl.abs(h) + 1.0))
+    tl.store(out_ptr + 1, tl.fma(x, x, x))
+    tl.store(out_ptr + 2, tl.maximum(h, -h).to(tl.float32))
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_scalar_arithmetic_mixing_fp32_and_bf16(target):
+    import ml_dtypes
+
+    x = np.array([1.5], np.float32)
+    h = np.array([-0.75], ml_dtypes.bfloat16)
+    out = np.zeros(3, np.float32)
+    xblock.jit(mixed_scalar_math)[(1,)](x, h, out, target=target)
+    np.testing.assert_allclose(out, [1.5 / 1.75, 1.5 * 1.5 + 1.5, 0.75], rtol=1e-6)

@@ -29,11 +29,7 @@ TARGETS = ["sim", "cpu", "ascend", "cuda"]
 TIMEOUT = 30.0  # seconds per kernel and target: a hang
 
 # (kernel index, target) -> (failure class, the issue). Found by this seed; see docs/RELIABILITY.md.
-KNOWN = {
-    (3, "ascend"): ("model-rejected",
-                    "ascend: scalar arithmetic that mixes fp32 and bf16 emits a C++ `?:` whose operands are float "
-                    "and bfloat16_t, which does not compile (docs/RELIABILITY.md, failure J)"),
-}
+KNOWN: dict = {}  # (kernel, target) -> (class, description) of bugs this seed finds today
 
 
 class KnownBug(AssertionError):

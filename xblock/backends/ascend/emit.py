@@ -97,6 +97,13 @@ class AscendCEmitter(CStyle, CubeCalls):
             raise RuntimeError("internal: unnamed block argument")
         return self.value_expr(op)
 
+    def arm(self, op, v) -> str:
+        """An arm of `?:`: half and bfloat16 arithmetic promotes to float in C++, so arms of those
+        types are cast back to the result's type (mixed arms do not compile)."""
+        e = self.expr(v)
+        t = str(op.result.type)
+        return f"static_cast<{self.ctype(t)}>({e})" if t in ("f16", "bf16") else e
+
     def value_expr(self, op) -> str:
         n = op.name
         if n == "arith.constant":
@@ -110,11 +117,15 @@ class AscendCEmitter(CStyle, CubeCalls):
             p = self.cmpf[int(ir.IntegerAttr(op.attributes['predicate']).value)]
             return f"({self.expr(op.operands[0])} {p} {self.expr(op.operands[1])})"
         if n == "arith.select":
-            return f"({self.expr(op.operands[0])} ? {self.expr(op.operands[1])} : {self.expr(op.operands[2])})"
+            a, b = self.arm(op, op.operands[1]), self.arm(op, op.operands[2])
+            return f"({self.expr(op.operands[0])} ? {a} : {b})"
         if n in ("arith.maxsi", "arith.maxnumf", "arith.maximumf", "arith.minsi", "arith.minnumf", "arith.minimumf"):
             a, b = self.expr(op.operands[0]), self.expr(op.operands[1])
             cmp = ">" if "max" in n else "<"
-            return f"({a} {cmp} {b} ? {a} : {b})"
+            return f"({a} {cmp} {b} ? {self.arm(op, op.operands[0])} : {self.arm(op, op.operands[1])})"
+        if n == "math.fma":  # scalar code: a product and a sum (device code has no fmaf)
+            x, y, z = (self.expr(o) for o in op.operands)
+            return f"({x} * {y} + {z})"
         if n == "arith.negf":
             return f"(-{self.expr(op.operands[0])})"
         if n == "arith.bitcast":  # the same bits as another type (static_cast would convert the value)
