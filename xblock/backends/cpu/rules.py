@@ -9,55 +9,18 @@ own (the elementwise ops). `lower_block` walks a block and applies them. A rule 
 
 from __future__ import annotations
 
-from typing import Callable
-
-from ...dialects.locations import error_at, missing_rule
+from ...dialects.locations import error_at
+from ..common.rules import LoweringError, Rule, RuleTable  # noqa: F401  (LoweringError: raised by rules)
 from .values import Buffer, TVal, materialize
 
 TARGET = "cpu"
-Rule = Callable  # (ctx: LoweringContext, op: ir.Operation) -> None
-RULES: dict[str, Rule] = {}
-DIALECT_RULES: dict[str, Rule] = {}  # dialect -> the rule of its one-result ops without their own
-UNSUPPORTED: dict[str, str] = {}  # xb op -> why the cpu target refuses it (every xb op has a rule)
+TABLE = RuleTable(TARGET)
+RULES, DIALECT_RULES, UNSUPPORTED = TABLE.rules, TABLE.dialect_rules, TABLE.unsupported  # (every xb op has a rule)
+rule, dialect_rule, coverage = TABLE.rule, TABLE.dialect_rule, TABLE.coverage
 
 WRITES = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert")
 PURE_REGIONS = ("xb.reduce", "xb.scan")
 TERMINATORS = ("scf.yield", "scf.condition", "gpu.yield", "func.return")
-
-
-def rule(*names: str):
-    """Register the decorated function as the rule of the ops `names`."""
-
-    def deco(fn: Rule) -> Rule:
-        for n in names:
-            RULES[n] = fn
-        return fn
-
-    return deco
-
-
-def dialect_rule(*dialects: str):
-    """Register the decorated function as the rule of the one-result ops of `dialects` without a rule."""
-
-    def deco(fn: Rule) -> Rule:
-        for d in dialects:
-            DIALECT_RULES[d] = fn
-        return fn
-
-    return deco
-
-
-def coverage() -> tuple[set, dict]:
-    """(the ops with a rule, UNSUPPORTED); the table is full once `pipeline` is imported."""
-    return set(RULES), dict(UNSUPPORTED)
-
-
-class LoweringError(Exception):
-    """What a rule cannot lower; the walk sets `op` to the op being lowered."""
-
-    def __init__(self, message: str, op=None):
-        super().__init__(message)
-        self.op = op
 
 
 class LoweringContext:
@@ -162,15 +125,7 @@ def lower_op(ctx: LoweringContext, op) -> None:
 
 
 def _rule_for(op) -> Rule:
-    name = op.name
-    fn = RULES.get(name)
-    if fn is None and len(op.results) == 1:
-        fn = DIALECT_RULES.get(name.split(".")[0])
-    if fn is not None:
-        return fn
-    if name in UNSUPPORTED:
-        raise LoweringError(UNSUPPORTED[name], op)
-    raise missing_rule(op, TARGET)
+    return TABLE.lookup(op, one_result_only=True)
 
 
 def _flush_loads(ctx: LoweringContext, op) -> None:

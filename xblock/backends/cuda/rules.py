@@ -13,49 +13,14 @@ from typing import Callable
 
 from mlir import ir
 
-from ...dialects.locations import error_at, missing_rule
+from ...dialects.locations import error_at
+from ..common.rules import LoweringError, Rule, RuleTable  # noqa: F401  (LoweringError: raised by rules)
 from .emit import TTIRWriter, loc
 
 TARGET = "cuda"
-Rule = Callable  # (ctx: LoweringContext, op: ir.Operation) -> None
-RULES: dict[str, Rule] = {}
-DIALECT_RULES: dict[str, Rule] = {}  # dialect -> the rule of its ops without a rule of their own
-UNSUPPORTED: dict[str, str] = {}  # xb op -> why the cuda target refuses it (every xb op has a rule)
-
-
-def rule(*names: str):
-    """Register the decorated function as the rule of the ops `names`."""
-
-    def register(fn: Rule) -> Rule:
-        for n in names:
-            RULES[n] = fn
-        return fn
-
-    return register
-
-
-def dialect_rule(*dialects: str):
-    """Register the decorated function as the rule of the ops of `dialects` without a rule."""
-
-    def register(fn: Rule) -> Rule:
-        for d in dialects:
-            DIALECT_RULES[d] = fn
-        return fn
-
-    return register
-
-
-def coverage() -> tuple[set, dict]:
-    """(the ops with a rule, UNSUPPORTED); the table is full once `lowering` is imported."""
-    return set(RULES), dict(UNSUPPORTED)
-
-
-class LoweringError(Exception):
-    """What a rule cannot lower; the walk sets `op` to the op being lowered."""
-
-    def __init__(self, message: str, op=None):
-        super().__init__(message)
-        self.op = op
+TABLE = RuleTable(TARGET)
+RULES, DIALECT_RULES, UNSUPPORTED = TABLE.rules, TABLE.dialect_rules, TABLE.unsupported  # (every xb op has a rule)
+rule, dialect_rule, coverage = TABLE.rule, TABLE.dialect_rule, TABLE.coverage
 
 
 class LoweringContext:
@@ -128,13 +93,7 @@ def lower_op(ctx: LoweringContext, op) -> None:
 
 
 def _rule_for(op) -> Rule:
-    name = op.name
-    fn = RULES.get(name) or DIALECT_RULES.get(name.split(".")[0])
-    if fn is not None:
-        return fn
-    if name in UNSUPPORTED:
-        raise LoweringError(UNSUPPORTED[name], op)
-    raise missing_rule(op, TARGET)
+    return TABLE.lookup(op, one_result_only=False)
 
 
 def _check_shape(op, t) -> None:
