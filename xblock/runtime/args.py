@@ -52,6 +52,8 @@ def describe(name: str, v) -> tuple:
         sig = _TORCH_SIG.get(str(v.dtype))
         if sig is None:
             raise ArgError(f"argument '{name}' has dtype {v.dtype}, which kernels cannot take")
+        if hasattr(v, "is_contiguous") and not v.is_contiguous():  # as numpy views: same message everywhere
+            raise ArgError(f"argument '{name}' is not contiguous; pass .contiguous() instead")
         return "*" + sig, "D" if v.data_ptr() % 16 == 0 else ""
     if isinstance(v, (bool, np.bool_)):
         return "i1", ""

@@ -157,7 +157,8 @@ class JITFunction:
                 append(t)
             else:
                 try:  # a tensor: what describe() and the targets' claims read
-                    append((t, v.dtype, v.data_ptr() & 15 == 0, True if v.is_cuda else str(v.device)))
+                    append((t, v.dtype, v.data_ptr() & 15 == 0, True if v.is_cuda else str(v.device),
+                            v.is_contiguous()))
                 except AttributeError:
                     return None
         for k, v in kwargs.items():

@@ -104,8 +104,19 @@ _CTYPE = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "
 
 
 def _as_numpy(v):
+    """A numpy view of an argument: numpy arrays, or torch CPU tensors (sharing their memory)."""
     if isinstance(v, np.ndarray):
         return v
+    if hasattr(v, "detach") and hasattr(v, "device"):
+        if str(v.device) != "cpu":
+            raise TypeError("the ascend target runs on the CPU model: pass numpy arrays or CPU tensors")
+        t = v.detach()
+        if str(t.dtype) == "torch.bfloat16":
+            import ml_dtypes
+            import torch
+
+            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return t.numpy()
     raise TypeError(f"the ascend target runs on the CPU model: pass numpy arrays, not {type(v).__name__}")
 
 
@@ -123,17 +134,26 @@ def load(asm: dict, metadata: dict):
     soc_arr = (ctypes.c_uint32 * 3)(soc.ub_bytes, soc.ub_usable, int(soc.has_data_copy_pad))
     names, sigs = metadata["arg_names"], metadata["arg_types"]
 
+    written = metadata.get("written_args")
+
     def launch(grid, args):
         if len(args) != len(sigs):
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                               f"expected {len(sigs)} runtime arguments, got {len(args)}")
         arrays, buf_names, scalars = [], [], {}
-        for n, s, v in zip(names, sigs, args):
-            if s.startswith("*"):
-                arrays.append(_as_numpy(v))
-                buf_names.append(n)
-            else:
-                scalars[n] = v
+        try:
+            for n, s, v in zip(names, sigs, args):
+                if s.startswith("*"):
+                    arrays.append(_as_numpy(v))
+                    buf_names.append(n)
+                else:
+                    scalars[n] = v
+        except TypeError as e:
+            raise LaunchError(metadata["file"], metadata["line"], metadata["name"], str(e)) from None
+        for i in written or ():
+            if isinstance(args[i], np.ndarray) and not args[i].flags.writeable:
+                raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                  f"argument '{names[i]}' is read-only but the kernel writes to it")
         work = [np.ascontiguousarray(a).copy() for a in arrays]
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
@@ -163,8 +183,12 @@ def load(asm: dict, metadata: dict):
         if rc != 0:
             raise ExecutionError(f"{metadata['file']}:{metadata['line']}: {metadata['name']}: the AscendC model "
                                  f"stopped the kernel: {err.value.decode(errors='replace')}")
-        for dst, src in zip(arrays, work):
-            np.copyto(dst, src)
+        for dst, src in zip(arrays, work):  # only what changed: read-only inputs stay valid
+            if not np.array_equal(np.ascontiguousarray(dst).reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8)):
+                if not dst.flags.writeable:
+                    raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                      "a read-only argument was written by the kernel")
+                np.copyto(dst, src)
 
     return launch
 

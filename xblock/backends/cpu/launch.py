@@ -34,6 +34,8 @@ def _address(v) -> int:
     if hasattr(v, "data_ptr"):
         if str(getattr(v, "device", "cpu")) != "cpu":
             raise TypeError("the cpu target runs on host memory: pass numpy arrays or CPU tensors")
+        if hasattr(v, "is_contiguous") and not v.is_contiguous():  # a view (`.T`): its storage is not its order
+            raise TypeError("a non-contiguous tensor (a view such as `.T`) cannot be passed: use .contiguous()")
         return v.data_ptr()
     raise TypeError(f"expected an array, got {type(v).__name__}")
 
@@ -125,11 +127,17 @@ def load(asm: dict, metadata: dict):
     # a printing kernel runs its programs in order on one thread: its output reads like the sim's
     threads = 1 if prints else int(metadata.get("options", {}).get("num_threads", 0)) or cores()
     big_frame = metadata.get("stack_bytes", 0) > (1 << 20)  # too big for the caller's stack
+    written = metadata.get("written_args") or ()  # None (not traceable): nothing to check up front
 
     def launch(grid, args):
         if len(args) != len(sigs):
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                               f"expected {len(sigs)} runtime arguments, got {len(args)}")
+        for i in written:
+            flags = getattr(args[i], "flags", None)
+            if flags is not None and not flags.writeable:
+                raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                  f"argument '{metadata['arg_names'][i]}' is read-only but the kernel writes to it")
         try:
             slots = Slots(*[p(a) for p, a in zip(packers, args)])
         except TypeError as err:
