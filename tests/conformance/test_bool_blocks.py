@@ -138,3 +138,20 @@ def test_scalar_arithmetic_mixing_fp32_and_bf16(target):
     out = np.zeros(3, np.float32)
     xblock.jit(mixed_scalar_math)[(1,)](x, h, out, target=target)
     np.testing.assert_allclose(out, [1.5 / 1.75, 1.5 * 1.5 + 1.5, 0.75], rtol=1e-6)
+
+
+@triton.jit
+def bools_or_a_flag(m_ptr, flag_ptr, a_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = tl.load(m_ptr + offs) | tl.load(flag_ptr)
+    tl.store(out_ptr + offs, tl.where(m, tl.load(a_ptr + offs), -1.0))
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_bool_block_or_a_bool_scalar(target, flag):
+    m = np.arange(32) % 4 == 1
+    a = np.arange(32, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    xblock.jit(bools_or_a_flag)[(1,)](m, np.array([flag]), a, out, BLOCK=32, target=target)
+    np.testing.assert_array_equal(out, np.where(m | flag, a, -1.0))

@@ -90,12 +90,27 @@ def cast(ctx, dst: Tile, src: Tile, count=None) -> None:
     raise ctx.error(f"no Cast from {src.elem} to {dst.elem} on {ctx.soc.name}")
 
 
+UNIFORM_SHAPES = ("xb.splat", "xb.broadcast", "xb.expand_dims", "xb.reshape")
+
+
 def mask_of(ctx, value, shape: tuple | None = None) -> Tile:
     """A mask block as the bit mask Compare makes and Select reads. Bools loaded from memory hold
     a byte per element: cast to half (uint8 -> half is a legal A2 Cast) and compare with 0. A
     scalar condition (`if c: v = a else: v = b` over blocks) becomes a uniform mask of `shape`."""
-    if not is_block(value):
-        one = arith.SelectOp(ctx.scalar(value), ctx.cst("f16", 1.0), ctx.cst("f16", 0.0)).result
+    held = ctx.vmap.get(value)
+    if is_block(value):
+        shape = shape_of(value.type)
+    src = value
+    while is_block(src) and not isinstance(src.owner, ir.Block) and src.owner.name in UNIFORM_SHAPES:
+        src = src.owner.operands[0]  # a scalar bool splat or broadcast to a block: one flag
+    if is_block(value) and isinstance(held, Splat):
+        flag = ctx.splat_scalar(held)
+    elif not is_block(src):
+        flag = ctx.scalar(src)
+    else:
+        flag = None
+    if flag is not None:
+        one = arith.SelectOp(flag, ctx.cst("f16", 1.0), ctx.cst("f16", 0.0)).result
         half = ctx.temp("f16", shape)
         ctx.duplicate(half, Splat("f16", shape, scalar=one), half.padded)
         out = ctx.new_tile("ui8", shape)
