@@ -155,3 +155,22 @@ def test_a_bool_block_or_a_bool_scalar(target, flag):
     out = np.zeros(32, np.float32)
     xblock.jit(bools_or_a_flag)[(1,)](m, np.array([flag]), a, out, BLOCK=32, target=target)
     np.testing.assert_array_equal(out, np.where(m | flag, a, -1.0))
+
+
+@triton.jit
+def store_comparison(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) > 0)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_storing_computed_bools(target):
+    x = np.linspace(-1, 1, 32, dtype=np.float32)
+    out = np.zeros(32, np.bool_)
+    if target == "ascend":  # masks are bit masks there: a clear refusal, not C++ that does not compile
+        with pytest.raises(xblock.CompilationError, match=r"test_bool_blocks.py:\d+:\d+: ascend: storing computed "
+                           r"bools"):
+            xblock.jit(store_comparison)[(1,)](x, out, BLOCK=32, target=target)
+        return
+    xblock.jit(store_comparison)[(1,)](x, out, BLOCK=32, target=target)
+    np.testing.assert_array_equal(out, x > 0)

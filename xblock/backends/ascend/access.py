@@ -153,6 +153,11 @@ def store_tile(ctx, op, atomic: str | None):
     ptr, value = op.operands[0], op.operands[1]
     mask = op.operands[2] if seg[2] else None
     elem = elem_of(value.type)
+    held = ctx.vmap.get(value)
+    if elem == "i1" and not (isinstance(held, Tile) and held.elem == "i1"):
+        # only bools read from memory are bytes here; masks are bit masks
+        raise ctx.error("storing computed bools (a comparison or a constant) to memory is not supported on "
+                        "ascend yet: store `mask.to(tl.int32)` to an int32 array instead")
     acc = ctx.ps.tile_access(ptr, mask)
     sz = SIZE[elem]
     if needs_scalar_loop(ctx, acc, sz):
