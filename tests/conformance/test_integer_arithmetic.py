@@ -80,3 +80,23 @@ def test_ascend_has_no_int64_lanes():
     with pytest.raises(xblock.CompilationError, match=r"test_integer_arithmetic.py:\d+:\d+: ascend: the vector "
                        r"unit of \w+ has no Mul for i64"):
         xblock.jit(int64_ops)[(1,)](z, z + 1, z, np.zeros(80, np.int64), BLOCK=16, target="ascend")
+
+
+@triton.jit
+def minus_a_scalar(x_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    s = tl.load(s_ptr).to(tl.int32)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=1) - s + offs * 3, mask=mask)
+
+
+@pytest.mark.parametrize("target", ["sim", "cpu", "ascend"])
+def test_int32_block_and_a_large_scalar(target):
+    """A scalar or index block used as int32 data is exact past 2**24 (ascend built it in float)."""
+    x = np.array([158, -7, 2**30, 5], np.int32)
+    s = np.array([-1016091033129], np.int64)
+    out = np.zeros(4, np.int32)
+    xblock.jit(minus_a_scalar)[(1,)](x, s, out, 4, BLOCK=8, target=target)
+    with np.errstate(over="ignore"):
+        want = x - s.astype(np.int32) + np.arange(4, dtype=np.int32) * 3
+    np.testing.assert_array_equal(out, want)

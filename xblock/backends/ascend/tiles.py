@@ -281,6 +281,24 @@ def before_scalar_reads(ctx) -> None:
     ctx.sync("V_S")
 
 
+def _affine_i32(ctx, a, shape: tuple) -> Tile:
+    """base + sum(stride_d * index_d) in int32 lanes: exact and wrapping as in C (float lanes lose
+    integers past 2**24). The index along each dimension is the float iota cast to int32 (exact)."""
+    out = ctx.new_tile("i32", shape)
+    base = scalar_convert(ctx, ctx.lin(a.base), "i32")
+    A.op("duplicate", [out.value, base, ctx.c64(out.padded)])
+    for d, s in enumerate(a.strides):
+        if s.is_zero():
+            continue
+        idx = ctx.temp("i32", shape)
+        A.op("cast", [idx.value, ctx.iota(shape, d).value, ctx.c64(idx.count)], round="CAST_RINT")
+        if s.as_const() != 1:
+            A.op("vec_scalar", [idx.value, idx.value, scalar_convert(ctx, ctx.lin(s), "i32"), ctx.c64(idx.count)],
+                 api="Muls")
+        A.op("vec", [out.value, out.value, idx.value, ctx.c64(out.count)], api="Add")
+    return out
+
+
 def materialize(ctx, v: ir.Value) -> Tile:
     """A Struct (integer or mask block) as a Tile: from iota tiles built once before the grid loop."""
     shape = shape_of(v.type)
@@ -321,6 +339,8 @@ def materialize(ctx, v: ir.Value) -> Tile:
                         "or be stored as they are; other uses are not supported yet")
     if a is None:
         raise ctx.error("internal: integer block without structure")
+    if elem == "i32":
+        return _affine_i32(ctx, a, shape)
     f = ctx.new_tile("f32", shape)
     base = arith.SIToFPOp(ir.F32Type.get(), ctx.lin(a.base)).result
     A.op("duplicate", [f.value, base, ctx.c64(f.padded)])
