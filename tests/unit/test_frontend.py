@@ -521,7 +521,13 @@ def test_callable_grid_and_specialization_per_dtype():
     assert len({k for k in scale.kernels if k[0] == "sim"}) >= 3
 
 
-def test_device_print_and_static_print(capsys):
+def test_device_print_and_static_print(capsys, tmp_path, monkeypatch):
+    from xblock.runtime import compiler
+
+    monkeypatch.setenv("XBLOCK_CACHE_DIR", str(tmp_path))  # static_print runs when the kernel compiles
+    monkeypatch.setattr(compiler, "_MEMORY", {})
+    printing.kernels.clear()
+    printing._fast.clear()
     printing[(2,)](np.arange(2, dtype=np.int32), target="sim")
     out = capsys.readouterr().out
     assert "compile-time 4" in out
