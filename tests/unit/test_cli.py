@@ -108,3 +108,14 @@ def test_every_option_has_help():
         for action in sp._actions:
             if action.dest != "help":
                 assert action.help, f"xblock {name}: option {action.dest} has no help text"
+
+
+def test_doctor_lists_versions_targets_and_cache(tmp_path):
+    env = {**__import__("os").environ, "XBLOCK_CACHE_DIR": str(tmp_path)}
+    r = xb("doctor", env=env)
+    assert r.returncode == 0, r.stderr
+    from xblock.backends import targets
+
+    for name in targets():
+        assert f"\n  {name} " in r.stdout
+    assert "numpy" in r.stdout and f"cache: {tmp_path}" in r.stdout and "g++" in r.stdout
