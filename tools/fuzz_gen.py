@@ -25,6 +25,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# libdevice functions the generator calls (fp32 only): source spelling (with a safe domain) and
+# the numpy model of the same expression
+LIBDEVICE = {
+    "tanh": ("libdevice.tanh({x})", np.tanh),
+    "atan": ("libdevice.atan({x})", np.arctan),
+    "expm1": ("libdevice.expm1(tl.where({x} < 3.0, {x}, 3.0))", lambda v: np.expm1(np.minimum(v, 3.0))),
+    "log1p": ("libdevice.log1p(tl.abs({x}))", lambda v: np.log1p(np.abs(v))),
+    "cbrt": ("libdevice.cbrt({x})", np.cbrt),
+    "trunc": ("libdevice.trunc({x})", np.trunc),
+    "rint": ("libdevice.rint({x})", np.rint),
+}
+
 try:
     import ml_dtypes
     BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -153,6 +165,7 @@ class Kernel:
     seed: int                 # the seed of the input data
     index: int = 0
     features: set = field(default_factory=set)
+    early_return: bool = False  # 1-D: `if pid * BLOCK >= n: return` first (never taken: the grid covers n)
 
     def clone(self):
         return copy.deepcopy(self)
@@ -599,6 +612,8 @@ class Model:
             return np.floor(x)
         if fn == "ceil":
             return np.ceil(x)
+        if fn in LIBDEVICE:
+            return LIBDEVICE[fn][1](x)
         raise KeyError(fn)
 
     def reduce(self, node, x, mag, prec, red):
@@ -948,6 +963,7 @@ class Renderer:
         self.lines = []
         self.n = 0
         self.helpers = set()
+        self.libdevice = False  # the kernel calls libdevice: the source imports it
         self.lineno_of = {}   # id(node) -> line index in self.lines (0-based, in the body)
 
     def var(self):
@@ -1058,7 +1074,10 @@ class Renderer:
         elif kd == "math":
             fn, x = a["fn"], ks[0]
             ns = "tl.math" if a.get("ns") == "math" and fn not in ("sigmoid",) else "tl"
-            src = {"exp": f"{ns}.exp(tl.where({x} < 3.0, {x}, 3.0))",
+            if fn in LIBDEVICE:
+                self.libdevice = True
+            src = LIBDEVICE[fn][0].format(x=x) if fn in LIBDEVICE else {
+                   "exp": f"{ns}.exp(tl.where({x} < 3.0, {x}, 3.0))",
                    "exp2": f"{ns}.exp2(tl.where({x} < 3.0, {x}, 3.0))",
                    "log": f"{ns}.log(tl.abs({x}) + 1.0)", "log2": f"{ns}.log2(tl.abs({x}) + 1.0)",
                    "sqrt": f"{ns}.sqrt(tl.abs({x}))", "rsqrt": f"{ns}.rsqrt(tl.abs({x}) + 1.0)"}.get(
@@ -1186,7 +1205,10 @@ class Renderer:
         ins, outs, scal, const = self.params()
         body = []
         if k.mode == "1d":
-            body += ["pid = tl.program_id(0)", "offs = pid * BLOCK + tl.arange(0, BLOCK)", "mask = offs < n"]
+            body += ["pid = tl.program_id(0)"]
+            if k.early_return:
+                body += ["if pid * BLOCK >= n:", "    return"]
+            body += ["offs = pid * BLOCK + tl.arange(0, BLOCK)", "mask = offs < n"]
         else:
             body += ["pid_m = tl.program_id(0)", "pid_n = tl.program_id(1)",
                      "pid = pid_m * tl.num_programs(1) + pid_n",
@@ -1217,7 +1239,10 @@ class Renderer:
                 else:
                     self.emit(call, 1)
             self.stmt_line[i] = (start, len(self.lines))
-        head = ["import triton", "import triton.language as tl", ""]
+        head = ["import triton", "import triton.language as tl"]
+        if self.libdevice:
+            head.append("from triton.language.extra import libdevice")
+        head.append("")
         helpers = []
         for h in sorted(self.helpers):
             fn = "a + b" if h == "_fz_add" else "tl.maximum(a, b)"
@@ -1550,10 +1575,10 @@ class Gen:
     def p_math(self, d, t, depth, ctx):
         fns = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf", "floor", "ceil"]
         if d == "f32":
-            fns.append("sigmoid")
+            fns += ["sigmoid"] + list(LIBDEVICE)
         fn = self.pick(fns)
         # floor/ceil jump and sqrt is steep at 0: their operands must be the same on every target
-        sub = {**ctx, "exact": True} if fn in ("floor", "ceil", "sqrt") else ctx
+        sub = {**ctx, "exact": True} if fn in ("floor", "ceil", "sqrt", "trunc", "rint") else ctx
         src = d
         if fn == "sigmoid":
             src = self.pick(["f32", "f16", "bf16"])
@@ -1810,6 +1835,10 @@ class Gen:
         if template == "dot" and not any(s.value.kind == "loop" for s in stmts):
             stmts[0] = self.store(self.matmul(self.pick(["f32", "i32"], [3, 1])), "T")
         k = Kernel(self.mode, z, stmts, seed=int(rng.integers(2 ** 31)), index=self.index)
+        # drawn last, so every other draw (and the kernels of earlier campaigns) stays the same
+        if self.mode == "1d" and z["n"] >= 1 and self.chance(0.15):
+            k.early_return = True
+            self.feat("control:early-return")
         update_grid_flags(k)
         k.features = set(self.features)
         k.features.add(f"template:{template}")
