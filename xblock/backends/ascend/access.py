@@ -101,6 +101,15 @@ def lane_on(ctx, bounds, idx):
     return on
 
 
+def lane_address(ctx, p, idx) -> ir.Value:
+    """The element offset of lane `idx` of pointer block `p` (base + sum of index * stride)."""
+    addr = ctx.lin(p.offset.base)
+    for d, s in enumerate(p.offset.strides):
+        if not s.is_zero():
+            addr = ctx.add(addr, ctx.mul(idx[d], ctx.lin(s)))
+    return addr
+
+
 def scalar_access(ctx, ptr, mask, access: str, kind: str):
     """The pointer and mask structure of a gather/scatter run as a scalar loop, with its warning."""
     p = ctx.ps.pointer(ptr)
@@ -201,10 +210,7 @@ def scatter_store(ctx, op, ptr, value, mask, elem):
     shape = shape_of(value.type)
 
     def body(lane, idx):
-        addr = ctx.lin(p.offset.base)
-        for d, s in enumerate(p.offset.strides):
-            if not s.is_zero():
-                addr = ctx.add(addr, ctx.mul(idx[d], ctx.lin(s)))
+        addr = lane_address(ctx, p, idx)
         on = lane_on(ctx, b, idx) if b is not None else None
         if on is None:
             A.op("set_value", [gm, addr, A.op("get_value", [src.value, lane], ir.Type.parse(elem))])

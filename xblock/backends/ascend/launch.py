@@ -135,6 +135,9 @@ def load(asm: dict, metadata: dict):
     names, sigs = metadata["arg_names"], metadata["arg_types"]
 
     written = metadata.get("written_args")
+    pointers = [i for i, s in enumerate(sigs) if s.startswith("*")]  # runtime index of each array argument
+    # the arrays copied back after a run: those the kernel writes, or (not traceable) all, if changed
+    copy_back = None if written is None else [k for k, i in enumerate(pointers) if i in written]
 
     def launch(grid, args):
         if len(args) != len(sigs):
@@ -183,12 +186,15 @@ def load(asm: dict, metadata: dict):
         if rc != 0:
             raise ExecutionError(f"{metadata['file']}:{metadata['line']}: {metadata['name']}: the AscendC model "
                                  f"stopped the kernel: {err.value.decode(errors='replace')}")
-        for dst, src in zip(arrays, work):  # only what changed: read-only inputs stay valid
-            if not np.array_equal(np.ascontiguousarray(dst).reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8)):
-                if not dst.flags.writeable:
-                    raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
-                                      "a read-only argument was written by the kernel")
-                np.copyto(dst, src)
+        for k in range(len(arrays)) if copy_back is None else copy_back:
+            dst, src = arrays[k], work[k]
+            if copy_back is None and np.array_equal(np.ascontiguousarray(dst).reshape(-1).view(np.uint8),
+                                                    src.reshape(-1).view(np.uint8)):
+                continue  # unchanged: a read-only input stays valid
+            if not dst.flags.writeable:
+                raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                  "a read-only argument was written by the kernel")
+            np.copyto(dst, src)
 
     return launch
 

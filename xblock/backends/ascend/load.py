@@ -10,7 +10,17 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-from .access import counts, dense, gm_tensor, lane_loops, lane_on, needs_scalar_loop, scalar_access, segments
+from .access import (
+    counts,
+    dense,
+    gm_tensor,
+    lane_address,
+    lane_loops,
+    lane_on,
+    needs_scalar_loop,
+    scalar_access,
+    segments,
+)
 from .rules import rule
 from .tiles import after_scalar_writes, fill
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
@@ -116,10 +126,7 @@ def _gather_load(ctx, op, ptr, mask, other, elem):
     t = ir.Type.parse(elem)
 
     def body(lane, idx):
-        addr = ctx.lin(p.offset.base)
-        for d, s in enumerate(p.offset.strides):
-            if not s.is_zero():
-                addr = ctx.add(addr, ctx.mul(idx[d], ctx.lin(s)))
+        addr = lane_address(ctx, p, idx)
         on = lane_on(ctx, b, idx) if b is not None else None
         if on is None:
             v = A.op("get_value", [gm, addr], t)

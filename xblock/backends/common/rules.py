@@ -63,3 +63,13 @@ class RuleTable:
         if name in self.unsupported:
             raise LoweringError(self.unsupported[name], op)
         raise missing_rule(op, self.target)
+
+    def apply(self, ctx, op, one_result_only: bool = False) -> None:
+        """Run `op`'s rule; an error the rule raises without an op is placed at `op`."""
+        fn = self.lookup(op, one_result_only)
+        try:
+            fn(ctx, op)
+        except LoweringError as err:
+            if err.op is None:
+                err.op = op
+            raise

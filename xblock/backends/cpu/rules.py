@@ -10,7 +10,7 @@ own (the elementwise ops). `lower_block` walks a block and applies them. A rule 
 from __future__ import annotations
 
 from ...dialects.locations import error_at
-from ..common.rules import LoweringError, Rule, RuleTable  # noqa: F401  (LoweringError: raised by rules)
+from ..common.rules import LoweringError, RuleTable
 from .values import Buffer, TVal, materialize
 
 TARGET = "cpu"
@@ -113,19 +113,9 @@ def lower_block(ctx: LoweringContext, block, skip_terminator=True, top=False):
 
 def lower_op(ctx: LoweringContext, op) -> None:
     """Apply `op`'s rule, after evaluating the pending loads where `op` may write memory."""
-    fn = _rule_for(op)
     if op.name in WRITES or (op.regions and op.name not in PURE_REGIONS):
         _flush_loads(ctx, op)
-    try:
-        fn(ctx, op)
-    except LoweringError as err:
-        if err.op is None:
-            err.op = op
-        raise
-
-
-def _rule_for(op) -> Rule:
-    return TABLE.lookup(op, one_result_only=True)
+    TABLE.apply(ctx, op, one_result_only=True)
 
 
 def _flush_loads(ctx: LoweringContext, op) -> None:

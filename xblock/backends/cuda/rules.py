@@ -14,7 +14,7 @@ from typing import Callable
 from mlir import ir
 
 from ...dialects.locations import error_at
-from ..common.rules import LoweringError, Rule, RuleTable  # noqa: F401  (LoweringError: raised by rules)
+from ..common.rules import LoweringError, RuleTable
 from .emit import TTIRWriter, loc
 
 TARGET = "cuda"
@@ -83,17 +83,7 @@ def lower_op(ctx: LoweringContext, op) -> None:
     for r in op.results:
         _check_shape(op, r.type)
         _check_elem(ctx, op, r.type)
-    fn = _rule_for(op)
-    try:
-        fn(ctx, op)
-    except LoweringError as err:
-        if err.op is None:
-            err.op = op
-        raise
-
-
-def _rule_for(op) -> Rule:
-    return TABLE.lookup(op, one_result_only=False)
+    TABLE.apply(ctx, op)
 
 
 def _check_shape(op, t) -> None:
