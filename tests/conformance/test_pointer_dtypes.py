@@ -15,6 +15,7 @@ tl = triton.language
 DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.float16, ml_dtypes.bfloat16,
           np.float32, np.float64]
 IDS = [np.dtype(d).name for d in DTYPES]
+ASCEND_REFUSES = {"bool", "int64", "float64"}  # what the ascend target refuses today (docs/STATUS.md)
 
 
 @triton.jit
@@ -59,7 +60,8 @@ def test_every_pointer_dtype_runs_or_says_why(target, dtype):
     try:
         xblock.jit(masked_copy)[(2,)](x, out, 70, BLOCK=64, target=target)
     except xblock.CompilationError as e:
-        assert target == "ascend" and "ascend" in str(e), e  # a clean refusal, at the kernel's line
+        # a clean refusal, at the kernel's line, only where 910B lacks the type (bool masks, 64-bit)
+        assert target == "ascend" and np.dtype(dtype).name in ASCEND_REFUSES and "ascend" in str(e), e
         assert "test_pointer_dtypes.py:" in str(e)
         return
     np.testing.assert_array_equal(out, x)

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+
 from ..backends import all_option_names, default_target
 from ..errors import LaunchError, XBlockError, surface
 from ..frontend.source import XBLOCK_KERNEL, is_tuner, source_of, unwrap_function
 from .args import ArgError, describe, from_dlpack
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
 
-_OPTION_NAMES: list = []  # every launch option some target reads (filled from the registry on first use)
 
-
+@functools.cache
 def launch_option_names() -> frozenset:
-    """Keyword arguments of a launch that are target options, not kernel arguments."""
-    if not _OPTION_NAMES:
-        _OPTION_NAMES.append(all_option_names())
-    return _OPTION_NAMES[0]
+    """Keyword arguments of a launch that are target options, not kernel arguments (every option
+    some target reads; computed from the registry once)."""
+    return all_option_names()
 
 
 def _no_grid(grid):
