@@ -286,12 +286,68 @@ def w_matmul(env, size):
     return dict(rows=rows, out=c, ref=ref, bytes=None, flops=2 * M * N * K)
 
 
+# (Z, H, seq, head_dim) and (BLOCK_M, BLOCK_N, num_warps, num_stages) per head dim
+ATTENTION = (4, 32, 4096)
+ATTENTION_CFG = {64: (128, 64, 4, 3), 128: (128, 64, 8, 3)}
+PERSISTENT_SUBTILE = (8192, (128, 256, 64, 8, 8, 3))
+
+
+def w_attention(env, head_dim, causal, dtype="float16"):
+    """examples/triton/attention.py (tutorial-06-style forward), xblock vs Triton, same source."""
+    from examples.triton import attention as att
+
+    z, h, n = ATTENTION
+    bm, bn, warps, stages = ATTENTION_CFG[head_dim]
+    q, k, v = (env.randn((z, h, n, head_dim), dtype) for _ in range(3))
+    o = env.empty((z, h, n, head_dim), dtype)
+    scale = head_dim ** -0.5
+    args = (q, k, v, o, scale, h * n * head_dim, n * head_dim, head_dim, h, n)
+    meta = dict(HEAD_DIM=head_dim, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
+    grid = att.grid(n, z, h, bm)
+    rows = {"xblock": env.xblock(att.attention_fwd, grid, args, meta)}
+    if env.precompile:
+        return None
+    rows["triton"] = lambda: att.attention_fwd[grid](*args, **meta)
+    torch = env.torch
+    rows["torch sdpa"] = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    ref = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    flops = 4 * z * h * n * n * head_dim // (2 if causal else 1)
+    return dict(rows=rows, out=o, ref=ref, bytes=None, flops=flops)
+
+
+def w_persistent_subtile(env):
+    """examples/triton/persistent_matmul.py: flatten=True tile loop, reshape/permute/split epilogue."""
+    from examples.triton import persistent_matmul as pm
+
+    size, (bm, bn, bk, gm, warps, stages) = PERSISTENT_SUBTILE
+    a, b = env.randn((size, size), "float16"), env.randn((size, size), "float16", size ** -0.5)
+    c = env.empty((size, size), "float16")
+    grid = (min(NUM_SMS, xblock.cdiv(size, bm) * xblock.cdiv(size, bn)),)
+    args = (a, b, c, size, size, size, size, 1, size, 1, size, 1)
+    rows = {}
+    for subtile in (False, True):
+        meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, NUM_SMS=NUM_SMS, EPILOGUE_SUBTILE=subtile,
+                    num_warps=warps, num_stages=stages)
+        rows[f"xblock subtile={subtile}"] = env.xblock(pm.matmul_persistent, grid, args, meta)
+        if not env.precompile:
+            rows[f"triton subtile={subtile}"] = (lambda m=meta: pm.matmul_persistent[grid](*args, **m))
+    if env.precompile:
+        return None
+    rows["torch"] = lambda: a @ b
+    return dict(rows=rows, out=c, ref=lambda: a @ b, bytes=None, flops=2 * size ** 3)
+
+
 WORKLOADS = {
     "add": ("vector add fp32 2^28", w_add),
     "softmax": (f"softmax fp32 {SOFTMAX[0]}x{SOFTMAX[1]}", w_softmax),
     "layernorm": (f"layernorm fp32 {LAYERNORM[0]}x{LAYERNORM[1]}", w_layernorm),
     "gelu": ("gelu (tanh) fp16 2^28", w_gelu),
     **{f"matmul{s}": (f"matmul fp16 + leaky_relu {s}^3", (lambda env, s=s: w_matmul(env, s))) for s in MATMUL_SIZES},
+    **{f"attention{d}{'c' if c else ''}": (f"attention fwd fp16 {ATTENTION} d{d}{' causal' if c else ''}",
+                                          (lambda env, d=d, c=c: w_attention(env, d, c)))
+       for d in (64, 128) for c in (False, True)},
+    "persistent": (f"persistent matmul fp16 {PERSISTENT_SUBTILE[0]}^3 (flatten, subtile epilogue)",
+                   w_persistent_subtile),
 }
 
 

@@ -141,7 +141,17 @@ def expand_to(v, src_shape, dst_shape):
 
 
 # ---------------------------------------------------------------------------------------- nodes
+
+def _dot_kwargs(dtype: str) -> str:
+    """fp32 dots in IEEE precision (exact to compare); integer dots name their int32 accumulator, as
+    Triton 3.6 requires when one is passed."""
+    if dtype == "f32":
+        return ", input_precision=\"ieee\""
+    return ", out_dtype=tl.int32" if dtype.startswith(("i", "u")) else ""
+
+
 @dataclass
+
 class Node:
     kind: str                 # see the evaluator and the renderer
     dtype: str
@@ -1025,7 +1035,7 @@ class Renderer:
             if comb == "dot":
                 x = self.r(node.kids[0], ind + 1)
                 y = self.r(node.kids[1], ind + 1)
-                prec = ", input_precision=\"ieee\"" if node.kids[0].dtype == "f32" else ""
+                prec = _dot_kwargs(node.kids[0].dtype)
                 if a.get("form") == "pluseq":
                     self.emit(f"{v} += tl.dot({x}, {y}{prec})", ind + 1)
                 else:
@@ -1118,7 +1128,7 @@ class Renderer:
         elif kd == "trans":
             src = f"tl.trans({ks[0]})" if a.get("form") != "permute" else f"tl.permute({ks[0]}, (1, 0))"
         elif kd == "dot":
-            prec = ", input_precision=\"ieee\"" if node.kids[0].dtype == "f32" else ""
+            prec = _dot_kwargs(node.kids[0].dtype)
             acc = f", {ks[2]}" if len(ks) > 2 else ""
             src = f"tl.dot({ks[0]}, {ks[1]}{acc}{prec})"
         else:

@@ -107,7 +107,7 @@ def test_triton_autotuned_matmul_matches_numpy(target, tmp_path):
     args = _matmul_args(M, N, K)
     kernel[_matmul_grid(M, N)](*args, target=target)
     a, b, c = args[:3]
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(c, a @ b, rtol=2e-2, atol=2e-2)  # fp32 dot at Triton's default precision: tf32
     # early_config_prune saw every config and the named arguments; the 256-deep tile was dropped,
     # then perf_model ranked the other three and only its top 2 were benchmarked
     assert PRUNED[0][0] == 4 and PRUNED[0][1]["K"] == K and set(PRUNED[0][1]) >= {"a_ptr", "M", "stride_cn"}
@@ -123,7 +123,7 @@ def test_triton_autotuned_matmul_matches_numpy(target, tmp_path):
     again.do_bench = lambda *a, **k: pytest.fail("benchmarked again")
     args2 = _matmul_args(M, N, K, seed=1)
     again[_matmul_grid(M, N)](*args2, target=target)
-    np.testing.assert_allclose(args2[2], args2[0] @ args2[1], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(args2[2], args2[0] @ args2[1], rtol=2e-2, atol=2e-2)
     assert again.best_config is kernel.best_config
 
 
@@ -132,7 +132,7 @@ def test_a_new_key_tunes_again():
     for M in (20, 33):
         args = _matmul_args(M, 24, 16)
         kernel[_matmul_grid(M, 24)](*args, target="sim")
-        np.testing.assert_allclose(args[2], args[0] @ args[1], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(args[2], args[0] @ args[1], rtol=2e-2, atol=2e-2)
     assert {k for _, k in kernel.cache} == {(20, 24, 16, "float32", "float32", "float32"),
                                              (33, 24, 16, "float32", "float32", "float32")}
 

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import linecache
+import os
 
 from mlir import ir
 
 from ..errors import CompilationError
 
 UNKNOWN = ("<unknown>", 0, 0)
+CALL_PREFIX = "\0call "  # the name of an inlined call site's location (`xb-inline-calls`)
+# the language's library written in the language: its lines are not where users look for errors
+LIBRARY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "language") + os.sep
 
 
 def source_loc(loc: ir.Location) -> tuple:
     """(file, line, col) of a location, looking through name, fused and call-site locations.
 
-    An inlined helper's op reports the helper's line (the callee), as Triton does.
+    An inlined helper's op reports the helper's line (the callee), as Triton does, unless the
+    helper is xblock's own language library (`tl.sort`, `tl.rand`): then the line that called it.
     Returns `UNKNOWN` when no file location is inside.
     """
     try:
@@ -23,7 +28,11 @@ def source_loc(loc: ir.Location) -> tuple:
         if loc.is_a_name():
             return source_loc(loc.child_loc)
         if loc.is_a_callsite():
-            return source_loc(loc.callee)
+            inner = source_loc(loc.callee)
+            if inner[0].startswith(LIBRARY):
+                outer = source_loc(loc.caller)
+                return outer if outer[1] else inner
+            return inner
         if loc.is_a_fused():
             for sub in loc.locations:
                 found = source_loc(sub)
@@ -34,11 +43,28 @@ def source_loc(loc: ir.Location) -> tuple:
     return UNKNOWN
 
 
+def library_call(loc: ir.Location) -> str | None:
+    """The language library function (`sort`, `rand`) the user called, if `loc` is inside one."""
+    try:
+        while loc.is_a_name() and not loc.name_str.startswith(CALL_PREFIX):
+            loc = loc.child_loc
+        if not loc.is_a_callsite() or not source_loc(loc.callee)[0].startswith(LIBRARY):
+            return None
+        caller = loc.caller
+        if not (caller.is_a_name() and caller.name_str.startswith(CALL_PREFIX)):
+            return None
+        return library_call(caller.child_loc) or caller.name_str[len(CALL_PREFIX):]
+    except (AttributeError, ValueError):
+        return None
+
+
 def name_of(loc: ir.Location) -> str | None:
     """The variable name a frontend `NameLoc` gives a value, or None."""
     try:
         if loc.is_a_name():
-            return loc.name_str
+            return None if loc.name_str.startswith(CALL_PREFIX) else loc.name_str
+        if loc.is_a_callsite():  # a value of an inlined helper: the helper's own name for it
+            return name_of(loc.callee)
         if loc.is_a_fused():
             for sub in loc.locations:
                 found = name_of(sub)
@@ -91,14 +117,19 @@ def error_at(where, message: str, prefix: str = "") -> CompilationError:
         message: what is wrong, for the user.
         prefix: the target name; the message then reads `"<target>: message"`.
     """
+    inside = None
     if isinstance(where, tuple):
         file, line, col = where
     elif isinstance(where, ir.Location):
         file, line, col = source_loc(where)
+        inside = library_call(where)
     elif where is None:
         file, line, col = UNKNOWN
     else:
         file, line, col = op_loc(where)
+        inside = library_call(getattr(where, "operation", where).location)
     text = f"{prefix}: {message}" if prefix and not message.startswith(f"{prefix}: ") else message
+    if inside:
+        text += f" (inside tl.{inside}, which xblock writes in the block language)"
     src = linecache.getline(file, line) if line else ""
     return CompilationError(file, line, col, text, src or None)

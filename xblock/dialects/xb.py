@@ -87,6 +87,41 @@ OPS: list[OpDoc] = [
         "Block with dimensions permuted: result dim i is source dim order[i].",
     ),
     OpDoc(
+        "join",
+        _ANY + "%r = irdl.any\nirdl.operands(lhs: %t, rhs: %t)\nirdl.results(result: %r)",
+        "Two blocks of one shape joined along a new minor dimension of size 2: result[..., 0] is "
+        "`lhs`, result[..., 1] is `rhs` (Triton's `tt.join`).",
+    ),
+    OpDoc(
+        "split",
+        _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(lhs: %r, rhs: %r)",
+        "The inverse of join: a block whose last dimension is 2 as its halves src[..., 0] and "
+        "src[..., 1] (Triton's `tt.split`).",
+    ),
+    OpDoc(
+        "cat",
+        _ANY + "%r = irdl.any\nirdl.operands(lhs: %t, rhs: %t)\nirdl.results(result: %r)",
+        "Two 1-D blocks of one shape concatenated: the elements of `lhs`, then those of `rhs`. "
+        "Triton's `tt.cat` may reorder elements; xblock's targets keep this order except cuda, where "
+        "Triton chooses (so only order-insensitive uses, such as reductions, are portable).",
+    ),
+    OpDoc(
+        "gather",
+        "%t = irdl.any\n%i = irdl.any\n%r = irdl.any\n%a = irdl.any\nirdl.attributes {\"axis\" = %a}\n"
+        "irdl.operands(src: %t, index: %i)\nirdl.results(result: %r)",
+        "Gather along `axis`: result[..., j, ...] = src[..., index[..., j, ...], ...]; `index` has the "
+        "rank of `src` and its shape except along `axis`; the result has the shape of `index`. An index "
+        "outside [0, src.shape[axis]) is an error on the sim, and reads an unspecified element of the "
+        "same row elsewhere (never memory outside the block).",
+    ),
+    OpDoc(
+        "histogram",
+        "%t = irdl.any\n%m = irdl.any\n%r = irdl.any\n%n = irdl.any\nirdl.attributes {\"num_bins\" = %n}\n"
+        "irdl.operands(src: %t, mask: optional %m)\nirdl.results(result: %r)",
+        "Counts of the values of a 1-D integer block in bins 0..num_bins-1 of width 1, as i32. Lanes "
+        "whose mask is false, and values outside the bins, are not counted.",
+    ),
+    OpDoc(
         "ptr_cast",
         _ANY + "%r = irdl.any\nirdl.operands(src: %t)\nirdl.results(result: %r)",
         "Pointer (or block of pointers) reinterpreted as pointing to another element type.",
@@ -156,7 +191,11 @@ OPS: list[OpDoc] = [
         "%a = irdl.any\n%b = irdl.any\n%c = irdl.any\n%p = irdl.any\n%o = irdl.any\n"
         "irdl.operands(a: %a, b: %b, acc: %c)\n"
         "irdl.attributes {\"input_precision\" = %p, \"out_dtype\" = %o}\nirdl.results(result: %c)",
-        "Block matrix product acc + a @ b for MxK and KxN blocks, accumulated in the acc type.",
+        "Block matrix product acc + a @ b for MxK and KxN blocks, or a batch of them (BxMxK and BxKxN), "
+        "accumulated in the acc type. `input_precision` (tf32, tf32x3, ieee, bf16x3, bf16x6) says how f32 "
+        "operands are multiplied (docs/LANGUAGE.md, \"dot precision\"); the frontend writes ieee for other "
+        "types. An optional i32 `max_num_imprecise_acc` (Triton's, for float8 operands) is kept for cuda's "
+        "tt.dot; without it cuda uses Triton's default.",
     ),
     OpDoc(
         "atomic_rmw",
@@ -190,8 +229,8 @@ OPS: list[OpDoc] = [
 PURE_OPS = frozenset(
     "xb." + n
     for n in (
-        "program_id num_programs arange splat broadcast expand_dims reshape trans ptr_cast "
-        "int_to_ptr ptr_to_int fp_to_fp "
+        "program_id num_programs arange splat broadcast expand_dims reshape trans join split cat gather histogram "
+        "ptr_cast int_to_ptr ptr_to_int fp_to_fp "
         "addptr reduce scan dot"
     ).split()
 )
@@ -302,6 +341,28 @@ def trans(src: ir.Value, order, result_type: ir.Type, *, loc=None, ip=None) -> i
     return _create("trans", [result_type], [src], attrs, loc=loc, ip=ip).result
 
 
+def join(lhs: ir.Value, rhs: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("join", [result_type], [lhs, rhs], loc=loc, ip=ip).result
+
+
+def split(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> tuple[ir.Value, ir.Value]:
+    op = _create("split", [result_type, result_type], [src], loc=loc, ip=ip)
+    return op.results[0], op.results[1]
+
+
+def cat(lhs: ir.Value, rhs: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("cat", [result_type], [lhs, rhs], loc=loc, ip=ip).result
+
+
+def gather(src: ir.Value, index: ir.Value, axis: int, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    return _create("gather", [result_type], [src, index], {"axis": i32_attr(axis)}, loc=loc, ip=ip).result
+
+
+def histogram(src: ir.Value, num_bins: int, result_type: ir.Type, mask=None, *, loc=None, ip=None) -> ir.Value:
+    operands = [src] + ([mask] if mask is not None else [])
+    return _create("histogram", [result_type], operands, {"num_bins": i32_attr(num_bins)}, loc=loc, ip=ip).result
+
+
 def ptr_cast(src: ir.Value, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
     return _create("ptr_cast", [result_type], [src], loc=loc, ip=ip).result
 
@@ -367,8 +428,11 @@ def scan(srcs, axis: int, kind: str, reverse: bool, result_types, *, loc=None, i
     return _create("scan", result_types, srcs, attrs, regions=1, loc=loc, ip=ip)
 
 
-def dot(a, b, acc, *, input_precision="ieee", out_dtype: ir.Type, loc=None, ip=None) -> ir.Value:
+def dot(a, b, acc, *, input_precision="ieee", out_dtype: ir.Type, max_num_imprecise_acc: int | None = None,
+        loc=None, ip=None) -> ir.Value:
     attrs = {"input_precision": str_attr(input_precision), "out_dtype": ir.TypeAttr.get(out_dtype)}
+    if max_num_imprecise_acc is not None:
+        attrs["max_num_imprecise_acc"] = i32_attr(max_num_imprecise_acc)
     return _create("dot", [acc.type], [a, b, acc], attrs, loc=loc, ip=ip).result
 
 

@@ -12,6 +12,7 @@ import builtins
 import hashlib
 import inspect
 import operator
+import sys
 import types
 
 from mlir import ir
@@ -21,7 +22,8 @@ from .. import language as xl
 from ..dialects import xb
 from ..errors import CompilationError, debug
 from ..language.core import _unwrap, constexpr, is_builtin, tensor
-from .control import ControlFlow, _has_tensor, _is_py_value, lift_returns
+from ..language.descriptors import aggregate, host_descriptor_type
+from .control import ControlFlow, _has_tensor, _is_py_value, flatten, lift_returns, rebuild, spec_key
 from .semantic import Semantic, SemanticError
 from .source import KernelSource, is_jit_function, unwrap_function
 from .triton_compat import translate
@@ -49,8 +51,22 @@ _TENSOR_METHODS = {"to": "cast", "cast": "cast", "reshape": "reshape", "view": "
                    "cumprod": "cumprod", "reduce": "reduce", "associative_scan": "associative_scan",
                    "xor_sum": "xor_sum", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
                    "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "abs": "abs",
-                   "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil", "logical_and": None}
+                   "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil", "logical_and": None,
+                   "split": "split", "gather": "gather", "histogram": "histogram", "item": "item",
+                   "flip": "flip", "ravel": "ravel", "softmax": "softmax", "reduce_or": "reduce_or",
+                   "sqrt_rn": "sqrt_rn", "cdiv": "cdiv", "store": "store", "atomic_add": "atomic_add",
+                   "atomic_and": "atomic_and", "atomic_cas": "atomic_cas", "atomic_max": "atomic_max",
+                   "atomic_min": "atomic_min", "atomic_or": "atomic_or", "atomic_xchg": "atomic_xchg",
+                   "atomic_xor": "atomic_xor"}
 
+
+
+def _language_helper(fn) -> bool:
+    """A function of xblock's language written in the language (`tl.standard`'s `_indicator`): compiled
+    as a helper even without block arguments; its constexpr helpers (`_log2`) run in Python."""
+    if not fn.__module__.startswith("xblock.language") or getattr(fn, "__xblock_constexpr__", False):
+        return False
+    return getattr(sys.modules.get(fn.__module__), fn.__name__, None) is fn  # not a lambda (`dt.is_int32`)
 
 
 class _Method:
@@ -319,6 +335,11 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             if name in _TENSOR_METHODS and _TENSOR_METHODS[name]:
                 return _Method(getattr(xl, _TENSOR_METHODS[name]), base)
             raise SemanticError(f"a block has no attribute '{name}'")
+        if isinstance(base, aggregate):
+            if not hasattr(base, name) or name.startswith("_"):
+                raise SemanticError(f"{base!r} has no attribute '{name}'")
+            attr = getattr(base, name)
+            return _Method(attr, base) if is_builtin(attr) else attr
         if isinstance(base, types.ModuleType):
             if not hasattr(base, name):
                 raise SemanticError(f"module '{base.__name__}' has no attribute '{name}'")
@@ -349,6 +370,13 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise SemanticError("cannot index a Python value with a block")
         return base[idx]
 
+    def visit_Slice(self, node):
+        """`a:b:c` indexing a Python value (a shape, a tuple): a Python slice of constexprs."""
+        parts = [None if p is None else _unwrap(self.visit(p)) for p in (node.lower, node.upper, node.step)]
+        if any(isinstance(p, tensor) for p in parts):
+            raise SemanticError("slice bounds must be constexpr integers")
+        return slice(*parts)
+
     # ----------------------------------------------------------------------------- calls
     def visit_Call(self, node):
         fn = _unwrap(self.visit(node.func))
@@ -363,6 +391,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
 
     def call(self, fn, args, kwargs):
         if isinstance(fn, _Method):
+            if not is_builtin(fn.fn):  # a method written in the language (`x.flip()`, `x.softmax()`)
+                return self.call(fn.fn, [fn.self_value, *args], kwargs)
             return fn.fn(fn.self_value, *args, _semantic=self.sem, **kwargs)
         if is_builtin(fn):
             return fn(*args, _semantic=self.sem, **kwargs)
@@ -392,7 +422,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if is_jit_function(fn):
             return self.call_helper(fn, args, kwargs)
         has_tensors = any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values())
-        if inspect.isfunction(fn) and has_tensors:
+        if inspect.isfunction(fn) and (has_tensors or _language_helper(fn)):
             return self.call_helper(fn, args, kwargs)
         if has_tensors:
             raise SemanticError(f"cannot call {getattr(fn, '__name__', fn)!r} on blocks inside a kernel")
@@ -412,9 +442,11 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             v = _unwrap(v)
             if isinstance(v, tensor):
                 key_parts.append((name, "t", v.dtype.name, v.shape))
-                tensor_args.append((name, v))
-            elif _has_tensor(v):
-                raise SemanticError(f"helper argument '{name}' mixes blocks in a tuple; pass them separately")
+                tensor_args.append(v)
+            elif _has_tensor(v):  # a tuple of blocks or an aggregate: its blocks are the arguments
+                leaves, spec = flatten(v)
+                key_parts.append((name, "s", spec_key(spec), tuple((x.dtype.name, x.shape) for x in leaves)))
+                tensor_args += leaves
             else:
                 key_parts.append((name, "c", repr(v)))
         key = (ks.fn, tuple(key_parts))
@@ -422,25 +454,24 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             self.mb.helpers[key] = self._gen_helper(ks, params, tensor_args, key)
         sym, ret_spec, result_types = self.mb.helpers[key]
         call = ir.Operation.create("func.call", results=result_types,
-                                   operands=[v.handle for _, v in tensor_args],
+                                   operands=[v.handle for v in tensor_args],
                                    attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
-        results = list(call.results)
-        return _rebuild(ret_spec, results)
+        return _rebuild(ret_spec, list(call.results))
 
     def _gen_helper(self, ks, params, tensor_args, key):
         digest = hashlib.sha256(repr(key[1]).encode()).hexdigest()[:10]
         sym = f"{ks.name}__{digest}"
-        arg_types = [v.handle.type for _, v in tensor_args]
+        arg_types = [v.handle.type for v in tensor_args]
         kernel_func = self._enclosing_func()
         with ir.InsertionPoint(kernel_func), ir.Location.file(ks.file, ks.first_line, 1):
             f = func.FuncOp(sym, ir.FunctionType.get(arg_types, []))
             f.attributes["sym_visibility"] = ir.StringAttr.get("private")
             entry = f.add_entry_block()
+        blocks = iter([tensor(a, v.dtype, v.shape) for a, v in zip(entry.arguments, tensor_args)])
         scope = {}
-        it = iter(entry.arguments)
         for name, v in params:
             v = _unwrap(v)
-            scope[name] = tensor(next(it), v.dtype, v.shape) if isinstance(v, tensor) else v
+            scope[name] = rebuild(flatten(v)[1], blocks) if _has_tensor(v) else v
         gen = CodeGenerator(ks, self.mb, scope)
         with ir.InsertionPoint(entry):
             gen.visit_stmts(lift_returns(ks.tree.body), tail=True)
@@ -474,27 +505,14 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
 
 
 def _flatten(v):
-    """Flatten a helper's return value into tensors plus a spec to rebuild it."""
-    v = _unwrap(v)
-    if isinstance(v, tensor):
-        return [v], ("t", v.dtype, v.shape)
-    if isinstance(v, (tuple, list)):
-        flat, specs = [], []
-        for x in v:
-            f, s = _flatten(x)
-            flat += f
-            specs.append(s)
-        return flat, ("tuple", specs)
-    return [], ("py", v)
+    """A helper's return value as blocks, plus a spec (and each block's type) to rebuild it."""
+    flat, spec = flatten(v)
+    return flat, (spec, [(t.dtype, t.shape) for t in flat])
 
 
-def _rebuild(spec, results):
-    kind = spec[0]
-    if kind == "t":
-        return tensor(results.pop(0), spec[1], spec[2])
-    if kind == "tuple":
-        return tuple(_rebuild(s, results) for s in spec[1])
-    return spec[1]
+def _rebuild(ret_spec, results):
+    spec, types_ = ret_spec
+    return rebuild(spec, iter([tensor(r, dt, shape) for r, (dt, shape) in zip(results, types_)]))
 
 
 def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: dict) -> ir.Module:
@@ -512,7 +530,7 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
     with ctx, ir.Location.file(ks.file, ks.first_line, 1):
         module = ir.Module.create()
         mb = ModuleBuilder(module)
-        runtime = [p for p in ks.params if p in arg_types]
+        runtime = list(arg_types)  # parameter order; a host tensor descriptor adds its parts (see runtime.args)
         types_ = [ir_type(arg_types[p]) for p in runtime]
         with ir.InsertionPoint(module.body):
             f = func.FuncOp(ks.name, ir.FunctionType.get(types_, []))
@@ -526,13 +544,28 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
             arg_attrs.append(ir.DictAttr.get(d))
         f.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         entry = f.add_entry_block()
-        scope = {p: tensor(a, arg_types[p], ()) for p, a in zip(runtime, entry.arguments)}
-        scope.update({k: translate(v) for k, v in constexprs.items()})  # e.g. OUT=tl.float8e4nv
+        args = {p: tensor(a, arg_types[p], ()) for p, a in zip(runtime, entry.arguments)}
+        scope = {p: v for p, v in args.items() if p in ks.params}
+        scope.update({k: translate(v) for k, v in constexprs.items()  # e.g. OUT=tl.float8e4nv
+                      if k in ks.params and not isinstance(v, host_descriptor_type)})
         gen = CodeGenerator(ks, mb, scope)
         mb.sources[ks.fn] = ks
         with ir.InsertionPoint(entry):
+            _bind_host_descriptors(gen, args, constexprs)
             gen.visit_stmts(lift_returns(ks.tree.body), tail=True)
             if gen.ret is not None:
                 raise gen.error(gen.ret_node, "a kernel cannot return a value")
             func.ReturnOp([])
     return module
+
+
+def _bind_host_descriptors(gen, args: dict, constexprs: dict) -> None:
+    """Bind each host `TensorDescriptor` parameter to a descriptor made of its argument parts."""
+    for p, spec in constexprs.items():
+        if not isinstance(spec, host_descriptor_type):
+            continue
+        ndim = len(spec.block_shape)
+        parts = []
+        for name in host_descriptor_type.arg_names(p, ndim):  # a part specialized to 1 is that constant
+            parts.append(gen.sem.to_tensor(constexprs[name], args[name].dtype) if name in constexprs else args[name])
+        gen.scope[p] = gen.sem.host_descriptor(spec, parts[0], parts[1:1 + ndim], parts[1 + ndim:])

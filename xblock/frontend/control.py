@@ -10,6 +10,7 @@ from mlir.dialects import scf
 
 from .. import language as xl
 from ..language.core import _unwrap, tensor
+from ..language.descriptors import aggregate
 from .semantic import SemanticError
 
 # xl.range keywords kept on the loop as `xb.<name>` (Triton's pipelining and unrolling hints)
@@ -17,15 +18,80 @@ _LOOP_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", 
 
 
 def _is_py_value(v) -> bool:
-    return not isinstance(v, tensor) and not (isinstance(v, (tuple, list)) and any(map(_has_tensor, v)))
+    return not _has_tensor(v)
 
 
 def _has_tensor(v) -> bool:
-    if isinstance(v, tensor):
+    if isinstance(v, (tensor, aggregate)):
         return True
     if isinstance(v, (tuple, list)):
         return any(_has_tensor(x) for x in v)
     return False
+
+
+# ------------------------------------------------------------------------------- structured values
+def flatten(v, numbers: bool = False) -> tuple:
+    """(leaves, spec) of a value: its blocks in order, and the structure that `rebuild` fills again.
+
+    Tuples, lists and aggregates (block pointers, descriptors) are walked; other Python values are
+    static parts of the spec. With `numbers`, Python numbers are leaves too (a loop-carried or
+    `if`-assigned number becomes a block).
+    """
+    v = _unwrap(v)
+    if isinstance(v, tensor) or (numbers and isinstance(v, (bool, int, float))):
+        return [v], ("t",)
+    if isinstance(v, (tuple, list)):
+        leaves, specs = [], []
+        for x in v:
+            f, sp = flatten(x, numbers)
+            leaves += f
+            specs.append(sp)
+        return leaves, ("seq", type(v), tuple(specs))
+    if isinstance(v, aggregate):
+        leaves, spec = flatten(tuple(v._parts()), numbers)
+        return leaves, ("agg", type(v), v._static(), spec)
+    return [], ("py", v)
+
+
+def rebuild(spec, leaves):
+    """The value `flatten` described, with its blocks taken in order from the iterator `leaves`."""
+    kind = spec[0]
+    if kind == "t":
+        return next(leaves)
+    if kind == "seq":
+        items = [rebuild(sp, leaves) for sp in spec[2]]
+        t = spec[1]
+        return t._make(items) if hasattr(t, "_make") else t(items)
+    if kind == "agg":
+        return spec[1]._rebuild(spec[2], list(rebuild(spec[3], leaves)))
+    return spec[1]
+
+
+def same_structure(a, b) -> bool:
+    """Whether two specs rebuild the same kind of value: same structure, equal static parts."""
+    if a[0] != b[0]:
+        return False
+    if a[0] == "t":
+        return True
+    if a[0] == "seq":
+        return a[1] is b[1] and len(a[2]) == len(b[2]) and all(map(same_structure, a[2], b[2]))
+    if a[0] == "agg":
+        return a[1] is b[1] and a[2] == b[2] and same_structure(a[3], b[3])
+    x, y = a[1], b[1]
+    try:
+        return x is y or (type(x) is type(y) and bool(x == y))
+    except Exception:
+        return False
+
+
+def spec_key(spec) -> tuple:
+    """A printable key of a spec (static parts by repr), for specializing helpers."""
+    kind = spec[0]
+    if kind == "seq":
+        return ("seq", spec[1].__name__, tuple(spec_key(sp) for sp in spec[2]))
+    if kind == "agg":
+        return ("agg", spec[1].__name__, repr(spec[2]), spec_key(spec[3]))
+    return ("t",) if kind == "t" else ("py", repr(spec[1]))
 
 
 def _assigned_names(stmts) -> set[str]:
@@ -121,19 +187,10 @@ class ControlFlow:
                 consts[n] = tv
             else:
                 results.append(n)
-        yields = [[], []]
+        yields, specs = [[], []], {}
         for n in results:
             tv, ev = branches[0].get(n, saved.get(n)), branches[1].get(n, saved.get(n))
-            dt = tv.dtype if isinstance(tv, tensor) else ev.dtype if isinstance(ev, tensor) else None
-            for i, (block, v) in enumerate(((probe.then_block, tv), (probe.else_block, ev))):
-                with ir.InsertionPoint(block):
-                    if not isinstance(v, tensor) and not isinstance(v, (int, float, bool)):
-                        raise SemanticError(f"variable '{n}' must be a block or number in both branches of `if`")
-                    yields[i].append(self.sem.to_tensor(v, dt if not isinstance(v, tensor) else None))
-            t0, t1 = yields[0][-1], yields[1][-1]
-            if t0.dtype != t1.dtype or t0.shape != t1.shape:
-                raise SemanticError(
-                    f"variable '{n}' has type {t0.type} after the `if` branch but {t1.type} after `else`")
+            specs[n] = self._if_yields(n, tv, ev, probe, yields)
         if not results:
             for block in (probe.then_block, probe.else_block):
                 with ir.InsertionPoint(block):
@@ -149,9 +206,30 @@ class ControlFlow:
             for op in list(src.operations):
                 op.move_before(y)
         probe.operation.erase()
-        for n, r, t in zip(results, real.results, yields[0]):
-            consts[n] = tensor(r, t.dtype, t.shape)
+        leaves = iter([tensor(r, t.dtype, t.shape) for r, t in zip(real.results, yields[0])])
+        for n in results:
+            consts[n] = rebuild(specs[n], leaves)
         self._finish_if(consts, returns, tail)
+
+    def _if_yields(self, n, tv, ev, probe, yields):
+        """Append the blocks of `n` after each branch to `yields` (numbers made blocks); returns its spec."""
+        (t_leaves, t_spec), (e_leaves, e_spec) = flatten(tv, True), flatten(ev, True)
+        if t_spec[0] == "py" or e_spec[0] == "py":
+            raise SemanticError(f"variable '{n}' must be a block or number in both branches of `if`")
+        if not same_structure(t_spec, e_spec):
+            raise SemanticError(f"variable '{n}' is {tv!r} after the `if` branch but {ev!r} after `else`; "
+                                "its structure and static parts (block shapes, constexprs) must be the same")
+        for a, b in zip(t_leaves, e_leaves):
+            dt = a.dtype if isinstance(a, tensor) else b.dtype if isinstance(b, tensor) else None
+            for i, (block, v) in enumerate(((probe.then_block, a), (probe.else_block, b))):
+                with ir.InsertionPoint(block):
+                    yields[i].append(self.sem.to_tensor(v, dt if not isinstance(v, tensor) else None))
+            t0, t1 = yields[0][-1], yields[1][-1]
+            if t0.dtype != t1.dtype or t0.shape != t1.shape:
+                what = f"'{n}'" if len(t_leaves) == 1 else f"a block of '{n}'"
+                raise SemanticError(
+                    f"variable {what} has type {t0.type} after the `if` branch but {t1.type} after `else`")
+        return t_spec
 
     def _if_result_names(self, node, saved, branches, returns, tail) -> list:
         """Names whose value after a runtime `if` comes from its branches (returned values too)."""
@@ -217,30 +295,40 @@ class ControlFlow:
                 raise SemanticError("range bounds must be scalars")
         self.gen_loop(node, node.target.id, lb, ub, step, hints)
 
-    def _loop_inits(self, names):
+    def _loop_inits(self, names) -> dict:
+        """name -> (spec, [[block, weak], ...], repr): the blocks each loop-carried variable is made of."""
         inits = {}
         for n in names:
             v = self.scope[n]
-            if isinstance(v, (bool, int, float)):
-                inits[n] = (self.sem.to_tensor(v), True)
-            elif isinstance(v, tensor):
-                inits[n] = (v, False)
-            else:
+            leaves, spec = flatten(v, numbers=True)
+            if spec[0] == "py":
                 raise SemanticError(f"loop-carried variable '{n}' must be a block or a number, got {v!r}")
+            blocks = [[x, False] if isinstance(x, tensor) else [self.sem.to_tensor(x), True] for x in leaves]
+            inits[n] = (spec, blocks, repr(v))
         return inits
+
+    @staticmethod
+    def _carried_blocks(carried, inits) -> list:
+        return [b for n in carried for b, _ in inits[n][1]]
+
+    def _bind_carried(self, carried, inits, handles, like) -> None:
+        """Bind each loop-carried name to its value rebuilt from `handles`, typed as the blocks `like`."""
+        values = iter([tensor(h, t.dtype, t.shape) for h, t in zip(handles, like)])
+        for n in carried:
+            self.scope[n] = rebuild(inits[n][0], values)
 
     def gen_loop(self, node, iv_name, lb, ub, step, hints=None):
         carried = sorted(n for n in _assigned_names(node.body) if n in self.scope and n != iv_name)
         inits = self._loop_inits(carried)
         saved = dict(self.scope)
         for attempt in range(2):
-            loop = scf.ForOp(lb.handle, ub.handle, step.handle, [inits[n][0].handle for n in carried],
+            blocks = self._carried_blocks(carried, inits)
+            loop = scf.ForOp(lb.handle, ub.handle, step.handle, [b.handle for b in blocks],
                              loc=ir.Location.name(iv_name, childLoc=self.file_loc(node)))
             self.scope = dict(saved)
             with ir.InsertionPoint(loop.body):
                 self.scope[iv_name] = tensor(loop.induction_variable, lb.dtype, ())
-                for n, arg in zip(carried, loop.inner_iter_args):
-                    self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
+                self._bind_carried(carried, inits, loop.inner_iter_args, blocks)
                 self.visit_stmts(node.body)
                 outs, retry = self._loop_yields(carried, inits, attempt)
                 if not retry:
@@ -250,31 +338,37 @@ class ControlFlow:
                 break
             # a number that became a block (or changed dtype) in the body: start from that type
             loop.operation.erase()
-            for n, o in zip(carried, outs):
-                if n in retry:
-                    inits[n] = (self.sem.broadcast_to(self.sem.cast(inits[n][0], o.dtype), o.shape), False)
+            slots = [b for n in carried for b in inits[n][1]]
+            for k in retry:
+                slots[k][0] = self.sem.broadcast_to(self.sem.cast(slots[k][0], outs[k].dtype), outs[k].shape)
+                slots[k][1] = False
         for name, v in (hints or {}).items():  # xl.range(..., num_stages=2): `xb.num_stages = 2 : i32`
             if isinstance(v, bool) and v:
                 loop.operation.attributes["xb." + name] = ir.UnitAttr.get()
             elif isinstance(v, int) and not isinstance(v, bool):
                 loop.operation.attributes["xb." + name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
-        for n, r, o in zip(carried, loop.results, outs):
-            self.scope[n] = tensor(r, o.dtype, o.shape)
+        self._bind_carried(carried, inits, loop.results, outs)
 
-    def _loop_yields(self, carried, inits, attempt):
+    def _loop_yields(self, carried, inits, attempt, where="at the end of the body"):
+        """The blocks each loop-carried variable yields, and the weak numbers to widen (flat indices)."""
         outs, retry = [], set()
         for n in carried:
-            init, weak = inits[n]
+            spec, blocks, before = inits[n]
             v = self.scope[n]
-            v = self.sem.to_tensor(v, init.dtype if not isinstance(v, tensor) else None)
-            if v.dtype != init.dtype or v.shape != init.shape:
-                if weak and attempt == 0:
-                    retry.add(n)
-                else:
-                    raise SemanticError(
-                        f"loop-carried variable '{n}' has type {init.type} before the loop but {v.type} "
-                        "at the end of the body; make its type the same (e.g. start from xl.zeros(...))")
-            outs.append(v)
+            leaves, new_spec = flatten(v, numbers=True)
+            if not same_structure(spec, new_spec):
+                raise SemanticError(f"loop-carried variable '{n}' is {before} before the loop but {v!r} {where}; "
+                                    "its structure and static parts (block shapes, constexprs) must stay the same")
+            for (init, weak), x in zip(blocks, leaves):
+                x = self.sem.to_tensor(x, init.dtype if not isinstance(x, tensor) else None)
+                if x.dtype != init.dtype or x.shape != init.shape:
+                    if not (weak and attempt == 0):
+                        what = f"'{n}'" if len(blocks) == 1 else f"a block of '{n}'"
+                        raise SemanticError(
+                            f"loop-carried variable {what} has type {init.type} before the loop but {x.type} "
+                            f"{where}; make its type the same (e.g. start from xl.zeros(...))")
+                    retry.add(len(outs))
+                outs.append(x)
         return outs, retry
 
     def visit_While(self, node):
@@ -282,14 +376,14 @@ class ControlFlow:
             raise SemanticError("`while ... else` is not supported")
         carried = sorted(n for n in _assigned_names(node.body) if n in self.scope)
         inits = self._loop_inits(carried)
-        types_ = [inits[n][0].handle.type for n in carried]
-        loop = scf.WhileOp(types_, [inits[n][0].handle for n in carried])
+        blocks = self._carried_blocks(carried, inits)
+        types_ = [b.handle.type for b in blocks]
+        loop = scf.WhileOp(types_, [b.handle for b in blocks])
         before = loop.before.blocks.append(*types_)
         after = loop.after.blocks.append(*types_)
         saved = dict(self.scope)
         with ir.InsertionPoint(before):
-            for n, arg in zip(carried, before.arguments):
-                self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
+            self._bind_carried(carried, inits, before.arguments, blocks)
             cond = self.visit(node.test)
             if _is_py_value(cond):
                 raise SemanticError("a `while` condition must depend on values computed in the kernel")
@@ -299,19 +393,9 @@ class ControlFlow:
             scf.ConditionOp(cond.handle, list(before.arguments))
         self.scope = dict(saved)
         with ir.InsertionPoint(after):
-            for n, arg in zip(carried, after.arguments):
-                self.scope[n] = tensor(arg, inits[n][0].dtype, inits[n][0].shape)
+            self._bind_carried(carried, inits, after.arguments, blocks)
             self.visit_stmts(node.body)
-            outs = []
-            for n in carried:
-                v = self.scope[n]
-                v = self.sem.to_tensor(v, inits[n][0].dtype if not isinstance(v, tensor) else None)
-                if v.dtype != inits[n][0].dtype or v.shape != inits[n][0].shape:
-                    raise SemanticError(f"loop-carried variable '{n}' changes type from {inits[n][0].type} "
-                                        f"to {v.type} in the `while` body")
-                outs.append(v)
+            outs, _ = self._loop_yields(carried, inits, 1, "in the `while` body")
             scf.YieldOp([o.handle for o in outs])
         self.scope = saved
-        for n, r in zip(carried, loop.results):
-            self.scope[n] = tensor(r, inits[n][0].dtype, inits[n][0].shape)
-
+        self._bind_carried(carried, inits, loop.results, blocks)

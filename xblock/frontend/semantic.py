@@ -18,6 +18,8 @@ from ..language.core import _unwrap, dtype, pointer_type, tensor
 from .semantic_blocks import BlockOps
 from .semantic_casts import cast_float, cast_pointer, needs_fp_to_fp, refuse_fp8_arithmetic
 from .semantic_math import MathOps
+from .semantic_ptrs import PointerBlockOps, accesses_block_pointer
+from .semantic_shapes import ShapeOps
 from .types import SemanticError, _is_py, ir_type, python_scalar_dtype
 
 __all__ = ["Semantic", "SemanticError"]
@@ -34,7 +36,7 @@ def _static_shape(shape) -> tuple:
     return tuple(out)
 
 
-class Semantic(BlockOps, MathOps):
+class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
     """Builds xb/arith/math IR for the language's operations at the current insertion point."""
 
     def __init__(self, codegen=None):
@@ -419,7 +421,9 @@ class Semantic(BlockOps, MathOps):
         m = self.to_bool(mask)
         return m
 
-    def load(self, ptr, mask, other, cache, evict, volatile) -> tensor:
+    def load(self, ptr, mask, other, cache, evict, volatile, boundary_check=(), padding_option="") -> tensor:
+        if accesses_block_pointer(ptr, boundary_check, padding_option):
+            return self.load_block_pointer(ptr, mask, other, cache, evict, volatile, boundary_check, padding_option)
         ptr = self._ptr(ptr)
         mask = self._mask(mask, ptr.shape)
         if mask is not None and mask.shape != ptr.shape:
@@ -437,7 +441,9 @@ class Semantic(BlockOps, MathOps):
                     evict=str(_unwrap(evict) or ""), volatile=bool(_unwrap(volatile)))
         return tensor(h, et, ptr.shape)
 
-    def store(self, ptr, value, mask, cache, evict) -> None:
+    def store(self, ptr, value, mask, cache, evict, boundary_check=()) -> None:
+        if accesses_block_pointer(ptr, boundary_check, ""):
+            return self.store_block_pointer(ptr, value, mask, cache, evict, boundary_check)
         ptr = self._ptr(ptr)
         et = ptr.dtype.element_ty
         value = _unwrap(value)

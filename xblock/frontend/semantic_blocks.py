@@ -103,33 +103,105 @@ class BlockOps:
         return res[0] if single else tuple(res)
 
     # ----------------------------------------------------------------------------- dot
-    def dot(self, a, b, acc, input_precision, allow_tf32, out_dtype) -> tensor:
+    # Triton 3.6's choices for NVIDIA GPUs (docs/LANGUAGE.md, "dot precision")
+    DOT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+    def dot(self, a, b, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype) -> tensor:
         a, b = self.to_tensor(a), self.to_tensor(b)
-        if len(a.shape) != 2 or len(b.shape) != 2:
-            raise SemanticError(f"dot needs 2-D blocks, got shapes {list(a.shape)} and {list(b.shape)}")
-        if a.shape[1] != b.shape[0]:
-            raise SemanticError(f"dot shapes {list(a.shape)} and {list(b.shape)} do not agree on K")
-        if a.dtype != b.dtype:
-            raise SemanticError(f"dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
-        out_dtype = _unwrap(out_dtype)
-        if a.dtype.is_int():
-            out_dtype = xl.int32
-        elif a.dtype.is_fp64():
-            out_dtype = xl.float64
-        shape = (a.shape[0], b.shape[1])
+        precision = self._dot_precision(input_precision, allow_tf32)
+        batch = self._dot_shapes(a, b)
+        shape = a.shape[:-1] + b.shape[-1:]
         acc = _unwrap(acc)
-        if acc is None:
-            acc = self.constant(0, out_dtype, shape)
-        else:
+        if acc is not None:
             acc = self.to_tensor(acc)
             if acc.shape != shape:
                 raise SemanticError(f"dot accumulator has shape {list(acc.shape)}, expected {list(shape)}")
-        precision = _unwrap(input_precision)
+        if len(batch) > 1:  # as Triton: a rank-3 dot over the flattened batch dimensions
+            nb = a.numel // (a.shape[-2] * a.shape[-1])
+            a3, b3, acc3 = (None if x is None else self.reshape(x, (nb,) + x.shape[-2:]) for x in (a, b, acc))
+            return self.reshape(self.dot(a3, b3, acc3, precision, None, max_num_imprecise_acc, out_dtype), shape)
+        a, b = self._dot_operands(a, b)
+        res_dt = self._dot_result_dtype(a.dtype, _unwrap(out_dtype), acc)
+        acc = self.constant(0, res_dt, shape) if acc is None else acc
+        attrs = {"input_precision": precision if a.dtype.is_fp32() else "ieee", "out_dtype": ir_type(res_dt)}
+        imprecise = self._dot_imprecise(a, b, _unwrap(max_num_imprecise_acc))
+        if imprecise is not None:
+            attrs["max_num_imprecise_acc"] = imprecise
+        return tensor(xb.dot(a.handle, b.handle, acc.handle, **attrs), res_dt, shape)
+
+    def _dot_precision(self, input_precision, allow_tf32) -> str:
+        precision, allow = _unwrap(input_precision), _unwrap(allow_tf32)
+        if precision is not None and allow is not None:
+            raise SemanticError("dot takes input_precision or the older allow_tf32, not both")
         if precision is None:
-            allow = _unwrap(allow_tf32)
-            precision = "tf32" if (allow is None or allow) and a.dtype.is_fp32() else "ieee"
-        h = xb.dot(a.handle, b.handle, acc.handle, input_precision=str(precision), out_dtype=ir_type(acc.dtype))
-        return tensor(h, acc.dtype, shape)
+            return "tf32" if allow is None or allow else "ieee"
+        if not isinstance(precision, str) or precision.lower() not in self.DOT_PRECISIONS:
+            raise SemanticError(f"dot input_precision must be one of {', '.join(self.DOT_PRECISIONS)} "
+                                f"(Triton 3.6 on NVIDIA GPUs), got {precision!r}")
+        return precision.lower()
+
+    def _dot_shapes(self, a, b) -> tuple:
+        """The batch dimensions of a dot of `a` and `b`, after checking their shapes."""
+        if len(a.shape) < 2 or len(a.shape) != len(b.shape):
+            raise SemanticError(f"dot needs two 2-D blocks, or two 3-D blocks (a batch of matrices, [B, M, K] and "
+                                f"[B, K, N]), got shapes {list(a.shape)} and {list(b.shape)}")
+        if a.shape[:-2] != b.shape[:-2]:
+            raise SemanticError(f"dot shapes {list(a.shape)} and {list(b.shape)} do not agree on the batch dimensions")
+        if a.shape[-1] != b.shape[-2]:
+            raise SemanticError(f"dot shapes {list(a.shape)} and {list(b.shape)} do not agree on K")
+        return a.shape[:-2]
+
+    def _dot_operands(self, a, b):
+        """The operands as the dot takes them: both float8 (any two formats), or both of one dtype."""
+        if a.dtype.is_fp8() and b.dtype.is_fp8():
+            if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():  # no MLIR type for it: Triton goes through fp16
+                return self.cast(a, xl.float16), self.cast(b, xl.float16)
+            return a, b
+        if a.dtype != b.dtype:
+            raise SemanticError(f"dot operands must have the same dtype (or both be float8), got {a.dtype} and "
+                                f"{b.dtype}")
+        if a.dtype.name not in ("int8", "uint8", "fp16", "bf16", "fp32", "fp64"):
+            raise SemanticError(f"dot of {a.dtype} blocks is not supported: its operands are int8, float16, "
+                                "bfloat16, float32, float64 or float8 blocks")
+        if a.dtype.is_int_unsigned():
+            raise SemanticError("dot of uint8 blocks is not supported: only int8 (as in Triton)")
+        return a, b
+
+    def _dot_result_dtype(self, in_dt, out_dt, acc):
+        """Triton's result dtype: int32 for int8, fp32 for fp32/bf16, fp64 for fp64, else out_dtype."""
+        if in_dt.is_int():
+            res = xl.int32
+        elif out_dt.is_bf16():
+            raise SemanticError("dot out_dtype=bfloat16 is not supported: use out_dtype=float32 (or float16) "
+                                "and cast the result with .to(tl.bfloat16)")
+        elif in_dt.is_fp32() or in_dt.is_bf16() or in_dt.is_fp64():
+            res = xl.float64 if in_dt.is_fp64() else xl.float32
+        elif out_dt.is_fp16() or out_dt.is_fp32():
+            res = out_dt
+        else:
+            raise SemanticError(f"dot of {in_dt} blocks gives float32 or float16 (out_dtype), not {out_dt}")
+        if acc is not None and acc.dtype != out_dt:
+            raise SemanticError(f"dot accumulator has dtype {acc.dtype} but out_dtype is {out_dt}: they must match "
+                                f"(as in Triton): pass out_dtype=tl.{acc.dtype}")
+        if acc is not None and acc.dtype != res:
+            raise SemanticError(f"dot of {in_dt} blocks gives {res}, so its accumulator must be {res}, not {acc.dtype}")
+        return res
+
+    def _dot_imprecise(self, a, b, n):
+        """max_num_imprecise_acc as given (None: the cuda target uses Triton's default)."""
+        if n is None:
+            return None
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise SemanticError(f"dot max_num_imprecise_acc must be a non-negative constexpr integer, got {n!r}")
+        if a.dtype.is_fp8() and b.dtype.is_fp8() and n > a.shape[-1]:
+            raise SemanticError(f"dot max_num_imprecise_acc ({n}) must be at most K ({a.shape[-1]})")
+        return n
+
+    def dot_scaled(self, lhs_format, rhs_format):
+        fmts = f"{_unwrap(lhs_format)} x {_unwrap(rhs_format)}"
+        raise SemanticError(f"dot_scaled ({fmts} microscaled operands) is not supported on any xblock target: "
+                            "convert the operands to bfloat16 or float16, apply the e8m0 scales (x * 2**(scale - "
+                            "127)) and use tl.dot")
 
     # ----------------------------------------------------------------------------- atomics
     def _atomic_operands(self, ptr, val, mask):

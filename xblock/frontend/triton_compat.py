@@ -73,7 +73,7 @@ def translate(v):
     fmod = getattr(v, "__module__", "") or ""
     if callable(v) and fmod.startswith("triton.language"):
         name = getattr(v, "__name__", "")
-        for ns in (xl, extra.libdevice):
+        for ns in (xl, xl.standard, extra.libdevice):  # standard: its private helpers (`_log2`, ...)
             if hasattr(ns, name):
                 return getattr(ns, name)
         raise TypeError(f"triton.language.{name} is not supported by xblock yet")

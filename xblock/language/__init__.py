@@ -15,6 +15,7 @@ from .core import (  # noqa: F401
     static_range,
     tensor,
 )
+from .descriptors import *  # noqa: F401,F403
 
 # written in the language itself: imported once every name above exists
 from . import random, standard  # noqa: E402,F401

@@ -375,12 +375,15 @@ def full(shape, value, dtype, _semantic=None):
 @builtin
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False, _semantic=None):
-    return _semantic.load(pointer, mask, other, cache_modifier, eviction_policy, volatile)
+    """Load through a block of pointers (`mask`, `other`) or a block pointer (`boundary_check`: the
+    dimensions kept inside the tensor; `padding_option` "zero", "nan", or "", which reads zero here)."""
+    return _semantic.load(pointer, mask, other, cache_modifier, eviction_policy, volatile, boundary_check,
+                          padding_option)
 
 
 @builtin
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="", _semantic=None):
-    return _semantic.store(pointer, value, mask, cache_modifier, eviction_policy)
+    return _semantic.store(pointer, value, mask, cache_modifier, eviction_policy, boundary_check)
 
 
 @builtin
@@ -406,6 +409,36 @@ def trans(input, *dims, _semantic=None):
 @builtin
 def permute(input, *dims, _semantic=None):
     return _semantic.permute(input, _shape_arg(dims))
+
+
+@builtin
+def join(a, b, _semantic=None):
+    return _semantic.join(a, b)
+
+
+@builtin
+def split(a, _semantic=None):
+    return _semantic.split(a)
+
+
+@builtin
+def cat(input, other, can_reorder=False, _semantic=None):
+    return _semantic.cat(input, other, can_reorder)
+
+
+@builtin
+def gather(src, index, axis, _semantic=None):
+    return _semantic.gather(src, index, axis)
+
+
+@builtin
+def histogram(input, num_bins, mask=None, _semantic=None):
+    return _semantic.histogram(input, num_bins, mask)
+
+
+@builtin
+def item(input, _semantic=None):
+    return _semantic.item(input)
 
 
 @builtin
@@ -577,7 +610,15 @@ def associative_scan(input, axis, combine_fn, reverse=False, _semantic=None):
 @builtin
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=float32, _semantic=None):
-    return _semantic.dot(input, other, acc, input_precision, allow_tf32, out_dtype)
+    """Matrix product of two 2-D blocks, or of two batches of them (3-D), plus `acc`."""
+    return _semantic.dot(input, other, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype)
+
+
+@builtin
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False, lhs_k_pack=True,
+               rhs_k_pack=True, out_dtype=float32, _semantic=None):
+    """Triton's microscaled matrix product: not supported by any xblock target (an error at the line)."""
+    return _semantic.dot_scaled(lhs_format, rhs_format)
 
 
 def _atomic(kind):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..dialects.locations import CALL_PREFIX
+
 NAME = "xb-inline-calls"
 
 
@@ -39,6 +41,15 @@ def run(module: ir.Module) -> None:
             f.operation.erase()
 
 
+def _at_call_site(op, site) -> None:
+    """Give an inlined op (and the ops of its regions) the location `callee` called from `site`."""
+    def walk(o):
+        o.location = ir.Location.callsite(o.location, [site])
+        return ir.WalkResult.ADVANCE
+
+    op.walk(walk)
+
+
 def _inline_one(module, call, funcs) -> None:
     callee = funcs[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
     with ir.InsertionPoint(module.body):
@@ -48,8 +59,12 @@ def _inline_one(module, call, funcs) -> None:
         arg.replace_all_uses_with(actual)
     ops = list(body.operations)
     ret = ops[-1]
+    # the call site, named after the helper: errors inside xblock's library name what the user called
+    helper = ir.FlatSymbolRefAttr(call.attributes["callee"]).value.split("__")[0]
+    site = ir.Location.name(CALL_PREFIX + helper, childLoc=call.location)
     for op in ops[:-1]:
         op.move_before(call)
+        _at_call_site(op, site)
     for res, val in zip(call.results, ret.operands):
         res.replace_all_uses_with(val)
     call.erase()

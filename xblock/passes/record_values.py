@@ -13,7 +13,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ..dialects import xb
-from ..dialects.locations import kernel_of
+from ..dialects.locations import kernel_of, source_loc
 
 NAME = "xb-record-values"
 _SKIP = {"arith.constant", "xb.arange", "xb.program_id", "xb.num_programs", "xb.splat", "xb.broadcast",
@@ -21,14 +21,8 @@ _SKIP = {"arith.constant", "xb.arange", "xb.program_id", "xb.num_programs", "xb.
 
 
 def _loc_key(loc: ir.Location):
-    try:
-        while loc.is_a_name():  # the frontend names the values it binds
-            loc = loc.child_loc
-        if loc.is_a_file():
-            return (loc.filename, loc.start_line)
-    except Exception:
-        pass
-    return None
+    file, line, _ = source_loc(loc)  # through names and inlined helpers' call sites
+    return (file, line) if line else None
 
 
 def _candidates(kernel, per: str) -> list:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..language.descriptors import host_descriptor_type
+
 _NP_SIG = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
            "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
            "uint64": "u64", "bool": "i1",
@@ -74,3 +76,78 @@ def describe(name: str, v) -> tuple:
         return ("fp64" if type(v) is np.float64 else "fp32"), ""
     raise ArgError(f"argument '{name}' has type {type(v).__name__}, which kernels cannot take "
                    "(expected an array, a tensor, an int, a float or a bool)")
+
+
+# ------------------------------------------------------------------------------- tensor descriptors
+class TensorDescriptor:
+    """A host tensor descriptor (the fields of `triton.tools.tensor_descriptor.TensorDescriptor`) that
+    also takes numpy arrays: a kernel parameter receiving one sees a `tl.tensor_descriptor`.
+
+    Args:
+        base: the array (numpy, or a tensor with `data_ptr`).
+        shape, strides: the tensor's shape and strides in elements (the last stride 1).
+        block_shape: the tile shape, powers of 2.
+        padding: what out-of-bounds elements read as, "zero" or "nan".
+    """
+
+    def __init__(self, base, shape, strides, block_shape, padding: str = "zero"):
+        self.base, self.shape, self.strides = base, list(shape), list(strides)
+        self.block_shape, self.padding = list(block_shape), padding
+
+    @staticmethod
+    def from_tensor(tensor, block_shape, padding: str = "zero") -> "TensorDescriptor":
+        if isinstance(tensor, np.ndarray):
+            strides = [s // tensor.itemsize for s in tensor.strides]
+        else:
+            strides = list(tensor.stride())
+        return TensorDescriptor(tensor, tensor.shape, strides, block_shape, padding)
+
+    def __repr__(self) -> str:
+        return (f"TensorDescriptor(shape={list(self.shape)}, strides={list(self.strides)}, "
+                f"block_shape={list(self.block_shape)}, padding={self.padding!r})")
+
+
+def is_host_descriptor(v) -> bool:
+    """A `TensorDescriptor` (Triton's or xblock's): base, shape, strides and block_shape."""
+    return type(v).__name__ == "TensorDescriptor" and all(
+        hasattr(v, f) for f in ("base", "shape", "strides", "block_shape"))
+
+
+def _descriptor_flag(v: int) -> str:
+    return "1" if v == 1 else ("D" if v % 16 == 0 else "")
+
+
+def describe_descriptor(name: str, v, taken) -> tuple:
+    """(static type, [(arg name, signature, specialization flag, value)]) of a host descriptor.
+
+    The kernel receives its base pointer, shape (int32) and strides (int64) as separate arguments,
+    named after the parameter (`x_desc_base`, `x_desc_shape0`, ...); `taken` are the kernel's
+    parameter names, which they must not clash with.
+    """
+    base = from_dlpack(v.base)
+    sig, flag = describe(name, base)
+    shape, strides, block = ([int(x) for x in getattr(v, f)] for f in ("shape", "strides", "block_shape"))
+    ndim = len(shape)
+    if not 1 <= ndim <= 5 or len(strides) != ndim or len(block) != ndim:
+        raise ArgError(f"argument '{name}': a tensor descriptor needs 1 to 5 dimensions and as many strides and "
+                       f"block sizes (got shape {shape}, strides {strides}, block_shape {block})")
+    if strides[-1] != 1:
+        raise ArgError(f"argument '{name}': a tensor descriptor's last stride must be 1, got {strides[-1]}")
+    if any(b <= 0 or b & (b - 1) for b in block):
+        raise ArgError(f"argument '{name}': block_shape {block} must be powers of 2")
+    if any(not 0 < s < 2**31 for s in shape):
+        raise ArgError(f"argument '{name}': descriptor shape {shape} must be positive and fit in int32")
+    padding = getattr(v, "padding", "zero") or "zero"
+    if padding not in ("zero", "nan"):
+        raise ArgError(f"argument '{name}': padding must be 'zero' or 'nan', got {padding!r}")
+    if padding == "nan" and not sig[1:].startswith(("fp", "bf")):
+        raise ArgError(f"argument '{name}': padding 'nan' needs a floating-point tensor, got {sig[1:]}")
+    names = host_descriptor_type.arg_names(name, ndim)
+    clash = sorted(set(names) & set(taken))
+    if clash:
+        raise ArgError(f"argument '{name}': a tensor descriptor passes its parts as {', '.join(names)}, but the "
+                       f"kernel has a parameter named {clash[0]}")
+    parts = [(names[0], sig, flag, base)]
+    parts += [(n, "i32", _descriptor_flag(s), s) for n, s in zip(names[1:1 + ndim], shape)]
+    parts += [(n, "i64", _descriptor_flag(s), s) for n, s in zip(names[1 + ndim:], strides)]
+    return host_descriptor_type(sig[1:], block, padding), parts

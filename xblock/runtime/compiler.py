@@ -178,8 +178,8 @@ def _build(ks, spec, target, backend, opts, transform=None, overrides=None):
     module = _frontend_and_passes(ks, spec)
     metadata = {
         "name": ks.name, "target": target, "file": ks.file, "line": ks.abs_line(ks.tree.lineno),
-        "arg_names": [p for p in ks.params if p in spec.arg_types],
-        "arg_types": [spec.arg_types[p] for p in ks.params if p in spec.arg_types],
+        "arg_names": list(spec.arg_types),  # in parameter order, a host tensor descriptor's parts in its place
+        "arg_types": list(spec.arg_types.values()),
         "constexprs": {k: repr(v) for k, v in spec.constexprs.items()}, "options": asdict(opts),
     }
     with module.context:

@@ -7,7 +7,7 @@ import functools
 from ..backends import all_option_names, default_target
 from ..errors import LaunchError, XBlockError, surface
 from ..frontend.source import XBLOCK_KERNEL, is_tuner, source_of, unwrap_function
-from .args import ArgError, describe, from_dlpack
+from .args import ArgError, describe, describe_descriptor, from_dlpack, is_host_descriptor
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
 
 
@@ -121,19 +121,24 @@ class JITFunction:
                 key.append(("c", repr(v)))
                 continue
             try:
-                v = from_dlpack(v)
-                sig, flag = describe(p, v)
+                if is_host_descriptor(v):  # its base, shape and strides are arguments; its type a constexpr
+                    constexprs[p], parts = describe_descriptor(p, v, ks.params)
+                    key.append(("c", repr(constexprs[p])))
+                else:
+                    v = from_dlpack(v)
+                    parts = [(p, *describe(p, v), v)]
             except ArgError as e:
                 raise self._error(str(e)) from None
-            if p in self.do_not_specialize:
-                flag = ""
-            arg_types[p] = sig
-            if flag == "D":
-                div[p] = 16
-            elif flag == "1":
-                ones.append(p)
-            runtime.append(v)
-            key.append((sig, flag))
+            for name, sig, flag, value in parts:
+                if p in self.do_not_specialize:
+                    flag = ""
+                arg_types[name] = sig
+                if flag == "D":
+                    div[name] = 16
+                elif flag == "1":
+                    ones.append(name)
+                runtime.append(value)
+                key.append((sig, flag))
         return tuple(key), Specialization(arg_types, constexprs, div, tuple(ones)), runtime
 
     def _fast_key(self, args, kwargs, target):

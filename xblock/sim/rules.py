@@ -431,6 +431,53 @@ def _sim_trans(ex, ins, x):
     return np.transpose(x, [0] + [o + 1 for o in ins.attrs["order"]])
 
 
+def _same_lead(*xs):
+    """Operands with their program axes broadcast to one size (a uniform value has size 1)."""
+    n = max(x.shape[0] for x in xs)
+    return [np.broadcast_to(x, (n,) + x.shape[1:]) for x in xs]
+
+
+@rule("xb.join")
+def _sim_join(ex, ins, a, b):
+    return np.stack(_same_lead(a, b), axis=-1)
+
+
+@rule("xb.split")
+def _sim_split(ex, ins, x):
+    return [x[..., 0], x[..., 1]]
+
+
+@rule("xb.cat")
+def _sim_cat(ex, ins, a, b):
+    return np.concatenate(_same_lead(a, b), axis=1)
+
+
+@rule("xb.gather")
+def _sim_gather(ex, ins, src, index):
+    axis = ins.attrs["axis"] + 1
+    n = src.shape[axis]
+    bad = (index < 0) | (index >= n)
+    if bad.any():
+        v = int(index[bad].flat[0])
+        raise ExecutionError(f"{ins.loc}: gather index {v} is outside [0, {n}) along axis {axis - 1} "
+                             "(Triton leaves such a gather undefined)")
+    src, index = _same_lead(src, index.astype(np.intp))
+    # take_along_axis needs equal shapes off the axis: the index has the source's, by the op's contract
+    return np.take_along_axis(src, index, axis)
+
+
+@rule("xb.histogram")
+def _sim_histogram(ex, ins, x, mask=None):
+    bins = ins.attrs["num_bins"]
+    if mask is not None:
+        x, mask = _same_lead(x, mask)
+    keep = (x >= 0) & (x < bins)
+    if mask is not None:
+        keep &= mask
+    rows = [np.bincount(r[k], minlength=bins)[:bins] for r, k in zip(x.astype(np.int64), keep)]
+    return np.stack(rows).astype(np.int32)
+
+
 @rule("xb.ptr_cast")
 def _sim_ptr_cast(ex, ins, x):
     return x
@@ -649,14 +696,62 @@ def _scan_generic(ex, ins, xs, axis):
     return [_out(ins, np.concatenate(o, axis=axis), i) for i, o in enumerate(outs)]
 
 
+# How f32 operands are multiplied for each input_precision but "ieee" (exact products, fp32 sum), as
+# Triton 3.6 computes it on an H200 (docs/LANGUAGE.md, "dot precision"): each operand splits into parts
+# (tf32: truncated to 10 mantissa bits, as tensor cores read f32, the leading part of two rounded to nearest,
+# ties away, as `cvt.rna.tf32.f32`; bf16: rounded to nearest even, the rest split again); the products of
+# the (a part, b part) pairs listed are summed in order in fp32, NaNs of that sum become 0, then the product
+# of the leading parts and `acc` are added. One part and no pairs is a plain product onto `acc`.
+DOT_SPLITS = {"tf32": ("tf32", 1, ()), "tf32x3": ("tf32", 2, ((1, 0), (0, 1))),
+              "bf16x3": ("bf16", 2, ((1, 0), (0, 1))),
+              "bf16x6": ("bf16", 3, ((1, 1), (2, 0), (0, 2), (1, 0), (0, 1)))}
+
+
 @rule("xb.dot")
 def _sim_dot(ex, ins, a, b, acc):
-    if acc.dtype.kind == "f":
-        r = np.matmul(a.astype(np.float64), b.astype(np.float64)) + acc
-    else:
-        r = np.matmul(a.astype(np.int64), b.astype(np.int64)) + acc
+    """acc + a @ b over the last two axes (so a batch of matrices too), exactly, then rounded."""
     with np.errstate(all="ignore"):
-        return _out(ins, r)
+        if acc.dtype.kind != "f":
+            return _out(ins, np.matmul(a.astype(np.int64), b.astype(np.int64)) + acc)
+        split = DOT_SPLITS.get(ins.attrs["input_precision"]) if ins.otypes[0].elem == "f32" else None
+        if split is None:
+            return _out(ins, np.matmul(a.astype(np.float64), b.astype(np.float64)) + acc)
+        return _out(ins, _dot_parts(a, b, acc, *split))
+
+
+def _dot_parts(a, b, acc, kind, n, pairs):
+    pa, pb = _dot_split(a, kind, n), _dot_split(b, kind, n)
+
+    def mm(x, y, c):
+        return (np.matmul(x.astype(np.float64), y.astype(np.float64)) + c).astype(np.float32)
+
+    if not pairs:
+        return mm(pa[0], pb[0], acc)
+    small = np.float32(0)
+    for i, j in pairs:
+        small = mm(pa[i], pb[j], small)
+    small = np.where(np.isnan(small), np.float32(0), small)
+    return mm(pa[0], pb[0], small) + acc
+
+
+def _dot_split(x, kind, n):
+    x = np.asarray(x, np.float32)
+    if kind == "bf16":
+        parts = []
+        for _ in range(n):
+            parts.append(_bf16_to_f32(_f32_to_bf16_bits(x)))
+            x = x - parts[-1]
+        return parts
+    if n == 1:
+        return [_tf32(x, 0)]
+    big = _tf32(x, 0x1000)
+    return [big, _tf32(x - big, 0)]
+
+
+def _tf32(x, half):
+    """f32 values kept to tf32's 10 mantissa bits: truncated (half=0) or rounded half away (0x1000)."""
+    bits = (x.view(np.uint32) + np.uint32(half)) & np.uint32(0xFFFFE000)
+    return np.where(np.isfinite(x), bits.view(np.float32), x)
 
 
 # ------------------------------------------------------------------------------------ debug

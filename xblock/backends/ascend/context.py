@@ -37,6 +37,7 @@ class LoweringContext(Builders):
         self.iotas: dict = {}
         self.iota_ops: list = []
         self.loc = UNKNOWN  # (file, line, col) of the op being lowered
+        self.where = None  # its MLIR location (errors inside tl.sort-like library code say so)
         self.warnings: list = []
         self.largest: tuple = (0, None)  # (bytes, (file, line, col)) of the largest tile
         self.program_ids: dict = {}
@@ -47,7 +48,9 @@ class LoweringContext(Builders):
     def error(self, message: str, where=None):
         """The error a rule raises (`raise ctx.error("...")`): `"ascend: message"` at the op being
         lowered, or at `where` (an op, a location or a (file, line, col) tuple)."""
-        return error_at(where if where is not None else self.loc, message, prefix=TARGET)
+        if where is None:
+            where = self.where if self.where is not None else self.loc
+        return error_at(where, message, prefix=TARGET)
 
     def warn(self, message: str) -> None:
         """A warning at the op being lowered (also kept in the metadata)."""
@@ -60,6 +63,7 @@ class LoweringContext(Builders):
     def located(self, op):
         """Lower at `op`: errors and warnings point at its source line, new ops carry its location."""
         self.loc = source_loc(op.location)
+        self.where = op.location
         file = "?" if self.loc == UNKNOWN else self.loc[0]
         with ir.Location.file(file, self.loc[1], self.loc[2]):
             yield

@@ -129,6 +129,13 @@ def _check_dot(ctx, dot, acc_init, result):
     return plan, a_load, b_load, store, relu
 
 
+def _check_2d(ctx, dot) -> None:
+    if len(shape_of(dot.operands[0].type)) != 2:
+        raise ctx.error("a batched (3-D) dot is not supported on ascend: the Cube path multiplies one 2-D tile "
+                        "per program (Mmad has no batch); put the batch on a grid axis (tl.program_id) and use "
+                        "2-D dots", dot)
+
+
 def _has_dot(ctx, op) -> bool:
     return find_dot(op) is not None
 
@@ -137,6 +144,7 @@ def _has_dot(ctx, op) -> bool:
 def lower_cube_loop(ctx, loop) -> None:
     """The `scf.for` around an `xb.dot`: the whole K loop on the Cube unit, plus the fused epilogue."""
     dot = find_dot(loop)
+    _check_2d(ctx, dot)
     body = loop.regions[0].blocks[0]
     acc_arg = dot.operands[2]
     y = body.operations[len(body.operations) - 1]
@@ -155,6 +163,7 @@ def lower_cube_loop(ctx, loop) -> None:
 @rule("xb.dot")
 def _dot(ctx, op):
     """A dot of two loads outside loops; a dot in a K loop is lowered with its loop (lower_cube_loop)."""
+    _check_2d(ctx, op.operation)
     if op.operation not in state(ctx).lone:
         raise ctx.error("this dot cannot go to the Cube unit: it needs `acc = dot(load(...), load(...), acc)` "
                         "as the K loop's accumulator, or a dot of two loads that nothing else uses")

@@ -114,8 +114,10 @@ class CubePlan:
 def plan_cube(block_m: int, block_n: int, block_k: int, in_dtype: str, soc: CubeSoc) -> CubePlan:
     """Choose the tiles of a BLOCK_M x BLOCK_N x BLOCK_K dot for `soc`; CubeLimit when none is legal."""
     if in_dtype not in ("f16", "bf16"):
+        hint = ", whatever the input_precision (the Cube unit has no tf32)" if in_dtype == "f32" else ""
         raise CubeLimit(f"dot of {in_dtype} blocks is not supported on the Cube unit yet (f16 and bf16 are: "
-                        "the B operand goes to L0B through LoadData's transpose, which only moves 16-bit types)")
+                        "the B operand goes to L0B through LoadData's transpose, which only moves 16-bit types): "
+                        f"convert the operands with .to(tl.bfloat16) or .to(tl.float16){hint}")
     es = ELEM_BYTES[in_dtype]
     base_m, base_n, k_pad = (round_up(max(x, 1), FRACTAL) for x in (block_m, block_n, block_k))
     if max(base_m, base_n, k_pad) > 4095:

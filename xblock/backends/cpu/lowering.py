@@ -15,7 +15,7 @@ from .emit import V, elem_of
 from .floats import convert as convert_float
 from .irtypes import FP8, float_elem, scalar_type, tensor_parts
 from .rules import RULES, dialect_rule, rule  # noqa: F401  (RULES: the table, as tools import it from here)
-from .values import Arange, Buffer, Lazy, Mapped, Splat, View, broadcast_coefs, storage, trans_coefs
+from .values import Arange, Buffer, Lazy, Splat, View, broadcast_coefs, mapped, storage, trans_coefs
 
 
 def attr_text(op, skip=()) -> str:
@@ -185,7 +185,7 @@ def _lower_broadcast(ctx, op):
     if src.shape == shape:
         ctx.define(op.results[0], src)
     else:
-        ctx.define(op.results[0], Mapped(src, shape, broadcast_coefs(src.shape, shape)))
+        ctx.define(op.results[0], mapped(ctx.e, src, shape, broadcast_coefs(src.shape, shape)))
 
 
 @rule("xb.expand_dims", "xb.reshape")
@@ -199,7 +199,7 @@ def _lower_trans(ctx, op):
     src = ctx.get(op.operands[0])
     order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
     shape, _, _ = tensor_parts(op.results[0].type)
-    ctx.define(op.results[0], Mapped(src, shape, trans_coefs(src.shape, order)))
+    ctx.define(op.results[0], mapped(ctx.e, src, shape, trans_coefs(src.shape, order)))
 
 
 @rule("xb.ptr_cast", "xb.int_to_ptr")

@@ -30,7 +30,7 @@ from mlir.dialects import llvm
 from ...dialects import xb
 from ...dialects.locations import kernel_of
 from ...passes.axis_info import analyze
-from . import control, debug, dot, lowering, memory, reduce, vmath  # noqa: F401  (they register their rules)
+from . import control, debug, dot, lowering, memory, reduce, shapes, vmath  # noqa: F401  (they register their rules)
 from .emit import Emitter, V
 from .irtypes import scalar_type
 from .rules import LoweringContext, lower_body

@@ -148,12 +148,14 @@ class Lazy(TVal):
 
 
 class Mapped(TVal):
-    """Broadcast or transpose: result element j reads source element sum_i coord_i(j) * coef[i]."""
+    """Broadcast, transpose or split: result element j reads source element
+    offset + sum_i coord_i(j) * coef[i]."""
 
-    def __init__(self, src: TVal, shape, coefs):
+    def __init__(self, src: TVal, shape, coefs, offset: int = 0):
         super().__init__(shape, src.ety, src.pointee)
         self.src = src
         self.coefs = list(coefs)
+        self.offset = offset
         self.strides = [math.prod(self.shape[i + 1 :]) for i in range(len(self.shape))]
         self.cost = src.cost + 2
 
@@ -170,7 +172,9 @@ class Mapped(TVal):
             if coef != 1:
                 c = e.op(f"arith.muli {c}, {e.const(coef, ty)} : {ty}", ty)
             total = c if total is None else e.op(f"arith.addi {total}, {c} : {ty}", ty)
-        return total if total is not None else e.const(0, ty)
+        if total is None:
+            return e.const(self.offset, ty)
+        return e.op(f"arith.addi {total}, {e.const(self.offset, ty)} : {ty}", ty) if self.offset else total
 
     def chunk(self, e, idx, w):
         last = self.shape[-1] if self.shape else 1
@@ -193,6 +197,16 @@ class Mapped(TVal):
 
     def elem(self, e, idx):
         return self.src.elem(e, self._map(e, idx, "index"))
+
+
+def mapped(e, src: TVal, shape, coefs, offset: int = 0) -> Mapped:
+    """A `Mapped` view whose source is stored first when chunks would gather from it: a lazy source
+    is then evaluated once, here, rather than once per chunk inside the consumer's loop."""
+    m = Mapped(src, shape, coefs, offset)
+    last = m.shape[-1] if m.shape else 1
+    if not (last % m.w == 0 and m.coefs and m.coefs[-1] in (0, 1)) and not isinstance(src, Buffer):
+        m.src = src.buffer(e)
+    return m
 
 
 def broadcast_coefs(src_shape, shape):

@@ -218,6 +218,39 @@ def _bool_memory(ctx: LoweringContext, op, refs: list, types: list, values: dict
         types[i] = wide
 
 
+@rule("xb.join", "xb.split", "xb.cat")
+def _lower_join_split_cat(ctx: LoweringContext, op) -> None:
+    ctx.emit(op, "tt." + op.name[3:], {})
+
+
+@rule("xb.gather")
+def _lower_gather(ctx: LoweringContext, op) -> None:
+    ctx.emit(op, "tt.gather", {"axis": f"{attr(op, 'axis')} : i32"})
+
+
+@rule("xb.histogram")
+def _lower_histogram(ctx: LoweringContext, op) -> None:
+    """`tt.histogram` bins by the value's low bits, so values outside the bins are masked off here
+    (xb's histogram does not count them)."""
+    src = op.operands[0]
+    bins = attr(op, "num_bins")
+    t = ctx.types([src])[0]
+    bt = t.replace("xi32>", "xi1>")
+    ref = ctx.refs([src])[0]
+
+    def const(v):
+        return ctx.w.op("arith.constant", [], [], [t], {"value": f"dense<{v}> : {t}"}, loc(op))[0]
+
+    def cmp(pred, rhs):  # arith.cmpi predicates: 2 = slt, 5 = sge
+        return ctx.w.op("arith.cmpi", [ref, rhs], [t, t], [bt], {"predicate": f"{pred} : i64"}, loc(op))[0]
+
+    keep = ctx.w.op("arith.andi", [cmp(5, const(0)), cmp(2, const(bins))], [bt, bt], [bt], {}, loc(op))[0]
+    if len(op.operands) > 1:
+        keep = ctx.w.op("arith.andi", [keep, ctx.refs([op.operands[1]])[0]], [bt, bt], [bt], {}, loc(op))[0]
+    rt = ctx.types(op.results)
+    ctx.w.bind(op.result, ctx.w.op("tt.histogram", [ref, keep], [t, bt], rt, {}, loc(op))[0])
+
+
 @rule("xb.load")
 def _lower_load(ctx: LoweringContext, op) -> None:
     _, has_mask, has_other = _segments(op)
@@ -275,12 +308,22 @@ def _lower_atomic_cas(ctx: LoweringContext, op) -> None:
 
 @rule("xb.dot")
 def _lower_dot(ctx: LoweringContext, op) -> None:
-    precision = attr(op, "input_precision")
-    if elem_str(op.operands[0].type) != "f32":
-        precision = "tf32"  # irrelevant below fp32: Triton's frontend writes its default
+    """tt.dot, 2-D or 3-D (a batch); the operand sizes and defaults are those of Triton's NVIDIA backend."""
+    ety = elem_str(op.operands[0].type)
+    precision = attr(op, "input_precision") if ety == "f32" else "tf32"  # Triton's default below fp32
     if precision not in INPUT_PRECISION:
         raise ctx.error(f"unknown dot input precision '{precision}'")
-    ctx.emit(op, "tt.dot", {"inputPrecision": f"{INPUT_PRECISION[precision]} : i32", "maxNumImpreciseAcc": "0 : i32"})
+    eight_bit = ety == "i8" or ety.startswith("f8")
+    k = ir.RankedTensorType(op.operands[0].type).shape[-1]
+    if k < (32 if eight_bit else 16):  # Triton's min_dot_size: the tensor cores' smallest K
+        raise ctx.error(f"a dot of {ety} blocks needs K >= {32 if eight_bit else 16} on cuda (Triton's NVIDIA "
+                        f"backend), got K = {k}: use a larger BLOCK_K (masked loads pad it with zeros)")
+    if "max_num_imprecise_acc" in op.attributes:
+        imprecise = attr(op, "max_num_imprecise_acc")
+    else:  # Triton's default: fp8 products on sm_90 accumulate imprecisely for as long as they like
+        imprecise = 2**30 if ety.startswith("f8") and ctx.arch == 90 else 0
+    ctx.emit(op, "tt.dot", {"inputPrecision": f"{INPUT_PRECISION[precision]} : i32",
+                            "maxNumImpreciseAcc": f"{imprecise} : i32"})
 
 
 @rule("xb.reduce")
