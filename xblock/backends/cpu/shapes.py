@@ -14,7 +14,7 @@ from mlir import ir
 from .emit import V, vec
 from .irtypes import tensor_parts
 from .rules import rule
-from .values import Arange, Buffer, Lazy, TVal, mapped, storage, store_chunk
+from .values import Arange, Buffer, Lazy, TVal, gather_lanes, mapped, storage, store_chunk
 
 
 def _strides(shape) -> list[int]:
@@ -95,13 +95,7 @@ class Gathered(TVal):
         vt = vec(w, "index")
         lanes = e.op(f"arith.addi {e.op(f'vector.broadcast {idx} : index to {vt}', vt)}, "
                      f"{e.iota(w, 'index')} : {vt}", vt)
-        at = self._address(e, lanes, self.index.chunk(e, idx, w), vt)
-        st = vec(w, storage(self.ety))
-        v = e.op(f"vector.gather {self.src.mem}[{e.idx(0)}] [{at}], {e.const(1, vec(w, 'i1'))}, "
-                 f"{e.const(0, st)} : {self.src.mem.type}, {vt}, {vec(w, 'i1')}, {st} into {st}", st)
-        if self.ety == "i1":
-            v = e.op(f"arith.trunci {v} : {st} to {vec(w, 'i1')}", vec(w, "i1"))
-        return v
+        return gather_lanes(e, self.src, self._address(e, lanes, self.index.chunk(e, idx, w), vt), w)
 
     def elem(self, e, idx):
         return self.src.elem(e, self._address(e, idx, self.index.elem(e, idx), "index"))

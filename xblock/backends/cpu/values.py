@@ -187,16 +187,20 @@ class Mapped(TVal):
         vt = vec(w, "i32")
         base = e.op(f"arith.index_cast {idx} : index to i32", "i32")
         lanes = e.op(f"arith.addi {e.op(f'vector.broadcast {base} : i32 to {vt}', vt)}, {e.iota(w)} : {vt}", vt)
-        src_idx = self._map(e, lanes, vt)
-        st = vec(w, storage(self.ety))
-        v = e.op(f"vector.gather {buf.mem}[{e.idx(0)}] [{src_idx}], {e.const(1, vec(w, 'i1'))}, "
-                 f"{e.const(0, st)} : {buf.mem.type}, {vt}, {vec(w, 'i1')}, {st} into {st}", st)
-        if self.ety == "i1":
-            v = e.op(f"arith.trunci {v} : {st} to {vec(w, 'i1')}", vec(w, "i1"))
-        return v
+        return gather_lanes(e, buf, self._map(e, lanes, vt), w)
 
     def elem(self, e, idx):
         return self.src.elem(e, self._map(e, idx, "index"))
+
+
+def gather_lanes(e, buf: Buffer, at: V, w: int) -> V:
+    """A chunk of `w` lanes read from `buf` at the flat offsets `at` (a vector of i32 or index)."""
+    st = vec(w, storage(buf.ety))
+    v = e.op(f"vector.gather {buf.mem}[{e.idx(0)}] [{at}], {e.const(1, vec(w, 'i1'))}, "
+             f"{e.const(0, st)} : {buf.mem.type}, {at.type}, {vec(w, 'i1')}, {st} into {st}", st)
+    if buf.ety == "i1":
+        v = e.op(f"arith.trunci {v} : {st} to {vec(w, 'i1')}", vec(w, "i1"))
+    return v
 
 
 def mapped(e, src: TVal, shape, coefs, offset: int = 0) -> Mapped:
