@@ -285,3 +285,61 @@ def test_sim_gather_index_out_of_range():
     with pytest.raises(ExecutionError, match=r"gather index 8 is outside \[0, 8\)"):
         run(gather_rows, (src, idx, np.zeros((4, 16), np.float32), np.zeros((2, 8), np.float32),
                           np.zeros((2, 8), np.int32)), "sim", R=4, C=8, K=16)
+
+
+# ------------------------------------------------------------------------------ views, user combines
+@triton.jit
+def _argmax_pair(v1, i1, v2, i2):
+    take = (v1 > v2) | ((v1 == v2) & (i1 < i2))
+    return tl.where(take, v1, v2), tl.where(take, i1, i2)
+
+
+@triton.jit
+def _running_max_with_count(a, na, b, nb):
+    return tl.maximum(a, b), na + nb
+
+
+@triton.jit
+def views_and_combines(x_ptr, v_ptr, t_ptr, i_ptr, m_ptr, s_ptr, c_ptr, A: tl.constexpr, B: tl.constexpr,
+                       C: tl.constexpr):
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    offs = a * B * C + b * C + c
+    x = tl.load(x_ptr + offs)
+    flat = tl.ravel(x)
+    tl.store(v_ptr + tl.arange(0, A * B * C), tl.view(tl.reshape(flat, [A * B, C]), [A * B * C]) * 2.0)
+    t = tl.trans(x, 1, 2, 0)                       # [B, C, A]
+    tl.store(t_ptr + tl.arange(0, B)[:, None, None] * C * A + tl.arange(0, C)[None, :, None] * A
+             + tl.arange(0, A)[None, None, :], t)
+    row = tl.arange(0, C)
+    grid3 = tl.broadcast_to(row[None, None, :], [A, B, C]) + tl.expand_dims(tl.expand_dims(tl.arange(0, A), 1), 2)
+    tl.store(i_ptr + offs, grid3)
+    idx = tl.broadcast_to(c, [A, B, C])
+    vmax, imax = tl.reduce((x, idx), 2, _argmax_pair)  # user combine over a tuple, rank 3
+    ab = tl.arange(0, A)[:, None] * B + tl.arange(0, B)[None, :]
+    tl.store(m_ptr + ab, vmax)
+    tl.store(s_ptr + ab, imax)
+    ones = tl.full([A, B, C], 1, tl.int32)
+    run_max, count = tl.associative_scan((x, ones), 1, _running_max_with_count, reverse=True)
+    tl.store(c_ptr + offs, run_max + count.to(tl.float32) * 1000.0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_views_and_user_combines(target):
+    A, B, C = 2, 4, 8
+    x = np.random.default_rng(8).standard_normal((A, B, C)).astype(np.float32)
+    x[0, 0, 3] = x[0, 0, 5] = 9.0  # a tie: the smaller index wins
+    v, t = np.zeros(A * B * C, np.float32), np.zeros((B, C, A), np.float32)
+    i = np.zeros((A, B, C), np.int32)
+    m, s = np.zeros((A, B), np.float32), np.zeros((A, B), np.int32)
+    c = np.zeros_like(x)
+    run(views_and_combines, (x, v, t, i, m, s, c), target, A=A, B=B, C=C)
+    np.testing.assert_array_equal(v, 2 * x.ravel())
+    np.testing.assert_array_equal(t, x.transpose(1, 2, 0))
+    np.testing.assert_array_equal(i, np.arange(C)[None, None, :] + np.arange(A)[:, None, None] + 0 * x.astype(int))
+    np.testing.assert_array_equal(m, x.max(2))
+    np.testing.assert_array_equal(s, x.argmax(2))
+    rev_max = np.flip(np.maximum.accumulate(np.flip(x, 1), 1), 1)
+    count = (np.arange(B, 0, -1)[None, :, None] * 1000).astype(np.float32)
+    np.testing.assert_array_equal(c, rev_max + count)

@@ -142,7 +142,7 @@ class dtype:
 
     @property
     def itemsize(self) -> int:
-        return max(1, self.primitive_bitwidth // 8)
+        return (self.primitive_bitwidth + 7) // 8  # bool: 1 byte (the language's `max` shadows Python's)
 
     def kind(self) -> int:
         """Promotion kind: bool < integer (signed or unsigned) < float, as Triton's dtype.KIND."""

@@ -172,6 +172,11 @@ def make_so(src: str, metadata: dict) -> bytes:
         with open(ll, "w") as f:
             f.write(src)
         opt = subprocess.run([_tool("opt"), "-O3", "-mcpu=native", ll, "-o", "-"], capture_output=True)
+        if opt.returncode != 0 and b"Broken module" in opt.stderr:
+            # LLVM 22's loop and SLP vectorizers can break valid IR (scalar scan loops over gathered
+            # lanes); the lowering vectorizes explicitly, so such a kernel loses little without them
+            opt = subprocess.run([_tool("opt"), "-O3", "-mcpu=native", "-vectorize-loops=false",
+                                  "-vectorize-slp=false", ll, "-o", "-"], capture_output=True)
         _check(opt, "opt")
         llc = subprocess.run([_tool("llc"), "-O3", "-mcpu=native", "-filetype=obj", "-relocation-model=pic",
                               "-o", obj], input=opt.stdout, capture_output=True)
