@@ -8,8 +8,8 @@ from ._version import __version__  # noqa: F401
 from .errors import CompilationError, ExecutionError, LaunchError, XBlockError  # noqa: E402,F401
 from .host import cdiv, next_power_of_2  # noqa: E402,F401
 from .numdiff import diff  # noqa: E402,F401
-from .runtime.compiler import compile  # noqa: E402,F401
 from .runtime.args import TensorDescriptor  # noqa: E402,F401
+from .runtime.compiler import compile  # noqa: E402,F401
 from .runtime.jit import JITFunction, jit  # noqa: E402,F401
 
 

@@ -284,13 +284,69 @@ def cmd_cache(args) -> int:
         from .runtime.bundle import export_bundle
 
         n = export_bundle(args.path)
-        print(f"exported {n} compiled kernels to {args.path} (native libraries are rebuilt from them on "
-              "first use; autotune results stay local)")
+        print(f"exported {n} compiled kernels and the autotune choices to {args.path} (native libraries are "
+              "rebuilt from them on first use)")
     elif args.action == "import":
         from .runtime.bundle import import_bundle
 
         n = import_bundle(args.path)
         print(f"imported {n} compiled kernels into {cache_dir()}")
+    elif args.action == "stats":
+        print_cache_stats()
+    return EXIT_OK
+
+
+def print_cache_stats() -> None:
+    """Entries, disk hits, misses and compile time per kernel and target (`xblock cache stats`)."""
+    from .runtime.cache import FileCache, read_stats
+
+    cache = FileCache()
+    rows = {k: dict(v, entries=0) for k, v in read_stats().items()}
+    for _, meta in cache.entries():
+        name, target = (meta or {}).get("name", "?"), (meta or {}).get("target", "?")
+        rows.setdefault((name, target), {"hits": 0, "misses": 0, "compile_s": 0.0, "entries": 0})["entries"] += 1
+    print(f"cache: {cache.root}")
+    if not rows:
+        print("empty: no compiled kernel and no recorded hit or miss")
+        return
+    width = max(6, *(len(n) for n, _ in rows))
+    print(f"{'kernel':{width}}  {'target':8} {'entries':>7} {'hits':>7} {'misses':>7} {'hit rate':>8} "
+          f"{'compile s':>10}")
+    total = {"entries": 0, "hits": 0, "misses": 0, "compile_s": 0.0}
+    for (name, target), r in sorted(rows.items()):
+        for k in total:
+            total[k] += r[k]
+        print(_stats_row(name, target, r, width))
+    print(_stats_row("total", "", total, width))
+
+
+def _stats_row(name, target, r, width) -> str:
+    looked = r["hits"] + r["misses"]
+    rate = f"{100 * r['hits'] / looked:.0f}%" if looked else "-"
+    return (f"{name:{width}}  {target:8} {r['entries']:>7} {r['hits']:>7} {r['misses']:>7} {rate:>8} "
+            f"{r['compile_s']:>10.2f}")
+
+
+def cmd_tune(args) -> int:
+    """Tune an autotuned kernel for each size of --sizes and store the choices in the cache."""
+    import time
+
+    from .runtime.compiler import _autotuned, config_values
+
+    mod, kernel = load_kernel(args.kernel)
+    tuner = _autotuned(kernel)
+    if tuner is None:
+        raise UsageError(f"{args.kernel} is not autotuned (@xblock.autotune or @triton.autotune): nothing to tune")
+    tuned = {k for c in tuner.configs for k in config_values(c, frozenset())[0]}
+    for text in args.sizes:
+        case = case_from_module(mod, _size(text, mod), args.dtype)
+        meta = {k: v for k, v in case.meta.items() if k not in tuned}  # the configs set these
+        start = time.perf_counter()
+        kernel[case.grid](*case.copy_args(), target=args.target, **meta)
+        print(f"{text}: {tuner.best_config} (tuned in {time.perf_counter() - start:.2f} s)", flush=True)
+    from .runtime.cache import cache_dir
+
+    print(f"choices stored under {cache_dir() / 'autotune'}; `xblock cache export FILE` bundles them")
     return EXIT_OK
 
 
@@ -413,11 +469,19 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--rep", type=int, default=10, help="timed runs (default 10)")
     sp.set_defaults(fn=cmd_bench)
 
-    sp = sub.add_parser("cache", help="show, clear, export or import the kernel cache")
-    sp.add_argument("action", choices=["dir", "clear", "export", "import"],
-                    help="dir: print the folder; clear: empty it; export/import: a bundle of compiled kernels")
+    sp = sub.add_parser("cache", help="show, clear, export or import the kernel cache, or its statistics")
+    sp.add_argument("action", choices=["dir", "clear", "export", "import", "stats"],
+                    help="dir: print the folder; clear: empty it; export/import: a bundle of compiled kernels "
+                         "and autotune choices; stats: entries, hits, misses and compile time per kernel")
     sp.add_argument("path", nargs="?", help="bundle file for export/import")
     sp.set_defaults(fn=cmd_cache)
+
+    sp = sub.add_parser("tune", help="precompute an autotuned kernel's choices for a list of sizes")
+    sp.add_argument("kernel", help="FILE:KERNEL of an @autotune kernel; the file's case(size, dtype) builds arguments")
+    sp.add_argument("--sizes", nargs="+", required=True, help="problem sizes for case(), e.g. 256x256x256 1024")
+    sp.add_argument("--target", "-t", help=f"{', '.join(targets())} (default: the one the arguments imply)")
+    sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
+    sp.set_defaults(fn=cmd_tune)
 
     sp = sub.add_parser("doctor", help="versions, targets (and why some cannot run here), cache, toolchains")
     sp.set_defaults(fn=cmd_doctor)

@@ -229,9 +229,10 @@ def _matmul_reference(a, b):
     return (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
 
 
-@pytest.mark.parametrize("target", ["sim", "cpu"])
+@pytest.mark.parametrize("target", RUN_TARGETS)
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (B + 1, B - 1, 2 * B + 1), (2 * B, B, 3 * B)])
 def test_matmul_with_advance(target, m, n, k):
+    """On ascend the K loop runs on the Cube unit and carries the advanced offsets as plain scalars."""
     rng = np.random.default_rng(m + n + k)
     a = rng.integers(-3, 4, (m, k)).astype(np.float16)  # small integers: every sum exact in fp32
     b = rng.integers(-3, 4, (k, n)).astype(np.float16)
@@ -239,15 +240,6 @@ def test_matmul_with_advance(target, m, n, k):
     xblock.jit(matmul_kernel)[_grid(m, n)](a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=B, BLOCK_N=B,
                                             BLOCK_K=B, target=target)
     np.testing.assert_array_equal(c, _matmul_reference(a, b))
-
-
-def test_matmul_with_advance_on_ascend_is_refused_by_the_cube_path():
-    """The Cube path cannot lower a K loop that carries scalars besides the accumulator and pointer
-    blocks (the advanced offsets); a plain-pointer kernel carrying `k0 += BLOCK_K` fails the same way."""
-    a, b, c = np.zeros((17, 33), np.float16), np.zeros((33, 15), np.float16), np.zeros((17, 15), np.float16)
-    with pytest.raises(xblock.CompilationError, match="ascend: internal: no lowered value"):
-        xblock.jit(matmul_kernel)[_grid(17, 15)](a, b, c, 17, 15, 33, 33, 1, 15, 1, 15, 1, BLOCK_M=B, BLOCK_N=B,
-                                                 BLOCK_K=B, target="ascend")
 
 
 @pytest.mark.parametrize("target", RUN_TARGETS)
@@ -307,11 +299,11 @@ def test_block_pointers_carried_by_a_while_loop(target, n):
 def test_block_pointer_to_int1_reads_int8(target):
     flags = np.array([True, False, True, True, False], np.bool_)
     out = np.zeros(B, np.int32)
-    if target == "ascend":  # an internal crash of the ascend layout rules on a load through `ptr.to(*i8)`
-        with pytest.raises(AttributeError, match="'OpResult' object has no attribute 'value'"):  # of an *i1 arg
-            xblock.jit(bool_block)[(1,)](flags, out, 5, BLOCK=B, target=target)
+    try:
+        xblock.jit(bool_block)[(1,)](flags, out, 5, BLOCK=B, target=target)
+    except xblock.CompilationError as e:  # ascend reads the bytes; its Cast set may lack int8 -> int32
+        assert target == "ascend" and "test_block_pointers.py:171" in str(e) and "Cast from i8 to i32" in str(e)
         return
-    xblock.jit(bool_block)[(1,)](flags, out, 5, BLOCK=B, target=target)
     np.testing.assert_array_equal(out, np.r_[flags.astype(np.int32), np.zeros(B - 5, np.int32)] + 10)
 
 

@@ -391,8 +391,12 @@ def test_sim_reports_an_address_outside_every_argument():
     rows = [np.arange(8, dtype=np.float32) + 10 * i for i in range(3)]
     out = np.zeros(24, np.float32)
     table = np.array([r.ctypes.data for r in rows], np.int64)
-    xblock.jit(row_from_table)[(3,)](table, out, N=8, target="cpu")  # the cpu reads any host address
+    # unchecked, the cpu reads any host address; checked (the default), it refuses as the sim does
+    xblock.jit(row_from_table)[(3,)](table, out, N=8, target="cpu", bounds_check=False)
     np.testing.assert_array_equal(out, np.concatenate(rows))
+    with pytest.raises(xblock.ExecutionError, match=r"test_fp8_and_pointer_tables.py:\d+: out-of-bounds load in "
+                       r"program \(0, 0, 0\): .*outside every argument buffer"):
+        xblock.jit(row_from_table)[(3,)](table, out, N=8, target="cpu")
     with pytest.raises(xblock.ExecutionError, match=r"test_fp8_and_pointer_tables.py:\d+: out-of-bounds load in "
                        r"program \(0, 0, 0\): .*address 0x[0-9a-f]+ \(a pointer made from an integer\), outside "
                        r"every argument buffer"):

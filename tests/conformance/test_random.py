@@ -1,6 +1,7 @@
-"""tl.rand/randn/randint/philox: Philox 4x32-10 bit for bit (published known answers and a numpy
-model written from the algorithm's definition), so a seeded dropout draws the same mask on every
-target that runs it; targets without a 32x32->64-bit multiply say so."""
+"""tl.rand/randn/randint/philox (and the 4x forms): Philox 4x32-10 bit for bit (published known
+answers and a numpy model written from the algorithm's definition), so a seeded dropout draws the
+same mask on every target that runs it. ascend, whose vector unit has no high-half multiply, builds
+umulhi from 16-bit pieces (docs/DESIGN.md, "Integer bit operations")."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from xblock.backends.cuda.precompile import precompile
 triton = pytest.importorskip("triton")
 tl = triton.language
 
-RUN_TARGETS = ["sim", "cpu"]
+RUN_TARGETS = ["sim", "cpu", "ascend"]
 M32 = 0xFFFFFFFF
 
 
@@ -120,7 +121,39 @@ def test_dropout_compiles_for_cuda():
     assert "cubin" in precompile(seeded_dropout, (x, x, 256, 0.5, 7), {"BLOCK": 256}).asm
 
 
-def test_ascend_says_what_it_lacks():
-    x = np.zeros(256, np.float32)
-    with pytest.raises(xblock.CompilationError, match=r"random.py:\d+:\d+: .*arith.mului_extended"):
-        xblock.jit(seeded_dropout)[(1,)](x, x.copy(), 256, 0.5, 7, BLOCK=256, target="ascend")
+@triton.jit
+def draws4x(i_ptr, out_ptr, seed, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    i0, i1, i2, i3 = tl.randint4x(seed, offsets)
+    tl.store(i_ptr + offsets, i0)
+    tl.store(i_ptr + BLOCK + offsets, i1)
+    tl.store(i_ptr + 2 * BLOCK + offsets, i2)
+    tl.store(i_ptr + 3 * BLOCK + offsets, i3)
+    u0, u1, u2, u3 = tl.rand4x(seed, offsets)
+    tl.store(out_ptr + offsets, u0)
+    tl.store(out_ptr + BLOCK + offsets, u1)
+    tl.store(out_ptr + 2 * BLOCK + offsets, u2)
+    tl.store(out_ptr + 3 * BLOCK + offsets, u3)
+    n0, n1, n2, n3 = tl.randn4x(seed, offsets)
+    tl.store(out_ptr + 4 * BLOCK + offsets, n0)
+    tl.store(out_ptr + 5 * BLOCK + offsets, n1)
+    tl.store(out_ptr + 6 * BLOCK + offsets, n2)
+    tl.store(out_ptr + 7 * BLOCK + offsets, n3)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_the_4x_forms(target):
+    n, seed = 128, 0xDEAD_BEEF_01
+    i, out = np.zeros(4 * n, np.uint32), np.zeros(8 * n, np.float32)
+    xblock.jit(draws4x)[(1,)](i, out, seed, BLOCK=n, target=target)
+    out = out.reshape(8, n)
+    offs = np.arange(n, dtype=np.uint64)
+    w = philox_numpy([offs, 0 * offs, 0 * offs, 0 * offs], (seed & M32, seed >> 32))
+    np.testing.assert_array_equal(i.reshape(4, n), np.stack(w))
+    u = np.stack([uniform_numpy(x) for x in w])
+    np.testing.assert_array_equal(out[:4], u)
+    normal = []
+    for a, b in ((u[0], u[1]), (u[2], u[3])):
+        r = np.sqrt(-2.0 * np.log(np.maximum(np.float32(1e-7), a).astype(np.float64)))
+        normal += [r * np.cos(2 * np.pi * b.astype(np.float64)), r * np.sin(2 * np.pi * b.astype(np.float64))]
+    np.testing.assert_allclose(out[4:], np.stack(normal), rtol=1e-4, atol=1e-4)

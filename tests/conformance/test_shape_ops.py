@@ -170,7 +170,7 @@ def sorts(x_ptr, b_ptr, s_ptr, d_ptr, t_ptr, m_ptr, R: tl.constexpr, N: tl.const
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 @pytest.mark.parametrize("n,k", [(2, 1), (16, 4), (128, 8)])
 def test_sort_topk(target, dtype, n, k):
-    R = 3 if n < 128 else 2
+    R = 4 if n < 128 else 2
     rng = np.random.default_rng(n)
     x = (rng.standard_normal((R, n)) * 50).astype(dtype)
     x[0, : n // 2] = x[0, 0]  # ties

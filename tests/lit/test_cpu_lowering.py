@@ -88,4 +88,6 @@ def test_print_and_assert_lowering(tmp_path):
     checks.write_text(_DEBUG_CHECKS)
     filecheck(checks, text)
     assert meta["prints"] == [{"prefix": "x", "values": [[[64], "f32"]]}]
-    assert meta["asserts"][0]["message"] == "positive"
+    asserts = [a for a in meta["asserts"] if a.get("kind") != "bounds"]  # bounds checks share the table
+    assert [a["message"] for a in asserts] == ["positive"]
+    assert [a["what"] for a in meta["asserts"] if a.get("kind") == "bounds"] == ["load", "store"]

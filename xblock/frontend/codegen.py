@@ -20,6 +20,7 @@ from mlir.dialects import func, gpu
 
 from .. import language as xl
 from ..dialects import xb
+from ..dialects.locations import LIBRARY
 from ..errors import CompilationError, debug
 from ..language.core import _unwrap, constexpr, is_builtin, tensor
 from ..language.descriptors import aggregate, host_descriptor_type
@@ -253,7 +254,13 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return self.scope[name]
         g = self.ks.globals
         if name in g:
-            return _unwrap(translate(g[name]))
+            v = g[name]
+            if isinstance(v, (list, dict, set, bytearray)) or hasattr(v, "__array_interface__") \
+                    or hasattr(v, "data_ptr"):
+                raise SemanticError(
+                    f"the kernel reads the global variable '{name}' ({type(v).__name__}): kernels can read only "
+                    f"constant globals (numbers, strings, dtypes, tl.constexpr(...)); pass it as an argument")
+            return _unwrap(translate(v))
         if name in _PY_BUILTINS and hasattr(builtins, name):
             return getattr(builtins, name)
         raise NameError(f"name '{name}' is not defined")
@@ -431,6 +438,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def call_helper(self, fn, args, kwargs):
         """Call a helper function: specialize it once per argument types, then `func.call` it."""
         ks = self.mb.source(fn)
+        active = self.mb.__dict__.setdefault("active_helpers", [])
+        if ks.fn in active or ks.fn is getattr(self.ks, "fn", None):
+            raise SemanticError(f"'{ks.name}' calls itself: kernels and their helpers cannot recurse (Triton "
+                                "inlines every call); write the recursion as a loop")
         try:
             bound = inspect.signature(ks.fn).bind(*args, **kwargs)
         except TypeError as e:
@@ -451,7 +462,17 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                 key_parts.append((name, "c", repr(v)))
         key = (ks.fn, tuple(key_parts))
         if key not in self.mb.helpers:
-            self.mb.helpers[key] = self._gen_helper(ks, params, tensor_args, key)
+            active.append(ks.fn)
+            try:
+                self.mb.helpers[key] = self._gen_helper(ks, params, tensor_args, key)
+            except CompilationError as err:
+                if err.file.startswith(LIBRARY) and not self.ks.file.startswith(LIBRARY):
+                    # an error inside tl.sort & co.: at the user's line, naming the library function
+                    raise SemanticError(f"{err.message} (inside tl.{ks.name}, which xblock writes in the block "
+                                        "language)") from None
+                raise
+            finally:
+                active.pop()
         sym, ret_spec, result_types = self.mb.helpers[key]
         call = ir.Operation.create("func.call", results=result_types,
                                    operands=[v.handle for v in tensor_args],

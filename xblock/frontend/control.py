@@ -284,6 +284,9 @@ class ControlFlow:
             raise SemanticError("the loop variable must be a plain name")
         hints = {k: _unwrap(v) for k, v in kwargs.items() if k in _LOOP_HINTS}  # no semantics: kept for targets
         args = [_unwrap(a) for a in args]
+        for a in args:
+            if isinstance(a, float) or (isinstance(a, tensor) and not a.dtype.is_int()):
+                raise SemanticError(f"range bounds must be integers, got {a!r}")
         lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
         if isinstance(step, int) and step <= 0:
             raise SemanticError(f"range step must be positive, got {step}")

@@ -25,6 +25,18 @@ from .types import SemanticError, _is_py, ir_type, python_scalar_dtype
 __all__ = ["Semantic", "SemanticError"]
 
 
+MAX_NUMEL = 1 << 20  # Triton's TRITON_MAX_TENSOR_NUMEL
+
+
+def check_numel(shape) -> None:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if n > MAX_NUMEL:
+        raise SemanticError(f"a block of {n} elements ({list(shape)}) exceeds the largest block Triton allows, "
+                            f"{MAX_NUMEL} elements: split the work over more programs or a loop")
+
+
 def _static_shape(shape) -> tuple:
     """A block shape of constexpr integers (a runtime value here is a user error)."""
     out = []
@@ -396,13 +408,18 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
             raise SemanticError("arange's start and end must be constexpr integers")
         if end <= start:
             raise SemanticError(f"arange({start}, {end}): end must be greater than start")
-        return tensor(xb.arange(start, end), xl.int32, (end - start,))
+        if not (-(1 << 31) <= start and end <= 1 << 31):
+            raise SemanticError(f"arange({start}, {end}) must fit in int32")
+        n = end - start
+        check_numel((n,))  # a power of two is what cuda needs (Triton's layouts); that target checks it
+        return tensor(xb.arange(start, end), xl.int32, (n,))
 
     def full(self, shape, value, dt) -> tensor:
         shape = _unwrap(shape)
         shape = _static_shape(shape if isinstance(shape, (tuple, list)) else [shape])
         dt = _unwrap(dt)
         value = _unwrap(value)
+        check_numel(shape)
         if isinstance(value, tensor):
             return self.splat(self.cast(value, dt), shape)
         return self.constant(value, dt, shape)
@@ -448,6 +465,9 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
         et = ptr.dtype.element_ty
         value = _unwrap(value)
         value = self.to_tensor(value, et if _is_py(value) else None)
+        raw = _unwrap(mask)
+        if isinstance(raw, tensor) and not raw.dtype.is_bool():  # Triton checks store masks (not loads')
+            raise SemanticError(f"a store's mask must be a bool block (a comparison), got {raw.dtype}")
         mask = self._mask(mask, ptr.shape)
         shape = self.broadcast_shapes(ptr.shape, value.shape, *([mask.shape] if mask is not None else []))
         if shape != ptr.shape:

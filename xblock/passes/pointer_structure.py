@@ -3,7 +3,11 @@
 An integer block is *affine* when every element is `base + sum_d stride_d * i_d`, with `i_d` the
 element's index along dimension d and `base`, `stride_d` polynomials in scalar SSA values (`Lin`).
 A pointer block is a root pointer plus an affine offset (in elements). A mask is *bounded* when it
-is a conjunction of `i_d < limit` per dimension (and of uniform conditions `0 < limit`). What does
+is a conjunction of `lower <= i_d < limit` per dimension (and of uniform conditions `0 < limit`).
+Lower limits come from `x >= lo` and from unsigned compares: `0 <= x < n` is one `x ult n` (how
+block pointers and descriptors check their bounds), so a tile whose offsets start before the tensor
+starts its copy at the first in-bounds element. A lower limit that the analysis proves is <= 0
+(offsets built from program ids, loop counters and non-negative constants) is dropped. What does
 not fit is None: the backend then treats the access as a gather. The analysis is read-only and
 memoized per value; backends ask for what they need (`affine`, `pointer`, `mask`, `tile_access`).
 
@@ -83,14 +87,18 @@ ZERO = Lin()
 
 @dataclass(frozen=True)
 class Bounds:
-    """Lane i is on iff i[d] < limit for every (d, limit) in dims, and 0 < limit for each uniform."""
+    """Lane i is on iff i[d] < limit for every (d, limit) in dims, i[d] >= lo for every (d, lo, _) in
+    lower, and 0 < limit for each uniform."""
 
     shape: tuple
     dims: tuple  # ((d, Lin), ...)
     uniform: tuple = ()  # (Lin, ...)
+    lower: tuple = ()  # ((d, Lin, signed), ...): signed from `x >= lo`, unsigned from `x ult n` (lo = -x0)
 
     def __and__(self, o: Bounds | None) -> Bounds:
-        return self if o is None else Bounds(self.shape, self.dims + o.dims, self.uniform + o.uniform)
+        if o is None:
+            return self
+        return Bounds(self.shape, self.dims + o.dims, self.uniform + o.uniform, self.lower + o.lower)
 
 
 def _both(a: Bounds | None, b: Bounds | None) -> Bounds | None:
@@ -133,6 +141,21 @@ class TileAccess:
     col_limits: tuple
     uniform: tuple
     assumed: Bounds | None = None  # wrapped offsets: only these lanes are fetched (tile_access(wrapped=True))
+    row_lower: tuple = ()  # rows r >= each of these are on (offsets that may start before the tensor)
+    col_lower: tuple = ()
+
+    @property
+    def limited(self) -> bool:
+        """Some lanes may be off: the copy is not the whole tile."""
+        return bool(self.row_limits or self.col_limits or self.uniform or self.row_lower or self.col_lower)
+
+
+# arith.cmpi predicates: eq=0 ne=1 slt=2 sle=3 sgt=4 sge=5 ult=6 ule=7 ugt=8 uge=9
+_SWAPPED = {2: 4, 3: 5, 4: 2, 5: 3, 6: 8, 7: 9, 8: 6, 9: 7}
+# with the lanes' side on the left, `x0 + i  pred  lim` as (kind, shift) conditions on i:
+# "<": i < lim - x0 + shift; ">=": i >= lim - x0 + shift; "unsigned>=": i >= -x0 (x >= 0)
+_LANE_CONDS = {2: (("<", 0),), 3: (("<", 1),), 4: ((">=", 1),), 5: ((">=", 0),),
+               6: (("unsigned>=", 0), ("<", 0)), 7: (("unsigned>=", 0), ("<", 1))}
 
 
 def _shape(t: ir.Type) -> tuple:
@@ -294,13 +317,17 @@ class PointerStructure:
             # a condition on a broadcast size-1 dimension holds for index 0 only: it is uniform
             spread = [d for d in range(len(shape)) if src_shape[d] == 1 and shape[d] != 1]
             return Bounds(shape, tuple((d, lim) for d, lim in s.dims if d not in spread),
-                          s.uniform + tuple(lim for d, lim in s.dims if d in spread))
+                          s.uniform + tuple(lim for d, lim in s.dims if d in spread) +
+                          tuple(Lin.const(1) - lo for d, lo, _ in s.lower if d in spread),
+                          tuple(x for x in s.lower if x[0] not in spread))
         if n == "xb.expand_dims":
             axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
-            return Bounds(shape, tuple((d + (d >= axis), lim) for d, lim in s.dims), s.uniform)
+            return Bounds(shape, tuple((d + (d >= axis), lim) for d, lim in s.dims), s.uniform,
+                          tuple((d + (d >= axis), lo, sg) for d, lo, sg in s.lower))
         if n == "xb.trans":
             order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
-            return Bounds(shape, tuple((order.index(d), lim) for d, lim in s.dims), s.uniform)
+            return Bounds(shape, tuple((order.index(d), lim) for d, lim in s.dims), s.uniform,
+                          tuple((order.index(d), lo, sg) for d, lo, sg in s.lower))
         return None
 
     def pointer(self, v: ir.Value, wrapped: bool = False) -> Pointer | None:
@@ -336,9 +363,26 @@ class PointerStructure:
         pointer block: its client knows `p_k = p_0 + k * step` from the loop)."""
         self._memo[("ptr", v)] = p
 
-    def mask(self, v: ir.Value) -> Bounds | None:
-        """The bounds of an i1 block, or None when it is data rather than structure."""
-        return self._cached("mask", v, self._mask)
+    def assume_affine(self, v: ir.Value, a: Affine) -> None:
+        """As `assume_pointer`, for a loop-carried integer block (`offs_k += BLOCK_K`)."""
+        self._memo[("aff", v)] = a
+
+    def opaque(self, v: ir.Value) -> Lin:
+        """`v` (any scalar, also one that is not an xb value: a counter a backend adds) as a variable."""
+        return Lin.var(self.key(v))
+
+    def mask(self, v: ir.Value, lower: bool = False) -> Bounds | None:
+        """The bounds of an i1 block, or None when it is data rather than structure.
+
+        Without `lower`, a mask with lower limits is seen as before they were known: one from a
+        signed `x >= lo` is data (None), an unsigned `x ult n` is its upper limit only (right for
+        offsets that do not start before the tensor). Accesses ask with `lower=True`."""
+        b = self._cached("mask", v, self._mask)
+        if b is None or lower or not b.lower:
+            return b
+        if any(signed for _, _, signed in b.lower):
+            return None
+        return Bounds(b.shape, b.dims, b.uniform)
 
     def _mask(self, v):
         shape = _shape(v.type)
@@ -351,42 +395,113 @@ class PointerStructure:
         if c is not None:
             return Bounds(shape, ()) if c else Bounds(shape, (), (ZERO,))
         if n == "arith.andi":
-            a, b = self.mask(op.operands[0]), self.mask(op.operands[1])
+            a, b = self.mask(op.operands[0], True), self.mask(op.operands[1], True)
             if a is None or b is None:
                 return None
-            return Bounds(shape, a.dims + b.dims, a.uniform + b.uniform)
+            return a & b
         if n == "arith.cmpi":
             return self._compare(op, shape)
-        return self._reshaped(op, shape, self.mask, None)
+        return self._reshaped(op, shape, lambda x: self.mask(x, True), None)
 
     def _compare(self, op, shape):
         pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
-        # arith.cmpi predicates: eq=0 ne=1 slt=2 sle=3 sgt=4 sge=5 ult=6 ule=7 ugt=8 uge=9
         a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
-        if a is None or b is None or pred not in (2, 3, 4, 6, 7, 8):
+        if a is None or b is None:
             return None
-        if pred in (4, 8):  # a > b  <=>  b < a
-            a, b, pred = b, a, 2
-        if not b.uniform():
+        if not b.uniform():  # the lanes' side on the left: `lim > x` is `x < lim`
+            a, b, pred = b, a, _SWAPPED.get(pred)
+        if not b.uniform() or pred not in _LANE_CONDS:
             return None
-        limit = b.base - a.base + (Lin.const(1) if pred in (3, 7) else ZERO)
         varying = [d for d, s in enumerate(a.strides) if not s.is_zero()]
-        if not varying:
-            return Bounds(shape, (), (limit,))
-        if len(varying) != 1 or a.strides[varying[0]].as_const() != 1:
+        if len(varying) > 1 or (varying and a.strides[varying[0]].as_const() != 1):
             return None
-        return Bounds(shape, ((varying[0], limit),))
+        # element i compares x0 + i with lim: i < lim - x0 (+1 for <=), i >= lim - x0 (+1 for >)
+        x0, lim = a.base, b.base
+        dims, lower, uniform = [], [], []
+        for kind, shift in _LANE_CONDS[pred]:
+            t = (lim if kind != "unsigned>=" else ZERO) - x0 + Lin.const(shift)
+            if kind == "<":
+                if varying:
+                    dims.append((varying[0], t))
+                else:
+                    uniform.append(t)
+            elif self.nonneg(-t):  # i >= t with t <= 0: every lane
+                continue
+            elif varying:
+                lower.append((varying[0], t, kind == ">="))
+            else:
+                uniform.append(Lin.const(1) - t)  # 0 >= t
+        return Bounds(shape, tuple(dims), tuple(uniform), tuple(lower))
 
-    def tile_access(self, ptr: ir.Value, mask: ir.Value | None, wrapped: bool = False) -> TileAccess | None:
+    # ----- signs ---------------------------------------------------------------------------
+    def nonneg(self, lin: Lin) -> bool:
+        """Whether `lin` is >= 0 for sure: non-negative coefficients on products of values known
+        to be >= 0 (program ids, grid sizes, counters of loops that start at >= 0 and step up,
+        loop-carried values that start at >= 0 and only grow, and sums, products, quotients of those)."""
+        for mono, c in lin.terms.items():
+            if c < 0 or not all(self._nonneg_value(self.values[k]) for k in mono):
+                return False
+        return True
+
+    def _nonneg_value(self, v: ir.Value) -> bool:
+        k = ("nonneg", v)
+        if k not in self._memo:
+            before = set(self._memo)
+            self._memo[k] = False  # a cycle through a loop-carried value proves nothing
+            self._memo[k] = self._nonneg_of(v)
+            if not self._memo[k]:  # what was proved assuming v >= 0 does not hold
+                for x in set(self._memo) - before - {k}:
+                    if x[0] == "nonneg":
+                        del self._memo[x]
+        return self._memo[k]
+
+    def _nonneg_of(self, v: ir.Value) -> bool:
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            loop = owner.owner
+            if loop is None or loop.name != "scf.for":
+                return False
+            args = list(owner.arguments)
+            i = args.index(v)
+            if i == 0:  # the counter: >= its lower bound
+                return self.nonneg(self.scalar(loop.operands[0]))
+            y = owner.operations[len(owner.operations) - 1]
+            init, nxt = loop.operands[3 + i - 1], y.operands[i - 1]
+            self._memo[("nonneg", v)] = True  # induction: if it is >= 0 now, does it stay so?
+            ok = self.nonneg(self.scalar(init)) and self.nonneg(self.scalar(nxt) - Lin.var(self.key(v)))
+            return ok
+        op = owner.operation if hasattr(owner, "operation") else owner
+        n = op.name
+        if n in ("xb.program_id", "xb.num_programs"):
+            return True
+        c = _splat_int(op)
+        if c is not None:
+            return c >= 0
+        if n in ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.minsi", "arith.ceildivsi",
+                 "arith.floordivsi", "arith.muli", "arith.addi"):
+            return all(self.nonneg(self.scalar(x)) for x in op.operands)
+        if n == "arith.maxsi":
+            return any(self.nonneg(self.scalar(x)) for x in op.operands)
+        if n in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+            return n == "arith.extui" or self.nonneg(self.scalar(op.operands[0]))
+        return False
+
+    def tile_access(self, ptr: ir.Value, mask: ir.Value | None, wrapped: bool = False,
+                    transposed: bool = False) -> TileAccess | None:
         """A load/store as rows of unit-stride elements, or None for a gather.
 
         With `wrapped`, wrapped offsets are accepted: their exact lanes join the limits and are
-        reported in `assumed` (the caller fetches those lanes only).
+        reported in `assumed` (the caller fetches those lanes only). With `transposed`, a 2-D
+        block is read as its transpose (its columns as the rows: a column-major tile).
         """
         p = self.pointer(ptr, wrapped)
         if p is None:
             return None
-        b = self.mask(mask) if mask is not None else Bounds(p.offset.shape, ())
+        b = self.mask(mask, True) if mask is not None else Bounds(p.offset.shape, ())
+        if transposed:
+            if len(p.offset.shape) != 2:
+                return None
+            p, b = _transposed(p), _transposed_bounds(b)
         if b is None:
             return None
         assumed = p.offset.exact
@@ -408,5 +523,19 @@ class PointerStructure:
             return None
         row_l = tuple(lim for d, lim in b.dims if d == outer and outer is not None)
         col_l = tuple(lim for d, lim in b.dims if d == inner and inner is not None)
-        uni = b.uniform + tuple(lim for d, lim in b.dims if d not in (inner, outer))
-        return TileAccess(p.root, p.elem, p.offset.base, rows, cols, rs, row_l, col_l, uni, assumed)
+        uni = b.uniform + tuple(lim for d, lim in b.dims if d not in (inner, outer)) + \
+            tuple(Lin.const(1) - lo for d, lo, _ in b.lower if d not in (inner, outer))
+        row_lo = tuple(lo for d, lo, _ in b.lower if d == outer and outer is not None)
+        col_lo = tuple(lo for d, lo, _ in b.lower if d == inner and inner is not None)
+        return TileAccess(p.root, p.elem, p.offset.base, rows, cols, rs, row_l, col_l, uni, assumed, row_lo, col_lo)
+
+
+def _transposed(p: Pointer) -> Pointer:
+    o = p.offset
+    ex = _transposed_bounds(o.exact) if o.exact is not None else None
+    return Pointer(p.root, p.elem, Affine(o.shape[::-1], o.base, o.strides[::-1], ex))
+
+
+def _transposed_bounds(b: Bounds) -> Bounds:
+    return Bounds(b.shape[::-1], tuple((1 - d, lim) for d, lim in b.dims), b.uniform,
+                  tuple((1 - d, lo, sg) for d, lo, sg in b.lower))

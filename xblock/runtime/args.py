@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..language.descriptors import host_descriptor_type
+from .fastpath import NoFastPath, int_code
 
 _NP_SIG = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
            "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
@@ -151,3 +152,44 @@ def describe_descriptor(name: str, v, taken) -> tuple:
     parts += [(n, "i32", _descriptor_flag(s), s) for n, s in zip(names[1:1 + ndim], shape)]
     parts += [(n, "i64", _descriptor_flag(s), s) for n, s in zip(names[1 + ndim:], strides)]
     return host_descriptor_type(sig[1:], block, padding), parts
+
+
+# ------------------------------------------------------------------------------ buckets
+def pow2_bucket(v: int) -> int:
+    return 1 << (v - 1).bit_length() if v > 0 else v
+
+
+def _list_bucket(bounds):
+    def bucket(v: int):
+        for b in bounds:
+            if v <= b:
+                return b
+        return ("above", bounds[-1], pow2_bucket(v))  # beyond the list: powers of two
+
+    return bucket
+
+
+def bucket_rule(name, rule):
+    """The function from a value to its bucket, for `buckets={name: "pow2" | [bounds]}`."""
+    if rule == "pow2":
+        return pow2_bucket
+    if isinstance(rule, (list, tuple)) and rule and all(type(b) is int for b in rule):
+        if list(rule) != sorted(set(rule)):
+            raise TypeError(f"buckets['{name}']: the bounds must be increasing, got {list(rule)}")
+        return _list_bucket(tuple(rule))
+    raise TypeError(f"buckets['{name}'] must be 'pow2' or a list of increasing ints, got {rule!r}")
+
+
+def bucket_code(bucket, mode: int):
+    """The code of a bucketed int: its bucket, its int class, and `% 16 == 0` unless `mode` drops
+    it; never `== 1` (the kernel takes any value of its bucket)."""
+
+    def code(v):
+        if type(v) is not int:
+            raise NoFastPath
+        c = int_code(v, 2)
+        if mode == 0 and v & 15 == 0:
+            c += 1
+        return (bucket(v), c)
+
+    return code

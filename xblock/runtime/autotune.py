@@ -24,7 +24,8 @@ from .. import testing
 from ..backends import all_option_names, default_target, get_backend
 from ..errors import CompilationError, XBlockError
 from ..frontend.source import XBLOCK_TUNER, is_triton_tuner
-from .cache import cache_dir
+from . import pool
+from .cache import cache_dir, configured_dir
 from .compiler import CONFIG_LAUNCH_OPTIONS, config_values
 
 jit = None  # xblock.jit: runtime/jit.py hands it over when it imports this module (see the end of jit.py)
@@ -165,6 +166,10 @@ class _Tuner:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fn!r})"
 
+    def key_value(self, name: str, value):
+        """What autotuning keys on for argument `name` (its bucket, see JITFunction.key_value)."""
+        return self.fn.key_value(name, value)
+
     def _check_names(self, what, names) -> None:
         params = self.fn.source.params
         bad = [n for n in names if n not in params]
@@ -263,7 +268,7 @@ class Autotuner(_Tuner):
     def _key(self, nargs, kwargs) -> tuple:
         """As Triton: the values of the `key` arguments, then the dtypes of all arguments."""
         args = {**nargs, **kwargs}
-        key = [_key_value(args[k]) for k in self.keys if k in args]
+        key = [_key_value(self.fn.key_value(k, args[k])) for k in self.keys if k in args]
         key += [str(v.dtype) for v in args.values() if hasattr(v, "dtype")]
         return tuple(key)
 
@@ -290,20 +295,43 @@ class Autotuner(_Tuner):
                 raise
             raise AutotuneError(f"{self.__name__}: no autotune config compiles for target '{target}':\n{e}") from None
 
-    def _compiles_or_raise(self, configs, args, kwargs, target) -> list:
-        """Per config: does it compile for `target`? Raises AutotuneError when none does."""
-        ok, first = [], None
-        for c in configs:
-            try:
-                self.fn.warmup(*args, target=target, **self._meta(c, kwargs, target))
-                ok.append(True)
-            except CompilationError as e:
-                ok.append(False)
-                first = first or e
-        if not any(ok):
+    def _compile_all(self, configs, args, kwargs, target):
+        """Yield (config, CompilationError or None, workers still compiling) as each config's kernel
+        is ready: compiled here or, once that looks worth it, in worker processes (`pool`)."""
+        metas = [self._meta(c, kwargs, target) for c in configs]
+
+        def here(i):
+            self.fn.warmup(*args, target=target, **metas[i])
+
+        def plan(i):
+            return self.fn.plan(args, target, metas[i])
+
+        for i, error, busy in pool.compile_all(len(configs), here, plan, self.fn):
+            yield configs[i], error, busy
+
+    def _compile_and_bench(self, configs, args, nargs, kwargs, grid, target) -> dict:
+        """Timing of every config (inf when it does not compile); raises AutotuneError when none does.
+
+        Each config is benchmarked as soon as its kernel is ready, while workers compile the others.
+        Timings taken while workers still compiled share the cores with them: those close to the
+        best are taken again at the end.
+        """
+        timings, first, busy = {}, None, []
+        for c, error, compiling in self._compile_all(configs, args, kwargs, target):
+            if error is not None:
+                timings[c], first = float("inf"), first or error
+                continue
+            timings[c] = self._bench(args, nargs, kwargs, c, grid, target)
+            if compiling:
+                busy.append(c)
+        if first is not None and all(t == float("inf") for t in timings.values()):
             raise AutotuneError(f"{self.__name__}: no autotune config compiles for target '{target}'; "
                                 f"the first error:\n{first}") from None
-        return ok
+        best = min(timings.values())
+        for c in busy:
+            if timings[c] <= 2 * best:
+                timings[c] = self._bench(args, nargs, kwargs, c, grid, target)
+        return timings
 
     def prune_configs(self, kwargs, nargs=None) -> list:
         """early_config_prune, then perf_model's top_k, as Triton does."""
@@ -338,10 +366,7 @@ class Autotuner(_Tuner):
             if config is not None:
                 return config
         start = time.time()
-        compiles = self._compiles_or_raise(pruned, args, kwargs, target)
-        timings = {}
-        for c, ok in zip(pruned, compiles):
-            timings[c] = self._bench(args, nargs, kwargs, c, grid, target) if ok else float("inf")
+        timings = self._compile_and_bench(pruned, args, nargs, kwargs, grid, target)
         self.bench_time = time.time() - start
         best = min(pruned, key=lambda c: timings[c])
         self.configs_timings = timings
@@ -395,35 +420,50 @@ class Autotuner(_Tuner):
         nargs = dict(zip(self.arg_names, args))
         if target is None:
             target = default_target([v for v in (*args, *kwargs.values()) if hasattr(v, "shape")])
+        configs = self.prune_configs(kwargs, nargs)
+        for _, error, _ in self._compile_all(configs, args, kwargs, target):
+            if error is not None:
+                raise error
         return _Compiled(self.fn.warmup(*args, target=target, grid=grid, **self._meta(c, kwargs, target))
-                         for c in self.prune_configs(kwargs, nargs))
+                         for c in configs)
 
     def best_config_for(self, key_values, target):
         """The config chosen for `key_values` (the key of `_key`) on `target` in this process, or None."""
         return self.cache.get((target, tuple(key_values)))
 
     # ---------------------------------------------------------------------------- persistence
-    def _store(self, target):
+    def _store(self, target, root=None):
+        """The file of this kernel's choices on `target` (under `root`, by default where the cache writes)."""
         text = self.fn.source.src + repr(self.keys) + "".join(_describe(c) for c in self.configs)
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        d = cache_dir() / "autotune"
-        d.mkdir(parents=True, exist_ok=True)
         device = get_backend(target).device_name().replace(" ", "_").replace("/", "_")
-        return d / f"{self.__name__}-{digest}-{target}-{device}.json"
+        return (root or cache_dir()) / "autotune" / f"{self.__name__}-{digest}-{target}-{device}.json"
 
     def _load(self, target) -> dict:
-        try:
-            return json.loads(self._store(target).read_text())
-        except (OSError, ValueError):
-            return {}
+        """The stored choices: those of a read-only cache (a deployed bundle) under this process's."""
+        out: dict = {}
+        for root in dict.fromkeys((configured_dir(), cache_dir())):
+            try:
+                found = json.loads(self._store(target, root).read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(found, dict):
+                out.update(found)
+        return out
 
     def _save(self, target, saved) -> None:
+        """Add `saved` to the stored choices (merged with what another process stored meanwhile)."""
         path = self._store(target)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps(saved))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                current = json.loads(path.read_text())
+            except (OSError, ValueError):
+                current = {}
+            tmp.write_text(json.dumps({**(current if isinstance(current, dict) else {}), **saved}))
             os.replace(tmp, path)
-        except OSError:  # a read-only cache: the result still holds for this process
+        except OSError:  # a cache that cannot be written: the result still holds for this process
             pass
 
     def _encode(self, config):
@@ -510,6 +550,10 @@ class Heuristics(_Tuner):
     def warmup(self, *args, target=None, grid=None, **kwargs):
         """Compile what a launch with these arguments would (see JITFunction.warmup)."""
         return self.fn.warmup(*args, target=target, grid=grid, **self._fill(args, kwargs))
+
+    def plan(self, args, target, kwargs):
+        """What a launch with these arguments compiles (see JITFunction.plan)."""
+        return self.fn.plan(args, target, self._fill(args, dict(kwargs)))
 
 
 def heuristics(values: dict):

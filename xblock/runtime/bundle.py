@@ -4,12 +4,15 @@ A machine with a GPU, torch and Triton but without the MLIR wheels (or without c
 imports a bundle made where the kernels were compiled; launches then hit the cache and compile
 nothing. Entries are stored as in the cache (`<key>/<file>`), with `bundle.json` listing them;
 import re-checks every file's digest and writes each entry atomically through `FileCache.put`.
+The autotune choices (`autotune/<file>.json`, e.g. from `xblock tune`) travel too, so a deployed
+service never tunes: import merges them into the choices already there.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import tarfile
 
@@ -19,6 +22,7 @@ BUNDLE_MANIFEST = "bundle.json"
 FORMAT = 1
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 _FILE = re.compile(r"^[A-Za-z0-9_.-]+$")
+AUTOTUNE = "autotune"
 
 
 def _entries(cache: FileCache):
@@ -69,7 +73,14 @@ def export_bundle(path, kernels=None, targets=None, cache_dir=None) -> int:
                 tar.addfile(info, io.BytesIO(data))
             listed.append({"key": key, "name": meta.get("name"), "target": meta.get("target"),
                            "files": sorted(files)})
-        doc = json.dumps({"format": FORMAT, "entries": listed}, indent=1).encode()
+        tuned = []
+        for path_, choices in _autotune_files(cache):
+            data = json.dumps(choices).encode()
+            info = tarfile.TarInfo(f"{AUTOTUNE}/{path_.name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+            tuned.append(path_.name)
+        doc = json.dumps({"format": FORMAT, "entries": listed, AUTOTUNE: tuned}, indent=1).encode()
         info = tarfile.TarInfo(BUNDLE_MANIFEST)
         info.size = len(doc)
         tar.addfile(info, io.BytesIO(doc))
@@ -103,7 +114,41 @@ def import_bundle(path, cache_dir=None) -> int:
                 files[name] = tar.extractfile(member).read()
             cache.put(key, files)
             n += 1
+        for name in doc.get(AUTOTUNE, []):
+            member = members.get(f"{AUTOTUNE}/{name}")
+            if not _FILE.match(name) or member is None:
+                raise ValueError(f"{path}: malformed autotune entry {name!r}")
+            _merge_choices(cache, name, json.loads(tar.extractfile(member).read()))
     return n
+
+
+def _autotune_files(cache: FileCache):
+    """(path, choices) of every autotune results file of the cache."""
+    folder = cache.root / AUTOTUNE
+    if not folder.is_dir():
+        return
+    for p in sorted(folder.glob("*.json")):
+        try:
+            choices = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(choices, dict):
+            yield p, choices
+
+
+def _merge_choices(cache: FileCache, name: str, choices: dict) -> None:
+    """Add a bundle's autotune choices to the file of the same name (the bundle's win)."""
+    folder = cache.root / AUTOTUNE
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    try:
+        current = json.loads(path.read_text())
+    except (OSError, ValueError):
+        current = {}
+    current = current if isinstance(current, dict) else {}
+    tmp = path.with_name(f"{name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({**current, **choices}))
+    os.replace(tmp, path)
 
 
 def bundle_entries(path) -> list:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import time
 from dataclasses import asdict, dataclass, field, fields
 
 from .._version import __version__
 from ..backends import REFERENCE, all_option_names, get_backend
 from ..errors import CompilationError, surface
 from ..frontend.source import KernelSource, is_jit_function, is_tuner, source_of, unwrap_function
-from .cache import FileCache
+from .cache import FileCache, record
 
 _MEMORY: dict = {}  # full cache key -> CompiledKernel, the in-process layer
 
@@ -61,10 +62,22 @@ def _normalize_grid(grid, meta) -> tuple:
         grid = grid(meta)
     if isinstance(grid, int):
         grid = (grid,)
+    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__"):
+        raise ValueError(f"grid must be 1 to 3 non-negative integers, got {grid!r}")
+    for g in grid:
+        if isinstance(g, float) or not hasattr(g, "__index__"):
+            raise ValueError(f"grid sizes must be integers (use triton.cdiv), got {g!r} in {tuple(grid)}")
     grid = tuple(int(g) for g in grid)
     if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
         raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {grid}")
+    for axis, (g, most) in enumerate(zip(grid, GRID_LIMITS)):
+        if g > most:
+            raise ValueError(f"grid axis {axis} has {g} programs, more than the {most} CUDA allows on it "
+                             f"(every target keeps CUDA's limits: x < 2**31, y and z < 2**16)")
     return grid + (1,) * (3 - len(grid))
+
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA's (and Triton's) largest grid, kept on every target
 
 
 def _global_names(code) -> set:
@@ -140,6 +153,16 @@ def build_options(backend, options: dict):
     return backend.options_cls(**options)
 
 
+def cache_key(ks: KernelSource, spec: Specialization, target: str, opts, digest: str | None = None,
+              transform=None, overrides=None) -> str:
+    """The content key of one compiled specialization (see docs/DESIGN.md, Cache)."""
+    backend = get_backend(target)
+    key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(),
+                        digest or dependency_digest(ks), spec.key(), target, repr(opts),
+                        transform[0] if transform else "", _overrides_digest(overrides or {})])
+    return hashlib.sha256(key_src.encode()).hexdigest()
+
+
 def compile_specialization(ks: KernelSource, spec: Specialization, target: str, options: dict,
                            digest: str | None = None, transform=None) -> CompiledKernel:
     """Compile (or load from cache) one specialization of a kernel for `target`.
@@ -149,26 +172,50 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
     """
     backend = get_backend(target)
     opts = build_options(backend, options)
-    digest = digest or dependency_digest(ks)
     overrides = stage_overrides(ks.name)
-    key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(), digest,
-                        spec.key(), target, repr(opts), transform[0] if transform else "",
-                        _overrides_digest(overrides)])
-    key = hashlib.sha256(key_src.encode()).hexdigest()
-    if key in _MEMORY:
-        return _MEMORY[key]
-    cache = FileCache()
-    files = cache.get(key)
-    expected = {"xb", "metadata.json", *backend.stages(opts)}
-    if files is not None and expected <= set(files):
-        metadata = json.loads(files.pop("metadata.json"))
-        asm = {k: (v if k in backend.binary_stages else v.decode()) for k, v in files.items()}
-    else:
-        asm, metadata = _build(ks, spec, target, backend, opts, transform, overrides)
-        cache.put(key, {**asm, "metadata.json": json.dumps(metadata)})
-    ck = CompiledKernel(ks.name, target, asm, metadata, backend.load(asm, metadata))
-    _MEMORY[key] = ck
+    key = cache_key(ks, spec, target, opts, digest, transform, overrides)
+    ck = _MEMORY.get(key)
+    if ck is None:
+        asm, metadata = fetch_or_build(key, ks, spec, target, opts, transform, overrides)
+        ck = _MEMORY[key] = CompiledKernel(ks.name, target, asm, metadata, backend.load(asm, metadata))
     return ck
+
+
+def is_compiled(ks: KernelSource, target: str, spec: Specialization, options: dict) -> bool:
+    """Whether the kernel of this specialization is in this process or in the on-disk cache."""
+    backend = get_backend(target)
+    key = cache_key(ks, spec, target, build_options(backend, options), None, None, stage_overrides(ks.name))
+    return key in _MEMORY or (FileCache().path(key) / "manifest.json").exists()
+
+
+def fetch_or_build(key, ks, spec, target, opts, transform=None, overrides=None) -> tuple[dict, dict]:
+    """(asm, metadata) of `key`: from the on-disk cache, or compiled and stored.
+
+    Concurrent processes meet at the cache: the compile happens under the key's lock file, and a
+    process that waited for the lock finds the entry the holder stored.
+    """
+    backend = get_backend(target)
+    cache = FileCache()
+    found = _lookup(cache, key, backend, opts)
+    if found is None:
+        with cache.lock(key):
+            found = _lookup(cache, key, backend, opts)
+            if found is None:
+                start = time.perf_counter()
+                asm, metadata = _build(ks, spec, target, backend, opts, transform, overrides)
+                cache.put(key, {**asm, "metadata.json": json.dumps(metadata)})
+                record("miss", ks.name, target, time.perf_counter() - start)
+                return asm, metadata
+    record("hit", ks.name, target)
+    return found
+
+
+def _lookup(cache, key, backend, opts):
+    files = cache.get(key)
+    if files is None or not {"xb", "metadata.json", *backend.stages(opts)} <= set(files):
+        return None
+    metadata = json.loads(files.pop("metadata.json"))
+    return {k: (v if k in backend.binary_stages else v.decode()) for k, v in files.items()}, metadata
 
 
 def _build(ks, spec, target, backend, opts, transform=None, overrides=None):

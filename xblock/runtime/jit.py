@@ -1,14 +1,27 @@
-"""`@xblock.jit` and `kernel[grid](...)`: bind arguments, specialize, compile once, launch."""
+"""`@xblock.jit` and `kernel[grid](...)`: bind arguments, specialize, compile once, launch.
+
+A launch first runs the kernel's *binder*, a function generated once per kernel with the kernel's
+own signature: Python binds the arguments (defaults, keywords), and the binder returns one code per
+argument (`fastpath`: the C helper's, or the same computed in Python) plus the values. A launch
+whose codes were seen before calls the launcher of that launch's kernel directly; any other goes
+through the full path (bind, check, describe, compile or fetch), which remembers it.
+"""
 
 from __future__ import annotations
 
 import functools
+import keyword
+import operator
 
 from ..backends import all_option_names, default_target
 from ..errors import LaunchError, XBlockError, surface
 from ..frontend.source import XBLOCK_KERNEL, is_tuner, source_of, unwrap_function
-from .args import ArgError, describe, describe_descriptor, from_dlpack, is_host_descriptor
+from . import fastpath
+from .args import ArgError, bucket_code, bucket_rule, describe, describe_descriptor, from_dlpack, is_host_descriptor
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
+from .grids import FAST_GRIDS, GridMemo, no_grid
+
+MEMO_LIMIT = 4096  # remembered launch shapes per kernel; beyond, the memo starts again
 
 
 @functools.cache
@@ -18,47 +31,52 @@ def launch_option_names() -> frozenset:
     return all_option_names()
 
 
-def _no_grid(grid):
-    return None
+def _picker(positions):
+    """vals -> the runtime arguments at `positions`, as a tuple."""
+    if not positions:
+        return lambda vals: ()
+    if len(positions) == 1:
+        i = positions[0]
+        return lambda vals: (vals[i],)
+    return operator.itemgetter(*positions)
 
 
-def _grid1(g):
-    x = g[0]
-    return (x, 1, 1) if type(x) is int and x >= 0 else None
-
-
-def _grid2(g):
-    x, y = g
-    return (x, y, 1) if type(x) is int and type(y) is int and x >= 0 and y >= 0 else None
-
-
-def _grid3(g):
-    x, y, z = g
-    return g if type(x) is int and type(y) is int and type(z) is int and min(g) >= 0 else None
-
-
-_FAST_GRIDS = {1: _grid1, 2: _grid2, 3: _grid3}  # tuples of ints: the common grids, checked without conversions
-
-
+# ------------------------------------------------------------------------------ the kernel
 class JITFunction:
-    """A kernel: launch it with `kernel[grid](*args, **meta)`; compiled once per specialization."""
+    """A kernel: launch it with `kernel[grid](*args, **meta)`; compiled once per specialization.
+
+    Args:
+        fn: the kernel's Python function (or a `@triton.jit` kernel).
+        do_not_specialize: parameters (names or indices) compiled for any value: no `== 1` and no
+            `% 16` specialization of ints, no 16-byte alignment of pointers.
+        do_not_specialize_on_alignment: parameters whose `% 16`/alignment is not specialized.
+        buckets: {int parameter: "pow2" | [increasing bounds]}: the parameter is keyed by its bucket
+            (its value rounded up to a power of two, or to the next bound) and never by its value;
+            the kernel receives the true value. See docs/DESIGN.md, Specialization.
+    """
 
     __xblock_kernel__ = True  # how the frontend recognizes a kernel without importing the runtime
     assert XBLOCK_KERNEL == "__xblock_kernel__"
 
-    def __init__(self, fn, do_not_specialize=(), **_ignored):
+    def __init__(self, fn, do_not_specialize=None, do_not_specialize_on_alignment=None, buckets=None, **_ignored):
+        if do_not_specialize is None:  # a wrapped @triton.jit kernel keeps its own lists
+            do_not_specialize = getattr(fn, "do_not_specialize", None)
+        if do_not_specialize_on_alignment is None:
+            do_not_specialize_on_alignment = getattr(fn, "do_not_specialize_on_alignment", None)
         self.fn = unwrap_function(fn)
         self.__name__ = self.fn.__name__
         self.__doc__ = self.fn.__doc__
         self.__wrapped__ = self.fn
         self._source = None
-        self.do_not_specialize = set(do_not_specialize)
+        self.do_not_specialize = set(do_not_specialize or ())  # names or indices, as Triton takes them
+        self.do_not_specialize_on_alignment = set(do_not_specialize_on_alignment or ())
+        self.buckets = {name: bucket_rule(name, rule) for name, rule in (buckets or {}).items()}
         self.kernels: dict = {}
         self._digest = None
-        self._fast: dict = {}  # launch shape (see _fast_key) -> (CompiledKernel, runtime arg positions)
-        self._cx_pos = None  # per parameter: is it a constexpr (known once the source is parsed)
-        self._cx_names: set = set()
-        self._min_args = 0
+        self._modes = None  # parameter -> fastpath mode (0 all, 1 no alignment, 2 none), once resolved
+        self._binder = None  # see _make_binder
+        self._fast: dict = {}  # launch codes -> (launcher, runtime argument picker, CompiledKernel)
+        self._grids = None
 
     @property
     def source(self):
@@ -70,9 +88,11 @@ class JITFunction:
         return f"JITFunction({self.fn.__module__}:{self.__name__})"
 
     def __getitem__(self, grid):
+        run = self.run
+
         def launch(*args, **kwargs):
             try:
-                return self.run(*args, grid=grid, **kwargs)
+                return run(*args, grid=grid, **kwargs)
             except XBlockError as e:  # shown from here: no frame of xblock's below the user's call
                 raise surface(e) from None
 
@@ -84,6 +104,29 @@ class JITFunction:
     def _error(self, msg) -> LaunchError:
         ks = self.source
         return LaunchError(ks.file, ks.abs_line(ks.tree.lineno), self.__name__, msg)
+
+    # -------------------------------------------------------------------------- specialization policy
+    def modes(self) -> dict:
+        """parameter -> what of its value is specialized (fastpath.MODES), from do_not_specialize*."""
+        if self._modes is None:
+            params = self.source.params
+            modes = {}
+            for what, mode in (("do_not_specialize_on_alignment", 1), ("do_not_specialize", 2)):
+                for item in sorted(getattr(self, what), key=repr):
+                    name = params[item] if type(item) is int and -len(params) <= item < len(params) else item
+                    if name not in params:
+                        raise self._error(f"{what} names {item!r}, which is not a parameter of the kernel")
+                    modes[name] = max(modes.get(name, 0), mode)
+            for name in self.buckets:
+                if name not in params or name in self.source.constexpr_params:
+                    raise self._error(f"buckets names '{name}', which is not a non-constexpr parameter of the kernel")
+            self._modes = modes
+        return self._modes
+
+    def key_value(self, name: str, value):
+        """What autotuning keys on for argument `name`: its bucket when it has one, else the value."""
+        rule = self.buckets.get(name)
+        return rule(value) if rule is not None and type(value) is int else value
 
     def bind(self, args, kwargs) -> dict:
         ks = self.source
@@ -113,6 +156,7 @@ class JITFunction:
     def specialize(self, bound: dict):
         """(cache key, Specialization, runtime args in order) of one launch."""
         ks = self.source
+        modes = self.modes()
         constexprs, arg_types, div, ones, runtime, key = {}, {}, {}, [], [], []
         for p in ks.params:
             v = bound[p]
@@ -129,79 +173,98 @@ class JITFunction:
                     parts = [(p, *describe(p, v), v)]
             except ArgError as e:
                 raise self._error(str(e)) from None
+            mode = modes.get(p, 0)
+            bucket = self.buckets.get(p)
             for name, sig, flag, value in parts:
-                if p in self.do_not_specialize:
-                    flag = ""
+                if mode == 2 or (mode == 1 and flag == "D") or (bucket is not None and flag == "1"):
+                    flag = "D" if bucket is not None and mode == 0 and value % 16 == 0 else ""
                 arg_types[name] = sig
                 if flag == "D":
                     div[name] = 16
                 elif flag == "1":
                     ones.append(name)
                 runtime.append(value)
-                key.append((sig, flag))
+                key.append((sig, flag) if bucket is None else (sig, flag, "bucket", self.key_value(p, value)))
         return tuple(key), Specialization(arg_types, constexprs, div, tuple(ones)), runtime
 
-    def _fast_key(self, args, kwargs, target):
-        """A key of everything specialization and target choice read from this launch, or None.
+    # -------------------------------------------------------------------------- the hot path
+    def _make_binder(self):
+        """`binder(*args, **kwargs) -> (codes, values, options)`, generated with the kernel's signature.
 
-        Covers launches whose tensors have `data_ptr` (torch) and whose keywords are constexprs or
-        launch options; anything else takes the full path of `run`.
+        None when the signature cannot be written back as Python (then every launch is a full one).
         """
-        cx = self._cx_pos
-        if cx is None or len(args) > len(cx):
+        ks = self.source
+        params = ks.params
+        if any(not p.isidentifier() or keyword.iskeyword(p) or p.startswith("_xb") for p in params):
             return None
-        parts = [target]
-        append = parts.append
-        for c, v in zip(cx, args):
-            t = type(v)
-            if c or v is None:
-                append((t, v))
-            elif t is int:
-                append((v == 1, v & 15 == 0, -0x80000000 <= v < 0x80000000, 0 <= v < 0x100000000))
-            elif t is float or t is bool:
-                append(t)
+        spec, spec_no_align, spec_none = fastpath.spec_functions()
+        ns = {"_xb_cx": fastpath.constexpr_code, "_xb_s0": spec, "_xb_s1": spec_no_align, "_xb_s2": spec_none}
+        modes = self.modes()
+        sig, codes = [], []
+        for i, p in enumerate(params):
+            if p in ks.defaults:
+                ns[f"_xb_d{i}"] = ks.defaults[p]
+                sig.append(f"{p}=_xb_d{i}")
             else:
-                try:  # a tensor: what describe() and the targets' claims read
-                    append((t, v.dtype, v.data_ptr() & 15 == 0, True if v.is_cuda else str(v.device),
-                            v.is_contiguous()))
-                except AttributeError:
-                    return None
-        for k, v in kwargs.items():
-            if k not in self._cx_names:
-                return None
-            append((k, type(v), v))
-        return tuple(parts)
-
-    def _remember(self, fkey, ck, args) -> None:
-        if len(self._fast) > 1024:
-            self._fast.clear()
-        self._fast[fkey] = (ck, tuple(i for i, v in enumerate(args) if not self._cx_pos[i] and v is not None))
+                sig.append(p)
+            if p in ks.constexpr_params:
+                codes.append(f"{p} if {p}.__class__ is int else _xb_cx({p})")
+            elif p in self.buckets:
+                ns[f"_xb_b{i}"] = bucket_code(self.buckets[p], modes.get(p, 0))
+                codes.append(f"_xb_b{i}({p})")
+            else:
+                codes.append(f"_xb_s{modes.get(p, 0)}({p})")
+        names = ", ".join(params) + ("," if len(params) == 1 else "")
+        src = (f"def binder({', '.join(sig + ['**_xb_opts'])}):\n"
+               f"    return ({', '.join(codes)}{',' if len(codes) == 1 else ''}), ({names}), _xb_opts\n")
+        exec(compile(src, f"<xblock binder of {self.__name__}>", "exec"), ns)
+        return ns["binder"]
 
     def run(self, *args, grid, target=None, **kwargs):
-        if self._cx_pos is None and self._source is not None:
-            ks = self._source
-            self._cx_pos = [p in ks.constexpr_params for p in ks.params]
-            self._cx_names = set(ks.constexpr_params) | launch_option_names()
-            runtime_pos = [i for i, c in enumerate(self._cx_pos) if not c]
-            self._min_args = runtime_pos[-1] + 1 if runtime_pos else 0
-        try:
-            fkey = self._fast_key(args, kwargs, target)
-            hit = self._fast.get(fkey) if fkey is not None else None
-        except (TypeError, AttributeError):  # an unhashable constexpr: the full path says what is wrong
-            fkey = hit = None
-        if hit is not None and type(grid) is tuple:
-            grid3 = _FAST_GRIDS.get(len(grid), _no_grid)(grid)
-            if grid3 is not None:
-                ck, positions = hit
-                try:
-                    ck.launcher(grid3, [args[i] for i in positions])
-                except XBlockError as e:
-                    raise surface(e) from None
-                return ck
+        binder = self._binder
+        if binder is not None:
+            try:
+                codes, vals, opts = binder(*args, **kwargs)
+                fkey = (codes, target, tuple(opts.items())) if opts else (codes, target)
+                hit = self._fast.get(fkey)
+            except Exception:  # a binding error, an unhashable value, an argument without a code: the full path says
+                fkey = hit = None
+            if hit is not None:
+                launcher, pick, ck = hit
+                grid3 = FAST_GRIDS.get(len(grid), no_grid)(grid) if type(grid) is tuple else None
+                if grid3 is None:
+                    try:  # a callable, numpy ints: converted; a bad grid: the full path reports it
+                        grid3 = self._grids.grid(grid, vals) if callable(grid) else _normalize_grid(grid, None)
+                    except Exception:
+                        grid3 = None
+                if grid3 is not None:
+                    try:
+                        launcher(grid3, pick(vals))
+                    except XBlockError as e:
+                        raise surface(e) from None
+                    return ck
         ck = self._run_full(args, grid, target, dict(kwargs))
-        if fkey is not None and len(args) >= self._min_args:  # every runtime argument is positional
-            self._remember(fkey, ck, args)
+        if binder is None:  # the first launch: the source is parsed now, make the binder
+            self._binder = binder = self._make_binder()
+            self._grids = GridMemo(self.source.params)
+            if binder is None:
+                return ck
+            try:
+                codes, vals, opts = binder(*args, **kwargs)
+                fkey = (codes, target, tuple(opts.items())) if opts else (codes, target)
+                hash(fkey)
+            except Exception:
+                return ck
+        if fkey is not None:
+            self._remember(fkey, ck, vals)
         return ck
+
+    def _remember(self, fkey, ck, vals) -> None:
+        if len(self._fast) > MEMO_LIMIT:
+            self._fast.clear()
+        cx = self.source.constexpr_params
+        positions = [i for i, (p, v) in enumerate(zip(self.source.params, vals)) if p not in cx and v is not None]
+        self._fast[fkey] = (ck.launcher, _picker(positions), ck)
 
     def _run_full(self, args, grid, target, kwargs):
         try:
@@ -229,6 +292,14 @@ class JITFunction:
             return self._specialize_and_compile(args, target, dict(kwargs))[0]
         except XBlockError as e:
             raise surface(e) from None
+
+    def plan(self, args, target, kwargs):
+        """(target, Specialization, options) a launch with these arguments compiles, without compiling."""
+        names = launch_option_names()
+        kwargs = dict(kwargs)
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in names and k not in self.source.params}
+        _, spec, runtime = self.specialize(self.bind(args, kwargs))
+        return target or default_target(runtime), spec, options
 
     def _specialize_and_compile(self, args, target, kwargs):
         """(CompiledKernel, bound arguments, runtime arguments) of one launch."""
@@ -263,15 +334,17 @@ def _binding(params, bound: dict) -> str:
 def jit(fn=None, **kwargs):
     """Decorate a kernel (or wrap an existing @triton.jit kernel or plain function).
 
-    A kernel wrapped in @autotune/@heuristics (xblock's or Triton's) gives xblock's wrapper of it.
+    Keyword arguments: `do_not_specialize`, `do_not_specialize_on_alignment` (as Triton's) and
+    `buckets` (see JITFunction). A kernel wrapped in @autotune/@heuristics (xblock's or Triton's)
+    gives xblock's wrapper of it.
     """
     if fn is None:
-        return lambda f: JITFunction(f, **kwargs)
-    if isinstance(fn, JITFunction):
+        return lambda f: jit(f, **kwargs)
+    if isinstance(fn, JITFunction) and not kwargs:
         return fn
     if is_tuner(fn):
         return _autotune.wrap(fn)
-    return JITFunction(fn, **kwargs)
+    return JITFunction(fn.fn if isinstance(fn, JITFunction) else fn, **kwargs)
 
 
 # autotune.py builds the kernels inside its wrappers with `jit`, handed over here: it does not

@@ -106,9 +106,9 @@ class Memory:
         buf = (addrs >> SHIFT) - 1
         off = addrs & OFFSET_MASK
         ok = (buf >= 0) & (buf < len(self.raw))
-        if ok.all():
-            nbytes = np.array([r.size for r in self.raw], dtype=np.int64)[buf]
-            ok = (off + size <= nbytes)
+        if len(self.raw):  # every lane checked, so the first bad one is the lowest program's
+            nbytes = np.array([r.size for r in self.raw], dtype=np.int64)[np.clip(buf, 0, len(self.raw) - 1)]
+            ok &= off + size <= nbytes
         if not ok.all():
             bad = int(np.flatnonzero(~ok)[0])
             b = int(buf.flat[bad])

@@ -29,8 +29,22 @@ def gm_tensor(ctx, root):
     return g
 
 
+def starts(ctx, acc):
+    """(first row, first column) of the in-bounds part of the tile as i64 values, each None when no
+    lower limit may cut it (offsets that may start before the tensor: `0 <= i` in the mask)."""
+    def first(lowers, size, name):
+        if not lowers:
+            return None
+        v = ctx.lin(lowers[0])
+        for lo in lowers[1:]:
+            v = ctx.smax(v, ctx.lin(lo))
+        return ctx.named(ctx.clamp(v, 0, size), name)
+
+    return first(acc.row_lower, acc.rows, "rowStart"), first(acc.col_lower, acc.cols, "colStart")
+
+
 def counts(ctx, acc):
-    """(rows, cols) of valid elements as i64 values, and whether they are the full tile."""
+    """(rows, cols) of valid elements as i64 values (from `starts` on), and whether they are the full tile."""
     def bound(limits, size):
         if not limits:
             return ctx.c64(size)
@@ -40,6 +54,11 @@ def counts(ctx, acc):
         return ctx.clamp(v, 0, size)
 
     rows, cols = bound(acc.row_limits, acc.rows), bound(acc.col_limits, acc.cols)
+    r0, c0 = starts(ctx, acc)
+    if r0 is not None:
+        rows = ctx.smax(ctx.sub(rows, r0), ctx.c64(0))
+    if c0 is not None:
+        cols = ctx.smax(ctx.sub(cols, c0), ctx.c64(0))
     for u in acc.uniform:
         c = ctx.const_of(ctx.lin(u))
         if c is not None:
@@ -51,8 +70,31 @@ def counts(ctx, acc):
         if isinstance(v.owner, ir.Operation) or hasattr(v.owner, "attributes"):
             if v.owner.name != "arith.constant":
                 v.owner.attributes["name"] = ir.StringAttr.get(n)
-    full = not (acc.row_limits or acc.col_limits or acc.uniform)
-    return rows, cols, full
+    return rows, cols, not acc.limited
+
+
+def column_run(ctx, c0, cols, blk: int):
+    """A row's valid columns [c0, c0 + cols) as DataCopyPad can move them between GM and a 32-byte
+    aligned UB position: (run start, run length, head length). The run starts at c0 rounded up to a
+    32-byte block; the head [c0, run start) (fewer than one block) goes element by element."""
+    ca = ctx.named(ctx.round_up64(c0, blk), "runStart")
+    end = ctx.add(c0, cols)
+    run = ctx.named(ctx.smax(ctx.sub(end, ca), ctx.c64(0)), "runCols")
+    head = ctx.named(ctx.smax(ctx.sub(ctx.smin(ca, end), c0), ctx.c64(0)), "headCols")
+    return ca, run, head
+
+
+def tile_offset(ctx, acc, r0, ca):
+    """Element offset of (row r0, column ca) in the UB tile and in GM (None, None for (0, 0))."""
+    ub = gm = None
+    if r0 is not None:
+        ub, gm = ctx.mul(r0, ctx.c64(acc.cols)), ctx.mul(r0, ctx.lin(acc.row_stride))
+    if ca is not None:
+        ub = ca if ub is None else ctx.add(ub, ca)
+        gm = ca if gm is None else ctx.add(gm, ca)
+    if r0 is not None and ca is not None:  # r0 = rows: nothing is copied, but the address must be in the tile
+        ub = ctx.smin(ub, ctx.c64(acc.rows * acc.cols))
+    return ub, gm
 
 
 def dense(acc, sz) -> bool:
@@ -69,8 +111,7 @@ def needs_scalar_loop(ctx, acc, sz) -> bool:
     stride = acc.row_stride.as_const() if acc.rows > 1 else None
     if stride is not None and stride < acc.cols:  # rows overlap (stride 0 repeats a row): a DataCopyPad
         return True  # gap between rows cannot be negative
-    full = not (acc.row_limits or acc.col_limits or acc.uniform)
-    return not ctx.soc.has_data_copy_pad and not (full and dense(acc, sz))
+    return not ctx.soc.has_data_copy_pad and not (not acc.limited and dense(acc, sz))
 
 
 def lane_loops(ctx, shape, body):
@@ -95,6 +136,9 @@ def lane_on(ctx, bounds, idx):
     for d, lim in bounds.dims:
         c = arith.CmpIOp(arith.CmpIPredicate.slt, idx[d], ctx.lin(lim)).result
         on = c if on is None else arith.AndIOp(on, c).result
+    for d, lo, _ in bounds.lower:
+        c = arith.CmpIOp(arith.CmpIPredicate.sge, idx[d], ctx.lin(lo)).result
+        on = c if on is None else arith.AndIOp(on, c).result
     for lim in bounds.uniform:
         c = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(lim), ctx.c64(0)).result
         on = c if on is None else arith.AndIOp(on, c).result
@@ -113,7 +157,7 @@ def lane_address(ctx, p, idx) -> ir.Value:
 def scalar_access(ctx, ptr, mask, access: str, kind: str):
     """The pointer and mask structure of a gather/scatter run as a scalar loop, with its warning."""
     p = ctx.ps.pointer(ptr)
-    b = ctx.ps.mask(mask) if mask is not None else None
+    b = ctx.ps.mask(mask, lower=True) if mask is not None else None
     if p is None or (mask is not None and b is None):
         raise ctx.error(f"this {access}'s addresses or mask depend on data; {kind}s of that kind are not "
                         "supported yet")
@@ -181,19 +225,54 @@ def store_tile(ctx, op, atomic: str | None):
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
     if atomic:
         A.op("set_atomic_add", [], dtype=elem)
-    if dense(acc, sz) and not (acc.row_limits or acc.col_limits or acc.uniform):
+    if dense(acc, sz) and not acc.limited:
         A.op("data_copy", [gm, out, ctx.c64(acc.rows * acc.cols)])
     else:
         rows, cols, _ = counts(ctx, acc)
+        r0, c0 = starts(ctx, acc)
+        ca, head = None, None
+        if c0 is not None:  # a 32-byte aligned run, and the head before it through a scratch block per row
+            ca, cols, head = column_run(ctx, c0, cols, 32 // sz)
+        ub_off, gm_off = tile_offset(ctx, acc, r0, ca)
         src_gap = arith.DivSIOp(ctx.sub(ctx.c64(acc.cols * sz), ctx.mul(ctx.round_up64(cols, 32 // sz), ctx.c64(sz))),
                                 ctx.c64(32)).result if acc.rows > 1 else ctx.c64(0)
         dst_gap = ctx.mul(ctx.sub(ctx.lin(acc.row_stride), cols), ctx.c64(sz)) if acc.rows > 1 else ctx.c64(0)
-        A.op("data_copy_pad", [gm, out, rows, ctx.named(ctx.mul(cols, ctx.c64(sz)), "rowBytes"), src_gap, dst_gap],
-             is_pad=False)
+        A.op("data_copy_pad", [gm if gm_off is None else ctx.at(gm, gm_off), out if ub_off is None else
+                               ctx.at(out, ub_off), rows, ctx.named(ctx.mul(cols, ctx.c64(sz)), "rowBytes"), src_gap,
+                               dst_gap], is_pad=False)
+        if head is not None:
+            _store_head(ctx, acc, gm, out, elem, rows, r0, c0, head)
     if atomic:
         A.op("set_atomic_none", [])
     A.op("free_tensor", [out], queue=t.queue.name)
     t.freed, t.queue.busy = True, False
+
+
+def _store_head(ctx, acc, gm, out, elem, rows, r0, c0, head):
+    """The columns [c0, c0 + head) of each valid row, which do not start on a 32-byte block of the
+    tile: moved element by element into one 32-byte block per row of a scratch tile, then one
+    DataCopyPad (MTE3 writes exactly those bytes: no scalar GM writes, which would race on shared
+    cache lines)."""
+    sz, blk = SIZE[elem], 32 // SIZE[elem]
+    h = ctx.temp(elem, (acc.rows * blk,))
+    before_scalar_reads(ctx)
+    first = r0 if r0 is not None else ctx.c64(0)
+    rl = ctx.for_range(ctx.c64(0), rows)
+    with ir.InsertionPoint(rl.body):
+        r = rl.induction_variable
+        jl = ctx.for_range(ctx.c64(0), head)
+        with ir.InsertionPoint(jl.body):
+            j = jl.induction_variable
+            src = ctx.add(ctx.add(ctx.mul(ctx.add(first, r), ctx.c64(acc.cols)), c0), j)
+            v = A.op("get_value", [out, src], ir.Type.parse(elem))
+            A.op("set_value", [h.value, ctx.add(ctx.mul(r, ctx.c64(blk)), j), v])
+            scf.YieldOp([])
+        scf.YieldOp([])
+    ctx.sync("S_MTE3")
+    _, gm_off = tile_offset(ctx, acc, r0, c0)
+    dst_gap = ctx.mul(ctx.sub(ctx.lin(acc.row_stride), head), ctx.c64(sz)) if acc.rows > 1 else ctx.c64(0)
+    A.op("data_copy_pad", [ctx.at(gm, gm_off), h.value, rows, ctx.named(ctx.mul(head, ctx.c64(sz)), "headBytes"),
+                           ctx.c64(0), dst_gap], is_pad=False)
 
 
 def scatter_store(ctx, op, ptr, value, mask, elem):

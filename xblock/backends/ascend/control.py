@@ -12,9 +12,10 @@ from mlir import ir
 from mlir.dialects import scf
 
 from ...dialects import ascendc as A
+from ...passes.pointer_structure import Affine, Pointer
 from .rules import rule
 from .tiles import fill, is_block
-from .values import Splat, Tile, elem_of, shape_of
+from .values import FLOAT, Splat, Struct, Tile, elem_of, shape_of
 
 
 def _copy_into(ctx, acc: Tile, x) -> None:
@@ -61,21 +62,66 @@ def _copy_yields(ctx, carried: dict, operands) -> None:
         _copy_into(ctx, acc, srcs[k])
 
 
+def _advance(ctx, body, y, k):
+    """(initial structure, uniform step) when the block carried in slot k is a pointer or integer block
+    advanced by the same amount every iteration (`ptrs += BLOCK_K`, `offs += BLOCK`), else None."""
+    arg, nxt = body.arguments[k + 1], y.operands[k]
+    o = None if isinstance(nxt.owner, ir.Block) else nxt.owner
+    if o is None or o.name not in ("xb.addptr", "arith.addi"):
+        return None
+    ops = list(o.operands)
+    if o.name == "arith.addi" and ops[1] == arg:
+        ops.reverse()
+    if ops[0] != arg:
+        return None
+    step = ctx.ps.affine(ops[1])
+    return step if step is not None and step.uniform() else None
+
+
+def _seed(ctx, op, k, step, count) -> None:
+    """Block arg and result k of loop `op` as structures: start + count * step (count: iterations done)."""
+    init = op.operands[3 + k]
+    body = op.regions[0].blocks[0]
+    for v, n in ((body.arguments[k + 1], count[0]), (op.results[k], count[1])):
+        ctx.vmap[n] = n  # a lowered counter stands for itself in the pointer structure's polynomials
+        shift = ctx.ps.opaque(n) * step.base
+        if elem_of(init.type).startswith("!xb.ptr"):
+            p0 = ctx.ps.pointer(init, wrapped=True)
+            o = p0.offset
+            ctx.ps.assume_pointer(v, Pointer(p0.root, p0.elem, Affine(o.shape, o.base + shift, o.strides, o.exact)))
+        else:
+            a0 = ctx.ps.affine(init, wrapped=True)
+            ctx.ps.assume_affine(v, Affine(a0.shape, a0.base + shift, a0.strides, a0.exact))
+        ctx.vmap[v] = Struct(v)
+
+
+def _seedable(ctx, init, step) -> bool:
+    elem = elem_of(init.type)
+    if elem.startswith("!xb.ptr"):
+        return step is not None and ctx.ps.pointer(init, wrapped=True) is not None
+    return step is not None and elem not in FLOAT and elem != "i1" and ctx.ps.affine(init, wrapped=True) is not None
+
+
 @rule("scf.for")
 def _for(ctx, op):
     lb, ub, step = (ctx.scalar(o) for o in op.operands[:3])
     inits = list(op.operands[3:])
     body = op.regions[0].blocks[0]
     y = body.operations[len(body.operations) - 1]
-    carried, scalars = {}, []
+    carried, scalars, seeded = {}, [], {}
     for k, init in enumerate(inits):
         if is_block(init):
+            adv = _advance(ctx, body, y, k)
+            if _seedable(ctx, init, adv):  # advanced by a uniform step: a structure, not a tile
+                seeded[k] = adv
+                continue
             acc = _holder(ctx, init, y.operands[k], "acc")
             _copy_into(ctx, acc, _value_of(ctx, init))
             carried[k] = acc
         else:
             scalars.append(k)
-    loop = scf.ForOp(lb, ub, step, [ctx.scalar(inits[k]) for k in scalars])
+    counter = [ctx.c64(0)] if seeded else []
+    loop = scf.ForOp(lb, ub, step, [ctx.scalar(inits[k]) for k in scalars] + counter)
     iv = ctx.loop_name(op)
     if iv:
         loop.attributes["name"] = ir.StringAttr.get(iv)
@@ -86,10 +132,13 @@ def _for(ctx, op):
     for k, acc in carried.items():
         ctx.vmap[body.arguments[k + 1]] = ctx.hold(acc)
         ctx.vmap[op.results[k]] = acc
+    for k, adv in seeded.items():
+        _seed(ctx, op, k, adv, (loop.inner_iter_args[len(scalars)], loop.results[len(scalars)]))
 
     def on_yield(y):
         _copy_yields(ctx, carried, y.operands)
-        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
+        more = [ctx.add(loop.inner_iter_args[len(scalars)], ctx.c64(1))] if seeded else []
+        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars] + more)
 
     with ir.InsertionPoint(loop.body):
         ctx.lower_block(body, on_yield)

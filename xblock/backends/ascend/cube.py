@@ -1,11 +1,15 @@
 """xb.dot on the Cube unit: a K loop of `dot` becomes GM->L1 (Nd2Nz), LoadData, Mmad, Fixpipe.
 
-The rules here join the vector rules' table: `scf.for` loops that contain an `xb.dot` (other loops
-keep the vector rule), `xb.dot` itself (a dot of two loads outside any loop; anything else is an
-error), and a hook before the walk that claims those loads. Ops the Cube lowering takes with it
-(the operand loads, a fused epilogue and its store) are marked `ctx.absorb`ed, so the walk
-skips them. The patterns it matches are in cube_match.py, the tile plan in cube_plan.py, the mixed
-AIC/AIV protocol in cube_mixed.py, and the C++ spellings of the cube ops in cube_emit.py.
+The rules here join the vector rules' table: `scf.for` loops that are plain K loops of a dot
+(cube_match.k_loop_dot; other loops keep the vector rule), `xb.dot` itself, and a hook before the
+walk (`claim_dots`) that decides how each dot runs and claims the loads the Cube reads itself. A
+dot of two loads outside a K loop is a *lone* dot (one K step). Any other dot (`acc += dot(a, b) *
+s`, attention's) is handed to the vector core (cube_handoff.py), and then every dot of the kernel
+is, and the kernel is split into AIC and AIV sections as a whole (cube_sections.py). Ops the Cube
+lowering takes with it (operand loads, a fused epilogue and its store) are marked `ctx.absorb`ed,
+so the walk skips them. The patterns are in cube_match.py, the tile plan in cube_plan.py, the
+L1/L0 steps in cube_ops.py, the K loop's AIC/AIV protocol in cube_mixed.py, and the C++
+spellings of the cube ops in cube_emit.py.
 
 Epilogues: when the accumulator goes, optionally through ReLU (`maximum(x, 0)` or
 `where(x > 0, x, 0)`) and a cast to the output dtype, straight to a masked store, that is one
@@ -22,10 +26,11 @@ from mlir.dialects import arith, scf
 from ...dialects import ascendc as A
 from ...passes.pointer_structure import Affine, Lin, Pointer
 from .access import segments
-from .cube_match import final_store, find_dot, match_epilogue, owner_of, splat_float, users_of
+from .cube_handoff import cube_copyable, lower_handoff_dot, plan_handoffs
+from .cube_match import final_store, find_dot, k_loop_dot, match_epilogue, owner_of, splat_float, users_of
 from .cube_mixed import emit_mixed, state, tile_ready, to_workspace
+from .cube_ops import Operand, extent, mmad_steps, queues, to_l1
 from .cube_plan import CUBE_SOCS, CubeLimit, plan_cube
-from .options import AIC_ONLY, MIX_AIC_1_1
 from .rules import before_walk, rule
 from .values import Splat, elem_of, shape_of
 
@@ -44,9 +49,21 @@ def _access(ctx, load, out, dim: int):
                         "contiguous rows) to go through the Cube unit")
     if seg[2] and splat_float(load.operands[1 + seg[1]]) != 0.0:
         raise ctx.error("masked-off lanes of a dot operand must load as 0 (other=0.0)")
+    _no_lower_limits(ctx, acc, f"dot operand {'AB'[dim]}")
     if acc.assumed is not None:
         _check_wrap(ctx, acc.assumed, out, dim)
     return acc
+
+
+def _no_lower_limits(ctx, acc, what: str) -> None:
+    """The Cube path copies whole fractal rows and columns from a tile's first row and column; a tile
+    whose offsets may start before the tensor (a negative offset, or one of unknown sign, masked by
+    `0 <= i`) would need its copy to start inside the tile."""
+    if acc.row_lower or acc.col_lower:
+        axis = "rows" if acc.row_lower else "columns"
+        raise ctx.error(f"the {axis} of this {what} may start before the tensor (an offset that is negative "
+                        "or of unknown sign, masked by `0 <= i`); the Cube path needs offsets it can prove "
+                        ">= 0 (built from program ids, loop counters and non-negative constants)")
 
 
 def _check_wrap(ctx, assumed, out, dim: int) -> None:
@@ -62,14 +79,6 @@ def _check_wrap(ctx, assumed, out, dim: int) -> None:
         raise ctx.error(f"this dot operand's offsets wrap around (`% {what[1]}`); the Cube path fetches "
                         f"only the {what[0]} before the wrap, so the result must reach one store, through "
                         f"element-wise ops, whose mask drops the same {what[0]} (`offs < {what[1]}`)")
-
-
-def _extent(ctx, limits, size: int):
-    """min(limits..., size) clamped at 0, as an i64 value."""
-    v = ctx.c64(size)
-    for lim in limits:
-        v = ctx.smin(v, ctx.lin(lim))
-    return ctx.smax(v, ctx.c64(0))
 
 
 def _seed_pointers(ctx, loop, body, iv_key):
@@ -137,7 +146,8 @@ def _check_2d(ctx, dot) -> None:
 
 
 def _has_dot(ctx, op) -> bool:
-    return find_dot(op) is not None
+    """A plain Cube K loop (cube_match.k_loop_dot), in a kernel whose dots are not handed over."""
+    return state(ctx).handoff is None and k_loop_dot(op) is not None
 
 
 @rule("scf.for", when=_has_dot)
@@ -162,8 +172,12 @@ def lower_cube_loop(ctx, loop) -> None:
 
 @rule("xb.dot")
 def _dot(ctx, op):
-    """A dot of two loads outside loops; a dot in a K loop is lowered with its loop (lower_cube_loop)."""
+    """A dot of two loads outside loops, or a dot handed over to the vector core; a dot in a plain K
+    loop is lowered with its loop (lower_cube_loop)."""
     _check_2d(ctx, op.operation)
+    h = state(ctx).handoff
+    if h is not None and op.operation in h.sites:
+        return lower_handoff_dot(ctx, op.operation)
     if op.operation not in state(ctx).lone:
         raise ctx.error("this dot cannot go to the Cube unit: it needs `acc = dot(load(...), load(...), acc)` "
                         "as the K loop's accumulator, or a dot of two loads that nothing else uses")
@@ -175,7 +189,7 @@ def lower_lone_dot(ctx, dot) -> None:
     plan, a_load, b_load, store, relu = _check_dot(ctx, dot, dot.operands[2], dot.results[0])
 
     def emit_aic():
-        qs = _queues(ctx, plan, mixed=store is None)
+        qs = queues(ctx, plan, mixed=store is None)
         f32 = ir.F32Type.get()
         c1 = A.op("alloc_tensor", [], A.local_type(f32), queue=qs["CO1"], name="c1Local")
         _emit_step(ctx, plan, qs, a_load, b_load, c1, ir.Type.parse(plan.in_dtype),
@@ -189,76 +203,77 @@ def lower_lone_dot(ctx, dot) -> None:
 
 
 @before_walk
-def claim_lone_dot_loads(ctx) -> None:
-    """Dots outside loops: claim their loads now (the walk reaches them before the dot)."""
-    lone = state(ctx).lone
-    stack = [ctx.xb_module.operation]
+def claim_dots(ctx) -> None:
+    """Before the walk, decide how each dot runs. A plain K loop's dot stays with its loop; a dot of
+    two loads that only it reads, outside a K loop, is a lone dot (its loads are claimed now: the
+    walk reaches them first). If any other dot exists, every dot of the kernel is handed over to
+    the vector core (cube_handoff.py): the kernel is then sectioned by core as a whole."""
+    dots, stack = [], [ctx.xb_module.operation]
     while stack:
         o = stack.pop()
         for region in o.regions:
             for b in region.blocks:
-                stack.extend(x.operation for x in b.operations)
-        if o.name != "xb.dot":
-            continue
+                stack.extend(x.operation for x in reversed(list(b.operations)))
+        if o.name == "xb.dot":
+            dots.append(o)
+    k_loops, lone, other = [], [], []
+    for o in dots:
         parent = o.parent
-        if parent is not None and parent.name == "scf.for" and find_dot(parent) == o:
+        if parent is not None and parent.name == "scf.for" and (k := k_loop_dot(parent)) is not None and k == o:
+            k_loops.append(o)
             continue
         loads = [owner_of(v) for v in o.operands[:2]]
-        if all(x is not None and x.name == "xb.load" and len(users_of(x.results[0])) == 1 for x in loads):
-            ctx.absorb(loads)
-            lone.add(o)
-
-
-def _queues(ctx, plan, mixed: bool = False):
-    """TQue declarations for A1/B1/A2/B2/CO1 before the grid loop (once per kernel)."""
-    st = state(ctx)
-    if st.queues:
-        if mixed and st.kernel_type.attributes["type"] != ir.StringAttr.get(MIX_AIC_1_1):
-            raise ctx.error("a kernel mixing Fixpipe-only and vector epilogues of dots is not supported yet")
-        return st.queues
-    with ctx.before_grid:
-        kind = MIX_AIC_1_1 if mixed else AIC_ONLY
-        ctx.meta["kernel_type"] = kind  # the launch's blockDim counts AICs (options.launch_cores)
-        with ir.InsertionPoint.at_block_begin(ctx.grid.operation.block):
-            st.kernel_type = A.op("kernel_type", [], type=kind)
-        qs = {}
-        for pos, num, nbytes in (("A1", plan.depth_a1, plan.a1_bytes), ("B1", plan.depth_b1, plan.b1_bytes),
-                                 ("A2", plan.db_l0a, plan.a2_bytes), ("B2", plan.db_l0b, plan.b2_bytes),
-                                 ("CO1", 1, plan.c1_bytes)):
-            name = ("inQueue" if pos != "CO1" else "outQueue") + pos
-            A.op("tque", [], sym_name=name, position=pos, depth=1, num=num, bytes=nbytes)
-            qs[pos] = name
-    st.queues = qs
-    return qs
+        ok = all(x is not None and x.name == "xb.load" and len(users_of(x.results[0])) == 1 and
+                 cube_copyable(ctx, x, wrapped=True) for x in loads)
+        # a vector epilogue (emit_mixed) takes the rest of the kernel's body: only at the top level
+        top = parent is not None and parent.name == "func.func"
+        (lone if ok and (top or match_epilogue(o.results[0]) is not None) else other).append(o)
+    if other:
+        return plan_handoffs(ctx, k_loops + lone + other)
+    for o in lone:
+        ctx.absorb([owner_of(v) for v in o.operands[:2]])
+        state(ctx).lone.add(o)
 
 
 def _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
     if store is None:
+        used = [r for r in loop.results if not str(r.type).startswith("tensor<") and any(True for _ in r.uses)]
+        if used:  # the K loop runs in the AIC section: its scalars do not reach the AIV section
+            raise ctx.error("a scalar that the dot's K loop carries is used after the loop, whose epilogue runs "
+                            "on the vector core; this is not supported yet (recompute it after the loop)")
         return emit_mixed(ctx, loop, lambda: _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, None, relu),
                            plan, loop.results[list(body.arguments).index(dot.operands[2]) - 1])
     _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu)
 
 
 def _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
-    qs = _queues(ctx, plan, mixed=store is None)
+    qs = queues(ctx, plan, mixed=store is None)
     in_t = ir.Type.parse(plan.in_dtype)
     f32 = ir.F32Type.get()
     c1 = A.op("alloc_tensor", [], A.local_type(f32), queue=qs["CO1"], name="c1Local")
     iv_xb = body.arguments[0]
-    new = scf.ForOp(ctx.scalar(loop.operands[0]), ctx.scalar(loop.operands[1]), ctx.scalar(loop.operands[2]))
+    y = body.operations[len(body.operations) - 1]
+    scalars = [k for k, init in enumerate(loop.operands[3:]) if not str(init.type).startswith("tensor<")]
+    new = scf.ForOp(ctx.scalar(loop.operands[0]), ctx.scalar(loop.operands[1]), ctx.scalar(loop.operands[2]),
+                    [ctx.scalar(loop.operands[3 + k]) for k in scalars])
     iv_name = ctx.loop_name(loop)
     if iv_name:
         new.attributes["name"] = ir.StringAttr.get(iv_name)
     ctx.vmap[iv_xb] = new.induction_variable
+    for j, k in enumerate(scalars):  # plain loop-carried scalars (`k0 += BLOCK_K`, a block pointer's offsets)
+        ctx.vmap[body.arguments[k + 1]] = new.inner_iter_args[j]
     _seed_pointers(ctx, loop, body, ctx.ps.key(iv_xb))
     with ir.InsertionPoint(new.body):
         _lower_ops(ctx, [o.operation for o in body.operations], {dot, a_load, b_load})
         with ctx.located(dot):
             first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, ctx.scalar(loop.operands[0])).result
             _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first)
-        scf.YieldOp([])
+        with ctx.located(y):
+            scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
     for r in loop.results:
         ctx.vmap[r] = None
+    for j, k in enumerate(scalars):
+        ctx.vmap[loop.results[k]] = new.results[j]
     _finish_tile(ctx, qs, c1, store, plan, relu)
 
 
@@ -279,51 +294,22 @@ def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first):
     """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies."""
     out = state(ctx).out
     a, b = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
-    m_valid = ctx.named(_extent(ctx, a.row_limits, a.rows), "mValid")  # rows of A (and C) in this program
-    k_valid = ctx.named(_extent(ctx, a.col_limits, a.cols), "kValid")  # K left in this step of the K loop
-    n_valid = ctx.named(_extent(ctx, b.col_limits, b.cols), "nValid")
-    local = A.local_type(in_t)
-    tiles = {}
-    k_rows = _extent(ctx, b.row_limits, b.rows)
-    for key, load, acc, rows, cols, c0stride, q in (("a", a_load, a, m_valid, k_valid, plan.base_m, qs["A1"]),
-                                                    ("b", b_load, b, k_rows, n_valid, plan.k_pad, qs["B1"])):
-        t = A.op("alloc_tensor", [], local, queue=q, name=f"{key}1Local")
-        gm = ctx.at(ctx.vmap[acc.root], ctx.gm_offset(load.operands[0], acc.base))
-        A.op("data_copy_nd2nz", [t, gm, ctx.c64(1), rows, cols, ctx.c64(0), ctx.lin(acc.row_stride), ctx.c64(c0stride),
-                                 ctx.c64(1), ctx.c64(0)])
-        A.op("enque", [t], queue=q)
-        tiles[key] = A.op("deque", [], local, queue=q, name=f"{key}1")
-    mf, nf, kf1 = plan.base_m // 16, plan.base_n // 16, plan.k_pad // 16
-    bkf = plan.base_k // 16
-    for s in range(plan.k_steps):
-        # valid K in this baseK step, and the fractals LoadData moves for it
-        k_here = ctx.smax(ctx.smin(ctx.sub(k_valid, ctx.c64(s * plan.base_k)), ctx.c64(plan.base_k)), ctx.c64(0))
-        k_here = ctx.named(k_here, f"kStep{s}" if plan.k_steps > 1 else "kStep")
-        kf = arith.DivSIOp(ctx.add(k_here, ctx.c64(15)), ctx.c64(16)).result
-        a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
-        rows = ctx.for_range(0, mf)
-        with ir.InsertionPoint(rows.body):
-            i = rows.induction_variable
-            A.op("load_data", [ctx.at(a2, ctx.mul(ctx.mul(i, kf), ctx.c64(256))), tiles["a"],
-                               ctx.add(i, ctx.c64(s * bkf * mf)), kf, ctx.c64(mf)], transpose=False)
-            scf.YieldOp([])
-        A.op("enque", [a2], queue=qs["A2"])
-        b2 = A.op("alloc_tensor", [], local, queue=qs["B2"], name="b2Local")
-        ks = ctx.for_range(ctx.c64(0), kf)
-        with ir.InsertionPoint(ks.body):
-            j = ks.induction_variable
-            A.op("load_data", [ctx.at(b2, ctx.mul(j, ctx.c64(nf * 256))), tiles["b"], ctx.add(j, ctx.c64(s * bkf)),
-                               ctx.c64(nf), ctx.c64(kf1)], transpose=True)
-            scf.YieldOp([])
-        A.op("enque", [b2], queue=qs["B2"])
-        a2d = A.op("deque", [], local, queue=qs["A2"], name="a2")
-        b2d = A.op("deque", [], local, queue=qs["B2"], name="b2")
-        init = first if s == 0 else arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
-        A.op("mmad", [c1, a2d, b2d, ctx.c64(plan.base_m), ctx.c64(plan.base_n), k_here, init])
-        A.op("free_tensor", [a2d], queue=qs["A2"])
-        A.op("free_tensor", [b2d], queue=qs["B2"])
-    A.op("free_tensor", [tiles["a"]], queue=qs["A1"])
-    A.op("free_tensor", [tiles["b"]], queue=qs["B1"])
+    m_valid = ctx.named(extent(ctx, a.row_limits, a.rows), "mValid")  # rows of A (and C) in this program
+    k_valid = ctx.named(extent(ctx, a.col_limits, a.cols), "kValid")  # K left in this step of the K loop
+    n_valid = ctx.named(extent(ctx, b.col_limits, b.cols), "nValid")
+    k_rows = extent(ctx, b.row_limits, b.rows)
+    if a.col_limits != b.row_limits:  # the Mmad's K: where both operands are valid (masked lanes are 0)
+        k_valid = ctx.smin(k_valid, k_rows)
+    a1, b1 = (to_l1(ctx, plan, qs, Operand(key, _gm_at(ctx, load, acc), rows, cols, None), in_t)
+              for key, load, acc, rows, cols in (("a", a_load, a, m_valid, k_valid), ("b", b_load, b, k_rows, n_valid)))
+    mmad_steps(ctx, plan, qs, a1, b1, False, False, k_valid, c1, in_t, first)
+    A.op("free_tensor", [a1], queue=qs["A1"])
+    A.op("free_tensor", [b1], queue=qs["B1"])
+
+
+def _gm_at(ctx, load, acc):
+    """The operand's GM tile and its row stride, built when the copy needs them."""
+    return lambda: (ctx.at(ctx.vmap[acc.root], ctx.gm_offset(load.operands[0], acc.base)), ctx.lin(acc.row_stride))
 
 
 def _emit_fixpipe(ctx, store, c1, plan, relu):
@@ -333,8 +319,9 @@ def _emit_fixpipe(ctx, store, c1, plan, relu):
     with ctx.located(store):
         if acc is None or (acc.rows, acc.cols) != (plan.block_m, plan.block_n):
             raise ctx.error("the dot's result must be stored as a 2-D tile with contiguous rows")
-        m = _extent(ctx, acc.row_limits, acc.rows)
-        n = _extent(ctx, acc.col_limits, acc.cols)
+        _no_lower_limits(ctx, acc, "store of a dot's result")
+        m = extent(ctx, acc.row_limits, acc.rows)
+        n = extent(ctx, acc.col_limits, acc.cols)
         for u in acc.uniform:
             on = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(u), ctx.c64(0)).result
             m = arith.SelectOp(on, m, ctx.c64(0)).result

@@ -6,6 +6,22 @@ from __future__ import annotations
 class CubeCalls:
     """Cube and cross-core calls; relies on the emitter's `line`, `expr`, `as_int`, `fresh`, `attr`."""
 
+    def cube_header(self) -> None:
+        """The tile plan of each dot on the Cube (L1/L0 use against capacity) and the mixed kernel's GM
+        workspace, under the unified-buffer line of the file header."""
+        dots = self.meta.get("cube") or []
+        for k, c in enumerate(dots):
+            tiles, _, use = c["plan"].partition("; L1 ")
+            m, n, kk = c["block"]
+            what = {"fixpipe": "through Fixpipe to GM", "vector": "to the vector core",
+                    "handoff": "handed to the vector core"}
+            self.line(f"// Cube dot {k + 1} of {len(dots)}: {m} x {n} x {kk} {c['dtype']}, result "
+                      f"{what.get(c['epilogue'], c['epilogue'])}:")
+            self.line(f"//   {tiles};")
+            self.line(f"//   L1 {use}.")
+        if dots and self.meta.get("workspace_bytes"):
+            self.line(f"// GM workspace: {self.meta['workspace_bytes']} B per block (AIC <-> AIV hand-offs).")
+
     def op_kernel_type(self, op):
         self.line(f"KERNEL_TASK_TYPE_DEFAULT({self.attr(op, 'type')});")
 

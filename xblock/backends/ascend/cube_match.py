@@ -20,9 +20,47 @@ def users_of(v) -> list:
 
 
 def find_dot(loop) -> object | None:
+    """The dot that `loop` is the K loop of: a dot in its body whose accumulator the loop carries
+    (`acc = dot(a, b, acc)`). A dot whose accumulator starts fresh in the body (a K loop of one
+    trip folded away inside a tile loop) is a lone dot, not this loop's."""
     body = loop.regions[0].blocks[0]
-    dots = [o.operation for o in body.operations if o.operation.name == "xb.dot"]
-    return dots[0] if dots else None
+    for o in body.operations:
+        o = o.operation
+        if o.name == "xb.dot" and len(o.operands) > 2 and isinstance(o.operands[2].owner, ir.Block) \
+                and o.operands[2].owner == body:
+            return o
+    return None
+
+
+def k_loop_dot(loop) -> object | None:
+    """The dot when `loop` is a plain Cube K loop: `acc = dot(a, b, acc)` the only dot, its result the
+    loop's next accumulator, and nothing else computed on float blocks in the loop (loads of the
+    operands, offsets, masks, pointers and scalars only). Any other loop of a dot hands the dot over
+    to the vector core (cube_handoff.py)."""
+    dot = find_dot(loop)
+    if dot is None:
+        return None
+    body = loop.regions[0].blocks[0]
+    y = body.operations[len(body.operations) - 1]
+    k = list(body.arguments).index(dot.operands[2]) - 1
+    if y.operands[k] != dot.results[0]:
+        return None
+    operands = {owner_of(v) for v in dot.operands[:2]}
+    for o in body.operations:
+        o = o.operation
+        if o == dot or o in operands or o.name == "scf.yield":
+            continue
+        if o.name == "xb.dot" or any(_float_block(r.type) for r in o.results):
+            return None
+    for j, init in enumerate(loop.operands[3:]):  # besides acc: scalars and pointer blocks (cube._seed_pointers)
+        if j != k and str(init.type).startswith("tensor<") and "!xb.ptr" not in str(init.type):
+            return None
+    return dot
+
+
+def _float_block(t) -> bool:
+    s = str(t)
+    return s.startswith("tensor<") and any(f in s for f in ("xf16>", "xbf16>", "xf32>", "xf64>", "xf8"))
 
 
 def splat_float(v) -> float | None:
@@ -32,7 +70,8 @@ def splat_float(v) -> float | None:
     if o.name == "arith.constant":
         a = o.attributes["value"]
         if isinstance(a, ir.DenseElementsAttr) and a.is_splat:
-            return ir.FloatAttr(a.get_splat_value()).value
+            v = a.get_splat_value()
+            return float(ir.IntegerAttr(v).value) if isinstance(v, ir.IntegerAttr) else ir.FloatAttr(v).value
         return None
     if o.name == "xb.splat":
         inner = owner_of(o.operands[0])

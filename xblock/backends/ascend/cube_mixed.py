@@ -24,11 +24,15 @@ class CubeState:
     """What the Cube rules keep per lowering (in `ctx.ext["cube"]`)."""
 
     queues: dict | None = None  # TPosition -> queue name, declared once per kernel
+    queue_decls: dict = field(default_factory=dict)  # TPosition -> its ascendc.tque op (sizes widened per dot)
     kernel_type: object = None  # the ascendc.kernel_type op
     workspace: object = None  # the GlobalTensor<float> over the `workspace` argument
     tail_wait: bool = False  # the AIC's last "workspace free" wait after the grid loop is emitted
     lone: set = field(default_factory=set)  # dots outside loops, lowered at the dot
     out: object = None  # the xb.store that the dot being lowered reaches (cube_match.final_store)
+    handoff: object = None  # cube_handoff.Handoffs when the kernel hands dots to the vector core
+    ws_arg: object = None  # the `workspace` kernel argument
+    ws_views: dict = field(default_factory=dict)  # elem -> GlobalTensor<elem> over it
 
 
 def state(ctx) -> CubeState:
@@ -38,20 +42,31 @@ def state(ctx) -> CubeState:
 def workspace(ctx, plan):
     """The GlobalTensor<float> over the extra `workspace` kernel argument (one tile slot per block)."""
     st = state(ctx)
-    if st.workspace is not None:
-        return st.workspace
-    fn = ctx.module.body.operations[0]
-    entry = fn.regions[0].blocks[0]
-    arg = entry.add_argument(A.gm_addr_type(), ir.Location.unknown())
-    names = [ir.StringAttr(a).value for a in ir.ArrayAttr(fn.attributes["ascendc.arg_names"])] + ["workspace"]
-    fn.attributes["ascendc.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
-    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in entry.arguments], []))
-    with ctx.before_grid:
-        st.workspace = A.op("set_global_buffer", [arg], A.global_type(ir.F32Type.get()), dtype="f32",
-                            name="workspaceGm")
-    ctx.meta["workspace_bytes"] = plan.block_m * plan.block_n * 4  # per block of the launch
-    ctx.meta.setdefault("extra_gm_args", []).append("workspace")
+    if st.workspace is None:
+        st.workspace = workspace_view(ctx, "f32", plan.block_m * plan.block_n * 4)
     return st.workspace
+
+
+def workspace_view(ctx, elem: str, per_block: int):
+    """A GlobalTensor<elem> over the extra `workspace` kernel argument of `per_block` bytes per block
+    of the launch (added on first use)."""
+    st = state(ctx)
+    if elem in st.ws_views:
+        return st.ws_views[elem]
+    if st.ws_arg is None:
+        fn = ctx.module.body.operations[0]
+        entry = fn.regions[0].blocks[0]
+        st.ws_arg = entry.add_argument(A.gm_addr_type(), ir.Location.unknown())
+        names = [ir.StringAttr(a).value for a in ir.ArrayAttr(fn.attributes["ascendc.arg_names"])] + ["workspace"]
+        fn.attributes["ascendc.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in entry.arguments], []))
+        ctx.meta["workspace_bytes"] = per_block  # per block of the launch
+        ctx.meta.setdefault("extra_gm_args", []).append("workspace")
+    name = "workspaceGm" if elem == "f32" else f"workspace{elem.capitalize()}Gm"
+    with ctx.before_grid:
+        st.ws_views[elem] = A.op("set_global_buffer", [st.ws_arg], A.global_type(ir.Type.parse(elem)), dtype=elem,
+                                 name=name)
+    return st.ws_views[elem]
 
 
 def to_workspace(ctx, c1, plan) -> None:

@@ -54,6 +54,8 @@ class Lowering(LoweringContext):
             with ir.InsertionPoint(self.grid.body):
                 self.lower_block(body)
                 scf.YieldOp([])
+            for hook in self.ext.get("after_walk", ()):  # e.g. the core sections of a mixed kernel
+                hook(self)
             self._finish(fn)
         return self.module
 

@@ -214,6 +214,7 @@ class AscendCEmitter(CStyle, CubeCalls):
         parts = [f"{q} {v['buffers']} x {v['bytes']} B" for q, v in plan.get("queues", {}).items()]
         parts.append(f"calcBuf {plan.get('scratch', 0)} B")
         self.line(f"// Unified buffer: {', '.join(parts)}; {plan.get('total', 0)} of {plan.get('usable', 0)} B.")
+        self.cube_header()
         self.line("// Each program instance of the grid is one iteration of the loop over pid; the cores take")
         self.line("// turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.")
         self.line('#include "kernel_operator.h"')

@@ -30,7 +30,37 @@ def _view(ctx, op):
 
 @rule("xb.expand_dims", "xb.reshape", "xb.ptr_cast")
 def _reshape(ctx, op):
+    if op.name == "xb.ptr_cast" and not str(op.result.type).startswith("tensor<"):
+        return _scalar_ptr_cast(ctx, op)
     _view(ctx, op)
+
+
+def _scalar_ptr_cast(ctx, op):
+    """`ptr.to(tl.pointer_type(T))` of a kernel argument (plus an offset): a GlobalTensor<T> over the
+    same GM_ADDR (what the frontend builds for a block pointer over `*i1`, which reads as int8)."""
+    src, r = op.operands[0], op.result
+    p = ctx.ps.pointer(src)
+    g = ctx.vmap.get(p.root) if p is not None else None
+    gm_op = g.owner if g is not None and A.is_global(g.type) else None
+    if gm_op is None or gm_op.name != "ascendc.set_global_buffer":
+        raise ctx.error("a pointer cast (`ptr.to(tl.pointer_type(...))`) on ascend needs a kernel argument "
+                        "(plus an offset) as its source")
+    to = str(r.type)[len("!xb.ptr<"):-1]
+    old, new = SIZE[p.elem], SIZE[to]
+    offset = p.offset.base
+    if not offset.is_zero() and old % new:
+        raise ctx.error(f"a cast of a pointer with an offset from {p.elem} to the wider {to} is "
+                        "not supported on ascend (the offset may not fall on a whole element): cast the "
+                        "kernel argument first, then add the offset")
+    key = ("ptr_cast", gm_op.operands[0], to)
+    cast = ctx.ext.get(key)
+    if cast is None:
+        name = ir.StringAttr(gm_op.attributes["name"]).value if "name" in gm_op.attributes else "gm"
+        with ctx.before_grid:
+            cast = A.op("set_global_buffer", [gm_op.operands[0]], A.global_type(ir.Type.parse(to)), dtype=to,
+                        name=f"{name[:-2] if name.endswith('Gm') else name}{to.capitalize()}Gm")
+        ctx.ext[key] = cast
+    ctx.vmap[r] = cast if offset.is_zero() else ctx.at(cast, ctx.mul(ctx.lin(offset), ctx.c64(old // new)))
 
 
 @rule("xb.broadcast")

@@ -11,6 +11,7 @@ from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from .access import (
+    column_run,
     counts,
     dense,
     gm_tensor,
@@ -20,9 +21,11 @@ from .access import (
     needs_scalar_loop,
     scalar_access,
     segments,
+    starts,
+    tile_offset,
 )
 from .rules import rule
-from .tiles import after_scalar_writes, fill
+from .tiles import after_scalar_writes, before_scalar_reads, fill
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 
 
@@ -49,19 +52,25 @@ def _load(ctx, op):
     local = A.local_type(ir.Type.parse(elem))
     t_in = A.op("alloc_tensor", [], local, queue=q.name, **({"name": name + "Local"} if name else {}))
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
-    if dense(acc, sz) and not (acc.row_limits or acc.col_limits or acc.uniform):
+    if dense(acc, sz) and not acc.limited:
         A.op("data_copy", [t_in, gm, ctx.c64(acc.rows * acc.cols)])
         A.op("enque", [t_in], queue=q.name)
         ctx.vmap[r] = Tile(A.op("deque", [], local, queue=q.name, **({"name": name} if name else {})),
                            elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
         return
     rows, cols, _ = counts(ctx, acc)
+    r0, c0 = starts(ctx, acc)
     blk = 32 // sz
+    ca = head = None
+    if c0 is not None:  # columns may start before the tensor: an aligned run plus a head (column_run)
+        ca, cols, head = column_run(ctx, c0, cols, blk)
+    ub_off, gm_off = tile_offset(ctx, acc, r0, ca)
     cols_al = ctx.round_up64(cols, blk)
     src_gap = ctx.mul(ctx.sub(ctx.lin(acc.row_stride), cols), ctx.c64(sz)) if acc.rows > 1 else ctx.c64(0)
     dst_gap = arith.DivSIOp(ctx.sub(ctx.c64(acc.cols * sz), ctx.mul(cols_al, ctx.c64(sz))), ctx.c64(32)).result \
         if acc.rows > 1 else ctx.c64(0)
-    args = [t_in, gm, rows, ctx.named(ctx.mul(cols, ctx.c64(sz)), "rowBytes"), src_gap, dst_gap]
+    args = [t_in if ub_off is None else ctx.at(t_in, ub_off), gm if gm_off is None else ctx.at(gm, gm_off), rows,
+            ctx.named(ctx.mul(cols, ctx.c64(sz)), "rowBytes"), src_gap, dst_gap]
     if other is not None:
         if not isinstance(other, Splat):
             raise ctx.error("`other` of a load must be a scalar or a constant")
@@ -72,6 +81,11 @@ def _load(ctx, op):
     t = A.op("deque", [], local, queue=q.name, **({"name": name} if name else {}))
     tile = Tile(t, elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
     ctx.vmap[r] = tile
+    if r0 is not None or c0 is not None:
+        _fill_around(ctx, acc, tile, other, rows, r0, ca, cols_al)
+        if head is not None:
+            _load_head(ctx, acc, tile, gm, rows, r0, c0, head)
+        return
     if other is None:
         return
     if acc.row_limits or acc.uniform:  # whole rows past the last valid one
@@ -97,6 +111,63 @@ def _load(ctx, op):
                 row = ctx.add(ctx.mul(loop.induction_variable, ctx.c64(acc.cols)), start)
                 fill(ctx, tile, row, ctx.sub(ctx.c64(acc.cols), start), other)
                 scf.YieldOp([])
+
+
+def _fill_if(ctx, tile, start, count, other):
+    """fill() of count >= 0 elements; nothing (not even an address check) when count is 0."""
+    c = ctx.const_of(count)
+    if c == 0:
+        return
+    if c is not None:
+        return fill(ctx, tile, start, count, other)
+    some = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.sgt, count, ctx.c64(0)).result, [], has_else=False)
+    with ir.InsertionPoint(some.then_block):
+        fill(ctx, tile, start, count, other)
+        scf.YieldOp([])
+
+
+def _fill_around(ctx, acc, tile, other, rows, r0, ca, run_al):
+    """`other` into every lane the copy did not write, for a tile whose valid part starts at row r0
+    and column ca (the run) and is `rows` rows of `run_al` padded columns; the head columns before
+    the run are filled too, and then overwritten by _load_head."""
+    if other is None:
+        return
+    C, total = acc.cols, acc.rows * acc.cols
+    first = r0 if r0 is not None else ctx.c64(0)
+    if r0 is not None:  # rows before the first valid one
+        _fill_if(ctx, tile, ctx.c64(0), ctx.mul(r0, ctx.c64(C)), other)
+    after = ctx.mul(ctx.add(first, rows), ctx.c64(C))
+    _fill_if(ctx, tile, after, ctx.sub(ctx.c64(total), after), other)
+    if ca is None and not acc.col_limits:
+        return
+    start = ctx.c64(0) if ca is None else ca
+    end = ctx.smin(ctx.add(start, run_al), ctx.c64(C))
+    loop = ctx.for_range(ctx.c64(0), rows)
+    with ir.InsertionPoint(loop.body):
+        row = ctx.mul(ctx.add(first, loop.induction_variable), ctx.c64(C))
+        if ca is not None:
+            _fill_if(ctx, tile, row, ctx.smin(ca, ctx.c64(C)), other)
+        _fill_if(ctx, tile, ctx.add(row, end), ctx.sub(ctx.c64(C), end), other)
+        scf.YieldOp([])
+
+
+def _load_head(ctx, acc, tile, gm, rows, r0, c0, head):
+    """The valid columns [c0, c0 + head) of each valid row before the aligned run: GetValue from GM,
+    SetValue into the tile (fewer than 32 bytes a row)."""
+    before_scalar_reads(ctx)
+    first = r0 if r0 is not None else ctx.c64(0)
+    et = ir.Type.parse(tile.elem)
+    rl = ctx.for_range(ctx.c64(0), rows)
+    with ir.InsertionPoint(rl.body):
+        r = ctx.add(first, rl.induction_variable)
+        jl = ctx.for_range(ctx.c64(0), head)
+        with ir.InsertionPoint(jl.body):
+            c = ctx.add(c0, jl.induction_variable)
+            v = A.op("get_value", [gm, ctx.add(ctx.mul(r, ctx.lin(acc.row_stride)), c)], et)
+            A.op("set_value", [tile.value, ctx.add(ctx.mul(r, ctx.c64(acc.cols)), c), v])
+            scf.YieldOp([])
+        scf.YieldOp([])
+    after_scalar_writes(ctx, tile)
 
 
 def _scalar_load(ctx, op, ptr, mask, other, elem):

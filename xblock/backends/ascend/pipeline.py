@@ -4,7 +4,8 @@ Layout of the backend (each module imports only those below it; rule modules nev
 - `__init__`: the `Backend`; imports this module (and MLIR) only when something compiles.
 - `pipeline` (here): the stages `make_<ext>`, `coverage()`, and the one place that imports the
   rule modules, which fill the table in `rules` as they load.
-- rule modules: `lowering` (element-wise ops, constants, splats, the grid), `load`, `store`,
+- rule modules: `lowering` (element-wise ops, constants, splats, the grid), `bits` (integer bit
+  operations and umulhi), `load`, `store`,
   `atomics`, `layout` (expand_dims, reshape, broadcast, trans), `reduce` (reductions and scans,
   with the scalar-loop fallback), `control` (scf.for/if/while), `debug` (device_assert), `cube`
   (xb.dot and its K loop on the Cube unit).
@@ -26,7 +27,7 @@ import functools
 from mlir import ir
 
 from ...dialects import ascendc, xb
-from . import atomics, control, cube, debug, layout, load, lowering, reduce, store  # noqa: F401  (register rules)
+from . import atomics, bits, control, cube, debug, layout, load, lowering, reduce, store  # noqa: F401  (register rules)
 from .driver import Lowering
 from .emit import emit
 from .launch import build_emulator_library

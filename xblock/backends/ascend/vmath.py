@@ -16,6 +16,11 @@ with RINT/FLOOR/ROUND/TRUNC, float<->int32), CompareScalar/Compare, Select and t
 - pow is Exp(y Ln|x|) with C99's special cases and signs: its error grows with |y ln x| (2^-24 each).
 - cbrt is Exp(Ln|x| / 3) plus one Newton step.
 The measured accuracy of each is in docs/LANGUAGE.md ("Math functions").
+
+`Bits` does the integer bit operations, exactly (docs/DESIGN.md, "Integer bit operations"): And,
+Or and Not exist for 16-bit lanes only, so every width goes through uint16 views; ShiftLeft and
+ShiftRight take one scalar count for a whole tile; there is no high-half multiply, so umulhi is
+built from 16-bit pieces.
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ from __future__ import annotations
 import math
 
 from mlir import ir
+from mlir.dialects import arith
 
 from ...dialects import ascendc as A
 from .tiles import vec, vec_scalar
-from .values import Splat, Tile
+from .values import SIZE, Splat, Tile
 
 F32_MAX = 3.4028234663852886e38
 _LN2 = 0.6931471805599453
@@ -597,4 +603,213 @@ class VMath:
         self.done(neg)
         self.sel_c(one, 1.0, r, out=out)
         self.done(r)
+        return out
+
+
+# ------------------------------------------------------------------------------ integer bits
+_UNSIGNED = {"i16": "ui16", "i32": "ui32"}
+_FLOAT_VIEW = {"i16": "f16", "i32": "f32"}  # Select moves half/float lanes only: the same bits
+
+
+def wrap(value: int, width: int) -> int:
+    """`value` as a signed `width`-bit integer (two's complement)."""
+    value &= (1 << width) - 1
+    return value - (1 << width) if value >> (width - 1) else value
+
+
+class Bits:
+    """Exact bit operations on int8/int16/int32 tiles of one shape (`elem`), each into `out`.
+
+    The 910B vector unit has And, Or and Not for 16-bit lanes only: bitwise ops on any width run on
+    uint16 views of the whole tile, and xor is (a | b) - (a & b), a subtraction that never borrows.
+    ShiftLeft and ShiftRight shift 16- and 32-bit lanes by one scalar count, logically for unsigned
+    and arithmetically for signed lanes (a signed ShiftLeft keeps the sign bit, so `<<` shifts an
+    unsigned view); int8 lanes shift as pairs in uint16 lanes, with a byte mask. A block of counts
+    shifts by 1, 2, 4, ... under a Select on each bit of the count (mod the width, as the sim).
+    umulhi multiplies 16-bit pieces in int32 lanes, whose Mul and Add keep the low 32 bits.
+    """
+
+    def __init__(self, ctx, shape: tuple, elem: str):
+        self.ctx, self.shape, self.elem = ctx, shape, elem
+        self.width = 8 * SIZE[elem]
+
+    def new(self, elem: str | None = None) -> Tile:
+        return self.ctx.temp(elem or self.elem, self.shape)
+
+    def done(self, *tiles) -> None:
+        for t in tiles:
+            self.ctx.release(t)
+
+    def view(self, t: Tile, elem: str) -> ir.Value:
+        if elem == t.elem:
+            return t.value
+        return A.op("reinterpret", [t.value], A.local_type(ir.Type.parse(elem)))
+
+    def _n(self, t: Tile, elem: str) -> ir.Value:
+        return self.ctx.c64(t.bytes // SIZE[elem])
+
+    def lanes16(self, api: str, out: Tile, *srcs) -> Tile:
+        """`api` (And, Or, Not; Sub on int16) over the whole tiles, as 16-bit lanes."""
+        e = "i16" if api == "Sub" else "ui16"
+        A.op("vec", [self.view(t, e) for t in (out, *srcs)] + [self._n(out, e)], api=api)
+        return out
+
+    def fill(self, s: Splat) -> Tile:
+        """A tile of the splat's value (int8: its byte twice in each 16-bit lane)."""
+        t = self.new()
+        if self.elem != "i8":
+            self.ctx.duplicate(t, s, t.padded)
+            return t
+        if s.scalar is None:
+            b = int(s.const) & 0xFF
+            pattern = self.ctx.cst("i16", wrap(b * 0x101, 16))
+        else:
+            b = arith.AndIOp(arith.ExtSIOp(self.ctx.i32, s.scalar).result, self.ctx.cst("i32", 0xFF)).result
+            pattern = arith.TruncIOp(ir.IntegerType.get_signless(16),
+                                     arith.MulIOp(b, self.ctx.cst("i32", 0x101)).result).result
+        A.op("duplicate", [self.view(t, "i16"), pattern, self._n(t, "i16")])
+        return t
+
+    def fill16(self, pattern) -> Tile:
+        """A tile whose every 16-bit lane holds `pattern` (an int, or an i32 scalar value)."""
+        t = self.new()
+        v = (self.ctx.cst("i16", wrap(pattern, 16)) if isinstance(pattern, int)
+             else arith.TruncIOp(ir.IntegerType.get_signless(16), pattern).result)
+        A.op("duplicate", [self.view(t, "i16"), v, self._n(t, "i16")])
+        return t
+
+    # ----- and, or, xor, not
+    def logic(self, kind: str, out: Tile, a: Tile, b: Tile) -> Tile:
+        if kind == "xor":
+            both = self.lanes16("And", self.new(), a, b)
+            either = self.lanes16("Or", self.new(), a, b)
+            self.lanes16("Sub", out, either, both)  # the and's bits are a subset of the or's: no borrow
+            self.done(both, either)
+            return out
+        return self.lanes16("And" if kind == "and" else "Or", out, a, b)
+
+    def invert(self, out: Tile, a: Tile) -> Tile:
+        return self.lanes16("Not", out, a)
+
+    # ----- shifts
+    def shift(self, kind: str, out: Tile, x: Tile, count) -> Tile:
+        """x shifted by a scalar count in [0, width) (an int, or a scalar value already reduced)."""
+        if self.width == 8:
+            return self._shift8(kind, out, x, count)
+        e = self.elem if kind == "shrsi" else _UNSIGNED[self.elem]
+        c = count if isinstance(count, ir.Value) else self.ctx.cst(self.elem, count)
+        A.op("vec_scalar", [self.view(out, e), self.view(x, e), c, self._n(out, e)],
+             api="ShiftLeft" if kind == "shli" else "ShiftRight")
+        return out
+
+    def _shift16(self, api: str, signed: bool, out: Tile, x: Tile, count) -> Tile:
+        e = "i16" if signed else "ui16"
+        c = count if isinstance(count, ir.Value) else self.ctx.cst("i16", count)
+        A.op("vec_scalar", [self.view(out, e), self.view(x, e), c, self._n(out, e)], api=api)
+        return out
+
+    def _byte_mask(self, kind: str, count):
+        """The bits of each byte that a logical shift by `count` keeps, in both bytes of a lane."""
+        if isinstance(count, int):
+            keep = (0xFF << count) & 0xFF if kind == "shli" else 0xFF >> count
+            return keep * 0x101
+        ctx = self.ctx
+        c32 = arith.ExtSIOp(ctx.i32, count).result
+        ff = ctx.cst("i32", 0xFF)
+        moved = arith.ShLIOp(ff, c32) if kind == "shli" else arith.ShRSIOp(ff, c32)
+        keep = arith.AndIOp(moved.result, ff).result
+        return arith.MulIOp(keep, ctx.cst("i32", 0x101)).result
+
+    def _shift8(self, kind: str, out: Tile, x: Tile, count) -> Tile:
+        """Two int8 lanes per uint16 lane: a logical shift masks the bits that cross between the
+        bytes; an arithmetic one shifts each byte from the top of an int16 lane."""
+        if kind != "shrsi":
+            t = self._shift16("ShiftLeft" if kind == "shli" else "ShiftRight", False, self.new(), x, count)
+            m = self.fill16(self._byte_mask(kind, count))
+            self.lanes16("And", out, t, m)
+            self.done(t, m)
+            return out
+        hi = self._shift16("ShiftRight", True, self.new(), x, count)  # the high byte, sign-filled
+        m = self.fill16(0xFF00)
+        self.lanes16("And", hi, hi, m)
+        lo = self._shift16("ShiftLeft", False, self.new(), x, 8)  # the low byte on top
+        self._shift16("ShiftRight", True, lo, lo, count)
+        self._shift16("ShiftRight", False, lo, lo, 8)
+        self.lanes16("Or", out, hi, lo)
+        self.done(hi, m, lo)
+        return out
+
+    def shift_by(self, kind: str, out: Tile, x: Tile, counts: Tile) -> Tile:
+        """x shifted lane by lane by `counts` mod the width: for each bit k of the count, Select the
+        lane shifted by 2^k (Select moves the same bits through a float view)."""
+        if self.width == 8:
+            raise self.ctx.error("shifting int8 lanes by a block of counts is not supported on ascend: the "
+                                 "910B vector unit shifts a whole tile by one count and selects 16- or "
+                                 "32-bit lanes only (shift by a scalar, or widen the data to int16/int32)")
+        ctx, f = self.ctx, _FLOAT_VIEW[self.elem]
+        steps = self.width.bit_length() - 1
+        cur = x
+        for k in range(steps):
+            bit = self.shift("shli", self.new(), counts, self.width - 1 - k)
+            self.shift("shrui", bit, bit, self.width - 1)
+            fb = ctx.temp("f32", self.shape)
+            A.op("cast", [fb.value, bit.value, ctx.c64(x.count)], round="CAST_NONE")  # 0 or 1, exact
+            m = ctx.temp("ui8", self.shape)
+            A.op("compare_scalar", [m.value, fb.value, ctx.cst("f32", 0.5), ctx.c64(fb.padded)], mode="GT")
+            moved = self.shift(kind, self.new(), cur, 1 << k)
+            nxt = out if k == steps - 1 else self.new()
+            A.op("select", [self.view(nxt, f), m.value, self.view(moved, f), self.view(cur, f), ctx.c64(x.count)],
+                 mode="VSEL_TENSOR_TENSOR_MODE")
+            self.done(bit, fb, m, moved, *([cur] if cur is not x else []))
+            cur = nxt
+        return out
+
+    # ----- umulhi
+    def _lo16(self, t: Tile, out: Tile | None = None) -> Tile:
+        out = self.shift("shli", out or self.new(), t, 16)
+        return self.shift("shrui", out, out, 16)
+
+    def mul(self, a: Tile, b, out: Tile) -> Tile:
+        if isinstance(b, Tile):
+            vec(self.ctx, "Mul", out, a, b, count=out.padded)
+        else:
+            c = b if isinstance(b, ir.Value) else self.ctx.cst("i32", b)
+            A.op("vec_scalar", [out.value, a.value, c, self.ctx.c64(out.padded)], api="Muls")
+        return out
+
+    def _add(self, a: Tile, b: Tile, out: Tile) -> Tile:
+        vec(self.ctx, "Add", out, a, b, count=out.padded)
+        return out
+
+    def halves(self, b):
+        """(low, high) 16-bit halves of an int32 tile, int or i32 scalar value, as non-negative int32s."""
+        if isinstance(b, Tile):
+            return self._lo16(b), self.shift("shrui", self.new(), b, 16)
+        if isinstance(b, int):
+            return b & 0xFFFF, (b >> 16) & 0xFFFF
+        mask = self.ctx.cst("i32", 0xFFFF)
+        hi = arith.AndIOp(arith.ShRSIOp(b, self.ctx.cst("i32", 16)).result, mask).result
+        return arith.AndIOp(b, mask).result, hi
+
+    def umulhi(self, out: Tile, a: Tile, b) -> Tile:
+        """The high 32 bits of the unsigned 64-bit product (Hacker's Delight mulhu): every partial
+        sum fits in 32 unsigned bits, so low-32-bit Add and Mul give it exactly."""
+        if self.width != 32:
+            raise self.ctx.error(f"umulhi of {self.elem} lanes is not supported on ascend (int32/uint32 is)")
+        al, ah = self.halves(a)
+        bl, bh = self.halves(b)
+        t = self.mul(al, bl, self.new())
+        self.shift("shrui", t, t, 16)  # (al bl) >> 16
+        p = self.mul(al, bh, self.new())
+        self._add(p, t, t)  # t = al bh + (al bl >> 16) < 2^32
+        u = self._lo16(t, out=p)
+        self.done(al)
+        lo = self.mul(ah, bl, self.new())
+        self._add(lo, u, u)  # u = ah bl + (t & 0xFFFF) < 2^32
+        hi = self.mul(ah, bh, lo)
+        self.shift("shrui", t, t, 16)
+        self._add(hi, t, hi)
+        self.shift("shrui", u, u, 16)
+        self._add(hi, u, out)
+        self.done(ah, t, u, hi, *(x for x in (bl, bh) if isinstance(x, Tile)))
         return out

@@ -85,14 +85,16 @@ def _lower_assert(ctx, op):
     file, line, _ = op_loc(op)
     ctx.asserts.append({"message": ir.StringAttr(op.attributes["message"]).value, "file": file, "line": line})
     fail = e.op(f"arith.xori {ok}, {e.const(1, 'i1')} : i1", "i1")
-
-    def record():
-        key = e.op(f"arith.shli {_linear_pid(ctx)}, {e.const(16, 'i64')} : i64", "i64")
-        key = e.op(f"arith.ori {key}, {e.const(aid, 'i64')} : i64", "i64")
-        e.op(f"llvm.atomicrmw umin {runtime_slot(ctx, STATUS)}, {key} monotonic : !llvm.ptr, i64", "i64")
-
-    e.if_(fail, record)
+    e.if_(fail, lambda: record_failure(ctx, aid))
     ctx.assert_ok = ok
+
+
+def record_failure(ctx, aid: int) -> None:
+    """Record that this program failed check `aid` (an assert, or a bounds check of `bounds.py`)."""
+    e = ctx.e
+    key = e.op(f"arith.shli {_linear_pid(ctx)}, {e.const(16, 'i64')} : i64", "i64")
+    key = e.op(f"arith.ori {key}, {e.const(aid, 'i64')} : i64", "i64")
+    e.op(f"llvm.atomicrmw umin {runtime_slot(ctx, STATUS)}, {key} monotonic : !llvm.ptr, i64", "i64")
 
 
 def _linear_pid(ctx) -> V:

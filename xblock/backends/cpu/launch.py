@@ -21,8 +21,8 @@ import threading
 from ...errors import ExecutionError, LaunchError
 from ..common.native import load_library
 
-STATUS, PRINT = 0, 1  # the runtime slots after the kernel's arguments (see debug.py)
-RUNTIME_SLOTS = 2
+STATUS, PRINT, BOUNDS = 0, 1, 2  # the runtime slots after the kernel's arguments (debug.py, bounds.py)
+RUNTIME_SLOTS = 3
 STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
 GRAINS_PER_THREAD = 16  # ranges of programs per thread, taken from a shared counter
 
@@ -43,6 +43,15 @@ def _address(v) -> int:
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
 _MASK = (1 << 64) - 1
+
+
+def _extent(v) -> tuple[int, int]:
+    """[first byte, end) of an array argument (bounds checks)."""
+    start = _address(v)
+    nbytes = getattr(v, "nbytes", None)
+    if nbytes is None:  # a torch tensor
+        nbytes = v.numel() * v.element_size()
+    return start, start + int(nbytes)
 
 
 def _packer(sig: str):
@@ -128,6 +137,8 @@ def load(asm: dict, metadata: dict):
     threads = 1 if prints else int(metadata.get("options", {}).get("num_threads", 0)) or cores()
     big_frame = metadata.get("stack_bytes", 0) > (1 << 20)  # too big for the caller's stack
     written = metadata.get("written_args") or ()  # None (not traceable): nothing to check up front
+    pointers = [i for i, s in enumerate(sigs) if s.startswith("*")] if metadata.get("bounds_check") else None
+    Extents = ctypes.c_uint64 * (2 * len(pointers)) if pointers else None
 
     def launch(grid, args):
         if len(args) != len(sigs):
@@ -142,6 +153,9 @@ def load(asm: dict, metadata: dict):
             slots = Slots(*[p(a) for p, a in zip(packers, args)])
         except TypeError as err:
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"], str(err)) from None
+        if pointers:
+            table = Extents(*[x for i in pointers for x in _extent(args[i])])
+            slots[nargs + BOUNDS] = ctypes.addressof(table)
         status = None
         if asserts:
             status = ctypes.c_uint64(_MASK)
@@ -158,22 +172,69 @@ def load(asm: dict, metadata: dict):
         else:  # the calling thread works too, unless the frame needs a big stack
             nxt = ctypes.c_int64(0)
             grain = max(1, total // (n * GRAINS_PER_THREAD))
-            args = (slots, g0, g1, g2, ctypes.addressof(nxt), total, grain)
-            _pool().run(run, args, n if big_frame else n - 1, not big_frame)
+            work = (slots, g0, g1, g2, ctypes.addressof(nxt), total, grain)
+            _pool().run(run, work, n if big_frame else n - 1, not big_frame)
         if status is not None and status.value != _MASK:
-            _assert_failed(asserts, status.value, grid)
+            _assert_failed(asserts, status.value, grid, metadata, args)
 
     launch.library = lib
     launch.callback = callback  # kept alive with the launcher
-    return launch
+    if callback is not None or big_frame:
+        return launch
+    return _with_direct_path(launch, lib, metadata, threads, bool(asserts), bool(pointers))
 
 
-def _assert_failed(asserts: list, key: int, grid) -> None:
+_KINDS = {"fp32": ord("f"), "fp64": ord("d"), "fp16": ord("x"), "bf16": ord("x")}
+_BYTES = {"i1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2, "i32": 4, "u32": 4, "fp32": 4}
+
+
+def _with_direct_path(launch, lib, metadata, threads, asserts, bounds):
+    """`launch`, preceded by the C helper's direct launch (runtime/fastpath.py) of a grid that runs
+    on the calling thread; an argument the helper does not take goes to `launch`, which checks it."""
+    from ...runtime.fastpath import cpu_launch
+
+    direct = cpu_launch()
+    if direct is None:
+        return launch
+    sigs, written = metadata["arg_types"], metadata.get("written_args") or ()
+    entry = ctypes.cast(lib.xb_launch, ctypes.c_void_p).value
+    kinds = bytes(ord("p") if s.startswith("*") else _KINDS.get(s, ord("i")) for s in sigs)
+    mask = bytes(int(i in written) for i in range(len(sigs)))
+    sizes = bytes(_BYTES.get(s[1:], 1 if s[1:].startswith("fp8") else 8) if s.startswith("*") else 0 for s in sigs)
+    status_slot, bounds_slot = STATUS if asserts else -1, BOUNDS if bounds else -1
+    asserted = metadata.get("asserts", [])
+
+    def fast(grid, args):
+        g0, g1, g2 = grid
+        if threads <= 1 or g0 * g1 * g2 <= 1:
+            status = direct(entry, kinds, mask, sizes, args, g0, g1, g2, status_slot, bounds_slot)
+            if status is None:
+                return
+            if status is not NotImplemented:
+                _assert_failed(asserted, status, grid, metadata, args)
+        launch(grid, args)
+
+    fast.library, fast.callback = launch.library, launch.callback
+    return fast
+
+
+def _assert_failed(asserts: list, key: int, grid, metadata: dict, args) -> None:
     """Raise the failure of the lowest failing program, at its assert's kernel line (as the sim says it)."""
     lin, aid = key >> 16, key & 0xFFFF
     g0, g1, _ = grid
     pid = (lin % g0, lin // g0 % g1, lin // (g0 * g1))
     a = asserts[aid]
+    if a.get("kind") == "bounds":
+        k = a.get("arg")
+        if k is None:
+            where = "an address outside every argument buffer"
+        else:
+            arr = args[k]
+            n = getattr(arr, "size", None) if hasattr(arr, "__array_interface__") else arr.numel()
+            size = getattr(arr, "itemsize", None) or arr.element_size()
+            where = f"memory outside argument '{metadata['arg_names'][k]}' ({n} elements of {size} bytes)"
+        raise ExecutionError(f"{a['file']}:{a['line']}: out-of-bounds {a['what']} in program {pid}: an unmasked "
+                             f"lane accesses {where} (cpu bounds check; bounds_check=False turns it off)")
     raise ExecutionError(f"{a['file']}:{a['line']}: device_assert failed in program {pid}: {a['message']}")
 
 

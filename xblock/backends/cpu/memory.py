@@ -12,6 +12,7 @@ import math
 from mlir import ir
 
 from ...passes.axis_info import mask_bounds
+from .bounds import Check, checks_on, lane_addresses
 from .emit import V, vec
 from .irtypes import scalar_type, tensor_parts
 from .rules import rule
@@ -22,6 +23,15 @@ _ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "a
 
 def mem_type(ety: str) -> str:
     return "i8" if ety == "i1" else ety
+
+
+def _size(ety: str) -> int:
+    """Bytes of one element in memory (a bool is one byte)."""
+    return {"i1": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4}.get(ety, 8)
+
+
+def _check(ctx, op, what: str):
+    return Check(ctx, op, what, op.operands[0]) if checks_on(ctx) else None
 
 
 def _align(ety: str) -> int:
@@ -75,26 +85,32 @@ def _lower_load(ctx, op):
     res = op.results[0]
     e = ctx.e
     parts = tensor_parts(res.type)
+    check = _check(ctx, op, "load")
     if parts is None:
         ety = scalar_type(res.type)
-        addr = _to_ptr(e, ctx.get(ptr_v))
+        raw = ctx.get(ptr_v)
+        addr = _to_ptr(e, raw)
 
         def load():
             v = e.op(f"llvm.load {addr} {{alignment = {_align(ety)} : i64}} : !llvm.ptr -> {mem_type(ety)}",
                      mem_type(ety))
             return [_from_mem(e, v, ety)]
 
-        if mask_v is None:
+        active = ctx.get(mask_v) if mask_v is not None else None
+        if check is not None:
+            active = check.scalar(raw, _size(ety), active)
+        if active is None:
             ctx.define(res, load()[0])
         else:
             alt = ctx.get(other_v) if other_v is not None else e.const(0, ety)
-            ctx.define(res, e.if_(ctx.get(mask_v), load, lambda: [alt], [ety])[0])
+            ctx.define(res, e.if_(active, load, lambda: [alt], [ety])[0])
         return
     shape, ety, _ = parts
     mask = ctx.get(mask_v) if mask_v is not None else None
     other = ctx.get(other_v) if other_v is not None else None
     lv = LoadVal(ctx.get(ptr_v), mask, other, shape, ety, contiguous(ctx, ptr_v, shape, math.gcd(math.prod(shape), VW)))
     lv.full = full_check(ctx, mask_v)
+    lv.check = check
     ctx.pending.append(lv)
     ctx.define(res, lv)
 
@@ -114,6 +130,7 @@ class LoadVal(TVal):
         self.buf = None
         self.consumed = False  # evaluated in a consumer's loop: nothing left to flush
         self.full = None  # emits "every lane of the mask is on" from scalars (full_check)
+        self.check = None  # the access's bounds check (bounds.Check), if checks are on
 
     def flush(self, e) -> None:
         if self.buf is None and not self.consumed:
@@ -140,14 +157,26 @@ class LoadVal(TVal):
         m = self.mask.chunk(e, i, w) if self.mask is not None and id(self.mask) not in e.full_masks else None
         pas = _as_mem(e, self.other.chunk(e, i, w), ety) if self.other is not None else e.const(0, vt)
         if self.dense:
-            addr = _to_ptr(e, self.ptr.elem(e, i))
-            if m is None:
-                v = e.op(f"llvm.load {addr} {{alignment = {al} : i64}} : !llvm.ptr -> {vt}", vt)
-            else:
-                v = e.op(f"llvm.intr.masked.load {addr}, {m}, {pas} {{alignment = {al} : i32}} : "
-                         f"(!llvm.ptr, {m.type}, {vt}) -> {vt}", vt)
+            first = self.ptr.elem(e, i)
+            addr = _to_ptr(e, first)
+
+            def dense(m):
+                if m is None:
+                    return [e.op(f"llvm.load {addr} {{alignment = {al} : i64}} : !llvm.ptr -> {vt}", vt)]
+                return [e.op(f"llvm.intr.masked.load {addr}, {m}, {pas} {{alignment = {al} : i32}} : "
+                             f"(!llvm.ptr, {m.type}, {vt}) -> {vt}", vt)]
+
+            if self.check is None:
+                v = dense(m)[0]
+            else:  # the whole chunk inside one argument: as unchecked; else lane by lane
+                size = _size(ety)
+                v = e.if_(self.check.ok(first, w * size), lambda: dense(m),
+                          lambda: dense(self.check.lanes(lane_addresses(e, first, w, size), m, size, w)), [vt])[0]
         else:
-            ptrs = _to_ptr(e, self.ptr.chunk(e, i, w))
+            raw = self.ptr.chunk(e, i, w)
+            ptrs = _to_ptr(e, raw)
+            if self.check is not None:
+                m = self.check.lanes(raw, m, _size(ety), w)
             m = m if m is not None else e.const(1, vec(w, "i1"))
             v = e.op(f"llvm.intr.masked.gather {ptrs}, {m}, {pas} {{alignment = {al} : i32}} : "
                      f"({ptrs.type}, {m.type}, {vt}) -> {vt}", vt)
@@ -158,16 +187,20 @@ class LoadVal(TVal):
             return self.buf.elem(e, i)
         self.consumed = True
         ety, mty = self.ety, mem_type(self.ety)
-        addr = _to_ptr(e, self.ptr.elem(e, i))
+        raw = self.ptr.elem(e, i)
+        addr = _to_ptr(e, raw)
 
         def load():
             v = e.op(f"llvm.load {addr} {{alignment = {_align(ety)} : i64}} : !llvm.ptr -> {mty}", mty)
             return [_from_mem(e, v, ety)]
 
-        if self.mask is None:
+        active = self.mask.elem(e, i) if self.mask is not None else None
+        if self.check is not None:
+            active = self.check.scalar(raw, _size(ety), active)
+        if active is None:
             return load()[0]
         alt = self.other.elem(e, i) if self.other is not None else e.const(0, ety)
-        return e.if_(self.mask.elem(e, i), load, lambda: [alt], [ety])[0]
+        return e.if_(active, load, lambda: [alt], [ety])[0]
 
     def fused_loads(self) -> set:
         return {id(self)} if self.buf is None else set()
@@ -178,18 +211,23 @@ def _lower_store(ctx, op):
     ptr_v, val_v, mask_v = _segments(op)
     e = ctx.e
     parts = tensor_parts(val_v.type)
+    check = _check(ctx, op, "store")
     if parts is None:
         ety = scalar_type(val_v.type)
-        addr = _to_ptr(e, ctx.get(ptr_v))
+        raw = ctx.get(ptr_v)
+        addr = _to_ptr(e, raw)
         val = _as_mem(e, ctx.get(val_v), ety)
 
         def store():
             e.line(f"llvm.store {val}, {addr} {{alignment = {_align(ety)} : i64}} : {val.type}, !llvm.ptr")
 
-        if mask_v is None:
+        active = ctx.get(mask_v) if mask_v is not None else None
+        if check is not None:
+            active = check.scalar(raw, _size(ety), active)
+        if active is None:
             store()
         else:
-            e.if_(ctx.get(mask_v), store)
+            e.if_(active, store)
         return
     shape, ety, _ = parts
     ptr, val = ctx.get(ptr_v), ctx.get(val_v)
@@ -203,17 +241,30 @@ def _lower_store(ctx, op):
         v = _as_mem(e, val.chunk(e, i, w), ety)
         m = mask.chunk(e, i, w) if mask is not None and id(mask) not in e.full_masks else None
         if dense:
-            addr = _to_ptr(e, ptr.elem(e, i))
+            first = ptr.elem(e, i)
+            addr = _to_ptr(e, first)
             plain = f"llvm.store {v}, {addr} {{alignment = {al} : i64}} : {v.type}, !llvm.ptr"
-            if m is None:
-                e.line(plain)
-            else:  # full-chunk fast path: masked stores are slow on some x86 cores (AMD)
-                full = e.op(f"vector.reduction <and>, {m} : {m.type} into i1", "i1")
-                e.if_(full, lambda: e.line(plain), lambda: e.line(
-                    f"llvm.intr.masked.store {v}, {addr}, {m} {{alignment = {al} : i32}} : "
-                    f"{v.type}, {m.type} into !llvm.ptr"))
+
+            def plain_or_masked(m):
+                if m is None:
+                    e.line(plain)
+                else:  # full-chunk fast path: masked stores are slow on some x86 cores (AMD)
+                    full = e.op(f"vector.reduction <and>, {m} : {m.type} into i1", "i1")
+                    e.if_(full, lambda: e.line(plain), lambda: e.line(
+                        f"llvm.intr.masked.store {v}, {addr}, {m} {{alignment = {al} : i32}} : "
+                        f"{v.type}, {m.type} into !llvm.ptr"))
+
+            if check is None:
+                plain_or_masked(m)
+            else:  # the whole chunk inside one argument: as unchecked; else lane by lane
+                size = _size(ety)
+                e.if_(check.ok(first, w * size), lambda: plain_or_masked(m),
+                      lambda: plain_or_masked(check.lanes(lane_addresses(e, first, w, size), m, size, w)))
         else:
-            ptrs = _to_ptr(e, ptr.chunk(e, i, w))
+            raw = ptr.chunk(e, i, w)
+            ptrs = _to_ptr(e, raw)
+            if check is not None:
+                m = check.lanes(raw, m, _size(ety), w)
             m = m if m is not None else e.const(1, vec(w, "i1"))
             e.line(f"llvm.intr.masked.scatter {v}, {ptrs}, {m} {{alignment = {al} : i32}} : "
                    f"{v.type}, {m.type} into {ptrs.type}")
@@ -311,11 +362,16 @@ def _atomic_elems(ctx, op, ptr, n, mask, emit_one):
     parts = tensor_parts(res.type)
     ety = scalar_type(res.type) if parts is None else parts[1]
 
+    check = _check(ctx, op, "atomic")
+
     def one(i):
-        addr = _to_ptr(e, ptr.elem(e, i) if parts is not None else ptr)
-        if mask is None:
+        raw = ptr.elem(e, i) if parts is not None else ptr
+        addr = _to_ptr(e, raw)
+        m = (mask.elem(e, i) if parts is not None else mask) if mask is not None else None
+        if check is not None:
+            m = check.scalar(raw, _size(ety), m)
+        if m is None:
             return emit_one(addr, i)
-        m = mask.elem(e, i) if parts is not None else mask
         return e.if_(m, lambda: [emit_one(addr, i)], lambda: [e.const(0, ety)], [ety])[0]
 
     if parts is None:

@@ -67,7 +67,13 @@ def lower_kernel(module: ir.Module, metadata: dict | None = None) -> str:
             val = b
         ctx.vals[arg] = V(val, ty)
     ctx.nargs = len(block.arguments)
+    ctx.pointer_values = [a for a in block.arguments if xb.is_ptr(a.type)]
+    ctx.pointer_args = len(ctx.pointer_values)
+    ctx.pointer_positions = [k for k, a in enumerate(block.arguments) if xb.is_ptr(a.type)]
+    ctx.bounds_check = bool((metadata or {}).get("options", {}).get("bounds_check", True))
     lower_body(ctx, block)
+    if metadata is not None:
+        metadata["bounds_check"] = any(a.get("kind") == "bounds" for a in ctx.asserts)
     if metadata is not None:  # the launcher runs big frames on threads with big stacks
         metadata["stack_bytes"] = e.stack_bytes
         metadata["prints"], metadata["asserts"] = ctx.prints, ctx.asserts

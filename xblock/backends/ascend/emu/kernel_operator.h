@@ -842,6 +842,57 @@ inline void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const Loca
     static_assert(is_bitwise<T>(), "Or: int16_t/uint16_t only");
     detail::binary("Or", dst, src0, src1, count, [](T x, T y) { return static_cast<T>(x | y); });
 }
+template <typename T>
+inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+    static_assert(is_bitwise<T>(), "Not: int16_t/uint16_t only");
+    detail::unary("Not", dst, src, count, [](T x) { return static_cast<T>(~x); });
+}
+
+// ShiftLeft/ShiftRight (A2): 16- and 32-bit integer lanes, one scalar count in [0, bit width] of
+// the lane's type. Unsigned lanes shift logically. Signed lanes shift arithmetically: right fills
+// with the sign bit, and left drops the bit below the sign bit and keeps the sign bit itself.
+template <typename T>
+constexpr bool is_shiftable() {
+    return std::is_same<T, int16_t>::value || std::is_same<T, uint16_t>::value ||
+           std::is_same<T, int32_t>::value || std::is_same<T, uint32_t>::value;
+}
+namespace detail {
+template <typename T>
+inline int shift_count(const char* api, T s) {
+    const int64_t bits = 8 * sizeof(T), v = static_cast<int64_t>(s);
+    if (v < 0 || v > bits)
+        xbemu::fail(api, "scalarValue " + std::to_string(v) + " outside [0, " + std::to_string(bits) + "]");
+    return static_cast<int>(v);
+}
+template <typename T>
+inline T shift_left(T x, int s) {
+    using U = typename std::make_unsigned<T>::type;
+    const uint64_t bits = 8 * sizeof(T), all = (uint64_t(1) << bits) - 1, top = uint64_t(1) << (bits - 1);
+    uint64_t u = static_cast<U>(x), r = s >= static_cast<int>(bits) ? 0 : (u << s) & all;
+    if (std::is_signed<T>::value) r = (r & ~top) | (u & top);
+    return static_cast<T>(static_cast<U>(r));
+}
+template <typename T>
+inline T shift_right(T x, int s) {
+    using U = typename std::make_unsigned<T>::type;
+    if (std::is_signed<T>::value) return static_cast<T>(static_cast<int64_t>(x) >> s);
+    return static_cast<T>(s >= static_cast<int>(8 * sizeof(T)) ? 0 : static_cast<uint64_t>(static_cast<U>(x)) >> s);
+}
+}  // namespace detail
+template <typename T, bool isSetMask = true>
+inline void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                      const int32_t& count) {
+    static_assert(is_shiftable<T>(), "ShiftLeft: int16_t/uint16_t/int32_t/uint32_t only on A2");
+    const int s = detail::shift_count("ShiftLeft", scalarValue);
+    detail::unary("ShiftLeft", dst, src, count, [s](T x) { return detail::shift_left(x, s); });
+}
+template <typename T, bool isSetMask = true>
+inline void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+                       const int32_t& count) {
+    static_assert(is_shiftable<T>(), "ShiftRight: int16_t/uint16_t/int32_t/uint32_t only on A2");
+    const int s = detail::shift_count("ShiftRight", scalarValue);
+    detail::unary("ShiftRight", dst, src, count, [s](T x) { return detail::shift_right(x, s); });
+}
 
 #define XBEMU_UNARY(NAME, EXPR)                                                                                \
     template <typename T>                                                                                      \
@@ -941,8 +992,10 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
         ok = true;
     else if (same2<U, int32_t>() && same2<T, float>())
         ok = true;
-    else if ((same2<U, float>() && (same2<T, bfloat16_t>() || same2<T, int32_t>() || same2<T, float>())) ||
-             ((same2<U, half>() || same2<U, bfloat16_t>()) && same2<T, int32_t>()))
+    else if ((same2<U, float>() && (same2<T, bfloat16_t>() || same2<T, int32_t>() || same2<T, int16_t>() ||
+                                     same2<T, float>())) ||
+             ((same2<U, half>() || same2<U, bfloat16_t>()) && same2<T, int32_t>()) ||
+             (same2<U, half>() && same2<T, int16_t>()))
         ok = lossy_modes;
     else if (same2<U, half>() && same2<T, int8_t>())
         ok = true;
