@@ -157,7 +157,11 @@ def main() -> None:
     print(f"warm launches, {args.launches} per round, median of {args.rounds} rounds ({helper})")
     print("| launch | per launch | goal |")
     print("|---|---|---|")
-    cpu = bench_cpu(args.launches, args.rounds)
+    try:
+        cpu = bench_cpu(args.launches, args.rounds)
+    except xblock.CompilationError as err:  # a GPU host without MLIR: the cpu kernel cannot be built there
+        print(f"| cpu | skipped: {str(err).splitlines()[0][-120:]} | |")
+        cpu = {}
     for name, us in cpu.items():
         goal = "<= 10 us: " + ("met" if us <= 10 else "not met") if name.endswith(", cpu") else ""
         print(f"| {name} | {us:.2f} us | {goal} |", flush=True)

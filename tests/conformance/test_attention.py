@@ -66,6 +66,12 @@ def test_attention_on_ascend(seq, causal):
     np.testing.assert_allclose(got, want, atol=1e-2, rtol=1e-2)
 
 
+@pytest.mark.parametrize("seq,head_dim", [(1000, 64), (65, 128)])
+def test_causal_attention_on_ascend_long_and_wide(seq, head_dim):
+    got, want = _attention("ascend", seq, head_dim, True, block=32)
+    np.testing.assert_allclose(got, want, atol=1e-2, rtol=1e-2)
+
+
 def test_attention_on_ascend_bf16_head128():
     got, want = _attention("ascend", 100, 128, True, dtype="bf16", block=32)
     np.testing.assert_allclose(got, want, atol=4e-2, rtol=4e-2)

@@ -7,7 +7,8 @@ Layout of the backend (each module imports only those below it; rule modules nev
 - rule modules: `lowering` (element-wise ops, constants, splats, the grid), `bits` (integer bit
   operations and umulhi), `load`, `store`,
   `atomics`, `layout` (expand_dims, reshape, broadcast, trans), `reduce` (reductions and scans,
-  with the scalar-loop fallback), `control` (scf.for/if/while), `debug` (device_assert), `cube`
+  with the scalar-loop fallback), `shapes` (join, split, cat, gather, histogram), `control`
+  (scf.for/if/while), `debug` (device_assert), `cube`
   (xb.dot and its K loop on the Cube unit).
 - `driver`: the one walk (kernel skeleton, rule per op, liveness, the UB plan check).
 - helpers: `context` (the rule context `ctx`: lowered values, tiles, queues, names, errors),
@@ -27,7 +28,7 @@ import functools
 from mlir import ir
 
 from ...dialects import ascendc, xb
-from . import atomics, bits, control, cube, debug, layout, load, lowering, reduce, store  # noqa: F401  (register rules)
+from . import atomics, bits, control, cube, debug, layout, load, lowering, reduce, shapes, store  # noqa: F401  (register rules)
 from .driver import Lowering
 from .emit import emit
 from .launch import build_emulator_library

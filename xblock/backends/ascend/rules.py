@@ -36,15 +36,6 @@ UNSUPPORTED: dict[str, str] = {
     "xb.fp_to_fp": "this float conversion is not supported on ascend: the 910B vector unit has no float8 type, "
                    "and its Cast from float to half/bfloat16 rounding toward zero (fp_downcast_rounding='rtz') "
                    "is not modelled",
-    "xb.join": "join (and interleave, flip, sort and topk, which are built on it) is not supported on ascend "
-               "yet: the lowering has no tile layout for an interleaved minor dimension of 2",
-    "xb.split": "split (and flip, sort and topk, which are built on it) is not supported on ascend yet: the "
-                "lowering has no tile layout for a strided half of a minor dimension of 2",
-    "xb.cat": "cat is not supported on ascend yet: the lowering places each block in one UB tile of its own",
-    "xb.gather": "gather is not supported on ascend: the AscendC reference xblock follows (REFERENCE.md) "
-                 "documents no vector Gather with an offset tensor",
-    "xb.histogram": "histogram is not supported on ascend: the AscendC reference xblock follows documents no "
-                    "scatter-add into a UB tile, and a scalar loop per element is not generated",
 }
 # float8 element types: 910B has none, whatever the op (xb's names, longest first -> Triton's)
 FP8_NAMES = {"f8E4M3B11FNUZ": "fp8e4b15", "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16", "f8E4M3FN": "fp8e4nv",
