@@ -1,12 +1,24 @@
-"""Load a cubin and launch it through Triton's compiled-kernel launcher, on torch CUDA tensors.
+"""Load a cubin and launch it on torch CUDA tensors: with cuLaunchKernel from C, or through Triton's launcher.
 
 Nothing here imports MLIR: a GPU machine with torch and triton, but without the MLIR wheels, runs
-kernels compiled elsewhere (a carried `XBLOCK_CACHE_DIR` or a cache bundle). The hot path is the
-launcher call; arguments are checked only when Triton's launcher rejects them, to say why.
+kernels compiled elsewhere (a carried `XBLOCK_CACHE_DIR` or a cache bundle).
+
+A launcher's class is `CudaLauncher` under the C helper's `CudaLaunch` (runtime/fastpath.py), where
+the helper is built. The first call binds to torch and the GPU in Python and arms the C launch; from
+then on a call reads the tensors' `data_ptr()`, packs the parameters (and the two scratch pointers of
+Triton 3.6 kernels, null) and calls `cuLaunchKernel` on the current torch stream, without Python.
+What it does not cover goes to `launch_python`, Triton's launcher: an argument it does not take (not
+a CUDA tensor, a scalar out of its type's range), a kernel that needs scratch memory, clusters,
+cooperative or PDL launches or tensor maps, launch hooks, a kernel compiled by another Triton than
+3.6, a driver failure, and every launch when `XBLOCK_CUDA_TRITON_LAUNCH=1`. Arguments are checked
+only when Triton's launcher rejects them, to say why.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import os
 from collections import namedtuple
 from types import SimpleNamespace
 
@@ -54,7 +66,25 @@ class CudaLauncher:
         get_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
         self.get_device = get_device
         self.multi_gpu = torch.cuda.device_count() > 1
-        return self._make_launch()
+        launch = self._make_launch()
+        self._arm_c_launch()
+        return launch
+
+    def _arm_c_launch(self) -> None:
+        """Arm the C launch of a launcher that has one (`arm` comes from `CudaLaunch`), unless the kernel
+        needs something it does not do."""
+        from triton import knobs
+
+        arm, kinds = getattr(self, "arm", None), c_launch_kinds(self.tmeta, self.metadata["arg_types"])
+        if arm is None or kinds is None or os.environ.get("XBLOCK_CUDA_TRITON_LAUNCH"):
+            return
+        if launch_hooks(knobs):
+            return
+        entries = libcuda_entries()
+        if entries is not None:
+            t = self.tmeta
+            arm(*kinds, 32 * t["num_warps"], t.get("shared", 0), self.torch.Tensor, self.get_stream,
+                self.get_device if self.multi_gpu else None, self.multi_gpu, *entries)
 
     def _load(self, device: int):
         """Load the cubin on `device`; check it fits the device's shared memory and thread limits."""
@@ -78,6 +108,8 @@ class CudaLauncher:
             raise self._error(f"num_warps={t['num_warps']} needs {t['num_warps'] * 32} threads per program; "
                               f"the compiled kernel allows {n_max_threads} (too many registers?)")
         self._functions[device] = function
+        if getattr(self, "c_launch_armed", False):
+            self.set_function(device, function)  # loaded in the current context: the C launch checks it
         return function
 
     def _make_launch(self):
@@ -116,7 +148,7 @@ class CudaLauncher:
             return None
         if t.get("global_scratch_size") or t.get("profile_scratch_size") or t.get("tensordesc_meta"):
             return None
-        if knobs.runtime.launch_enter_hook is not None or knobs.runtime.launch_exit_hook is not None:
+        if launch_hooks(knobs):
             return None
         return launcher.launch
 
@@ -128,6 +160,10 @@ class CudaLauncher:
             raise
         except (TypeError, ValueError, RuntimeError, OverflowError) as e:
             raise self._diagnose(e, grid, args) from None
+
+    def launch_python(self, grid, args):
+        """The launch through Triton's launcher: what the C launch calls for anything it does not take."""
+        return CudaLauncher.__call__(self, grid, args)
 
     def _launch(self, grid, args):
         """The first launch: bind to torch and the GPU, then replace itself by the bound launch."""
@@ -168,8 +204,73 @@ class CudaLauncher:
         return self._error(f"launch failed ({type(e).__name__}: {e}); {self._config(grid)}")
 
 
+def launch_hooks(knobs) -> bool:
+    """Whether launch hooks are installed: Triton 3.6 keeps them in `HookChain`s, never None, whose
+    `calls` list them (earlier Tritons: a callable or None)."""
+    hooks = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
+    return any(h is not None and bool(getattr(h, "calls", True)) for h in hooks)
+
+
 def load(asm: dict, metadata: dict) -> CudaLauncher:
     if "triton" not in metadata:
         raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                           "this cache entry has no cubin metadata; rebuild it (clear the cache)")
-    return CudaLauncher(asm["cubin"], metadata)
+    return launcher_class()(asm["cubin"], metadata)
+
+
+@functools.cache
+def launcher_class() -> type:
+    """`CudaLauncher` under the C helper's `CudaLaunch`, whose call launches in C once armed (calls go
+    to the C type's `__call__`, first in the order of bases); plain `CudaLauncher` without the helper."""
+    from ...runtime.fastpath import cuda_launch_type
+
+    base = cuda_launch_type()
+    if base is None:
+        return CudaLauncher
+    return type("CudaLauncher", (base, CudaLauncher), {"__module__": __name__, "__doc__": CudaLauncher.__doc__})
+
+
+_FLOAT_KINDS = {"fp32": ("f", 4), "fp64": ("d", 8), "fp16": ("h", 2), "bf16": ("b", 2)}
+_INT_BYTES = {"1": 1, "8": 1, "16": 2, "32": 4, "64": 8}  # i1 is passed as a byte, as Triton does
+
+
+def c_launch_kinds(tmeta: dict, arg_types) -> tuple[bytes, bytes] | None:
+    """(kind, bytes) of each parameter for the C launch (see fastpath.C_SOURCE), or None for a kernel it
+    does not launch: one compiled by another Triton than 3.6 (whose kernels end with two scratch
+    pointers), or that needs scratch memory, clusters, a cooperative or PDL launch, or tensor maps."""
+    if not str(tmeta.get("triton_version", "")).startswith("3.6."):
+        return None
+    if tmeta.get("num_ctas", 1) != 1 or tmeta.get("launch_cooperative_grid") or tmeta.get("launch_pdl"):
+        return None
+    if tmeta.get("global_scratch_size") or tmeta.get("profile_scratch_size") or tmeta.get("tensordesc_meta"):
+        return None
+    kinds, sizes = [], []
+    for sig in arg_types:
+        if sig.startswith("*"):
+            kind, size = "p", 8
+        elif sig in _FLOAT_KINDS:
+            kind, size = _FLOAT_KINDS[sig]
+        elif sig[:1] in ("i", "u") and sig[1:] in _INT_BYTES:
+            kind, size = sig[0], _INT_BYTES[sig[1:]]
+        else:
+            return None
+        kinds.append(kind)
+        sizes.append(size)
+    return "".join(kinds).encode(), bytes(sizes)
+
+
+@functools.cache
+def libcuda_entries() -> tuple[int, int, int] | None:
+    """Addresses of cuLaunchKernel, cuCtxGetCurrent and cuFuncGetParamInfo (0 for a driver older than
+    CUDA 12.4, which lacks it) in libcuda.so.1; None where the library cannot be opened."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        launch, context = (ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in ("cuLaunchKernel",
+                                                                                        "cuCtxGetCurrent"))
+    except (OSError, AttributeError):
+        return None
+    try:
+        info = ctypes.cast(lib.cuFuncGetParamInfo, ctypes.c_void_p).value
+    except AttributeError:
+        info = 0
+    return launch, context, info
