@@ -9,6 +9,10 @@ class XBlockError(Exception):
     """Base class of xblock's user-facing errors."""
 
 
+class XBlockWarning(UserWarning):
+    """A warning about the user's kernel, shown at the kernel's line (`warnings.warn_explicit`)."""
+
+
 class CompilationError(XBlockError):
     """A kernel cannot be compiled; rendered `file.py:LINE:COL: message`, the line and a caret."""
 

@@ -42,13 +42,19 @@ def test_unknown_soc():
 
 
 @needs_gxx
-def test_310p_runs_without_data_copy_pad():
-    """310P has no DataCopyPad: tiles go through scalar loops (with a warning) and still match."""
+def test_310p_runs_without_data_copy_pad(tmp_path, monkeypatch):
+    """310P has no DataCopyPad: tiles go through scalar loops (with a warning at the kernel's line,
+    given when the kernel compiles: a fresh cache and a fresh jit) and still match."""
+    monkeypatch.setenv("XBLOCK_CACHE_DIR", str(tmp_path))
     case = add.case(1025, np.float32)
     args = case.copy_args()
-    with pytest.warns(UserWarning, match="gather"):
-        case.kernel[case.grid](*args, target="ascend", soc="310P", **case.meta)
+    kernel = xblock.jit(case.kernel.fn)
+    with pytest.warns(xblock.errors.XBlockWarning, match="gather") as record:
+        kernel[case.grid](*args, target="ascend", soc="310P", **case.meta)
     np.testing.assert_allclose(args[2], case.expected["out"], rtol=1e-6)
+    shown = [w for w in record if "gather" in str(w.message)]
+    assert all(w.filename == add.__file__ for w in shown), [(w.filename, w.lineno) for w in shown]  # the user's line
+    assert all(w.lineno > 1 for w in shown)
 
 
 @needs_gxx

@@ -157,7 +157,7 @@ def flips(x_ptr, f0_ptr, f1_ptr, f_ptr, R: tl.constexpr, C: tl.constexpr):
     tl.store(f_ptr + tl.arange(0, C), tl.flip(tl.load(x_ptr + tl.arange(0, C))))
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", TARGETS + ["ascend"])
 @pytest.mark.parametrize("shape", [(1, 2), (4, 8), (8, 32)])
 def test_flip(target, shape):
     R, C = shape
@@ -181,9 +181,13 @@ def sorts(x_ptr, b_ptr, s_ptr, d_ptr, t_ptr, m_ptr, R: tl.constexpr, N: tl.const
     tl.store(m_ptr + rows * N + cols, tl.bitonic_merge(bitonic, descending=True))
 
 
-@pytest.mark.parametrize("target", TARGETS)
+# ascend sorts n=128 too, in about a minute a case (its scalar permute/join/split loops on the CPU model)
+SORT_CASES = [(t, n, k) for t in TARGETS + ["ascend"] for n, k in [(2, 1), (16, 4), (128, 8)]
+              if t != "ascend" or n < 128]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
-@pytest.mark.parametrize("n,k", [(2, 1), (16, 4), (128, 8)])
+@pytest.mark.parametrize("target,n,k", SORT_CASES)
 def test_sort_topk(target, dtype, n, k):
     R = 4 if n < 128 else 2
     rng = np.random.default_rng(n)
@@ -214,7 +218,7 @@ def handmade_bitonic(x_ptr, o_ptr, t_ptr, N: tl.constexpr):
     tl.store(t_ptr + tl.arange(0, N), tl.reshape(h, [N]))
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", TARGETS + ["ascend"])
 def test_standard_helpers(target):
     N = 32
     x = np.random.default_rng(6).permutation(N).astype(np.float32)
@@ -282,9 +286,6 @@ def test_cuda_compiles_shape_ops():
     (join_split, 6, {"R": 4, "C": 8}, "join of pointer blocks is not supported on ascend"),
     (gather_rows, 5, {"R": 4, "C": 8, "K": 16}, "no Cast from i64 to i32"),  # its int64 indices
     (histograms, 4, {"N": 64, "BINS": 16}, "no Cast from i64 to f32"),  # int64 values
-    (sorts, 6, {"R": 2, "N": 16, "K": 4}, "ascend: only 2-D transposes .*inside tl.sort"),  # at the user's line
-    (flips, 4, {"R": 4, "C": 8}, "ascend: only 2-D transposes .*inside tl.flip"),
-    (handmade_bitonic, 3, {"N": 32}, "ascend: only 2-D transposes .*inside tl._bitonic_merge"),
 ])
 def test_ascend_refuses_with_reason(kernel, args, meta, name):
     arrays = [np.zeros(256, np.float32) for _ in range(args)]

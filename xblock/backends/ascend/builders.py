@@ -56,6 +56,8 @@ class Builders:
     def add(self, a, b):
         if self.const_of(b) == 0:
             return a
+        if self.const_of(a) == 0:
+            return b
         return self._fold(a, b, lambda x, y: x + y, arith.AddIOp)
 
     def sub(self, a, b):

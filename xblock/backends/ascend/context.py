@@ -16,6 +16,7 @@ from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from ...dialects.locations import UNKNOWN, error_at, name_of, source_loc
+from ...errors import XBlockWarning
 from ...passes.pointer_structure import PointerStructure
 from .builders import Builders
 from .rules import TARGET
@@ -57,7 +58,8 @@ class LoweringContext(Builders):
         file, line, _ = self.loc
         text = f"{file}:{line}: {TARGET}: {message}"
         self.warnings.append(text)
-        warnings.warn(text, stacklevel=2)
+        # shown at the kernel's line (as `file:line: UserWarning...`), not at xblock's
+        warnings.warn_explicit(f"{TARGET}: {message}", XBlockWarning, file, line or 1)
 
     @contextlib.contextmanager
     def located(self, op):

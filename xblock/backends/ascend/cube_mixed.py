@@ -96,6 +96,13 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
 
     `loop` is the K loop (or the lone dot): everything after it in its block goes in the AIV section.
     """
+    anchor_block = loop.operation.block
+    last = list(anchor_block.operations)[-1].operation
+    if last.name not in ("func.return",):  # the K loop sits in another loop's or an if's body
+        raise ctx.error("this dot's epilogue runs on the vector core after the Cube (a mixed kernel), which "
+                        "xblock builds only at the kernel's top level; here the K loop is inside another loop "
+                        "or an `if` (a persistent tile loop): store the accumulator whole (a Fixpipe epilogue) "
+                        "or give each tile its own program", loop)
     aic = core_if("AIC")
     with ir.InsertionPoint(aic.then_block):
         emit_aic()

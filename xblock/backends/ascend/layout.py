@@ -2,23 +2,38 @@
 
 A row-major tile keeps its bytes under a new shape, so expand_dims and reshape (and a broadcast
 that adds no elements) are views of the same LocalTensor. A real broadcast duplicates a scalar
-or copies rows; trans is a scalar loop. Splats and symbolic blocks just take the new shape.
+or copies rows (a scalar loop where rows are not whole 32-byte blocks; a bit mask goes through
+float lanes). A permute that keeps the row-major order is a view too; any other is a scalar loop
+nest. Splats and symbolic blocks just take the new shape, unless the analysis loses an integer
+block's structure at a reshape (tl.sort's of an arange): then its tile is materialized and viewed.
 """
 
 from __future__ import annotations
+
+import math
 
 from mlir import ir
 from mlir.dialects import scf
 
 from ...dialects import ascendc as A
 from .rules import rule
-from .tiles import after_scalar_writes, before_scalar_reads
+from .tiles import after_scalar_writes, before_scalar_reads, mask_of
 from .values import SIZE, Splat, Struct, Tile, elem_of, numel, shape_of
+
+
+def _unstructured(ctx, src: ir.Value, r: ir.Value) -> bool:
+    """An integer block whose structure (base + strides) the analysis loses at this op (a reshape
+    that splits or merges dims, as tl.sort's of an arange): it is viewed as the tile of its source."""
+    elem = elem_of(r.type)
+    return elem != "i1" and not elem.startswith("!xb.ptr") and ctx.ps.affine(r, wrapped=True) is None \
+        and ctx.ps.affine(src) is not None
 
 
 def _view(ctx, op):
     x = ctx.vmap.get(op.operands[0])
     r = op.result
+    if (isinstance(x, Struct) or x is None) and _unstructured(ctx, op.operands[0], r):
+        x = ctx.tile(op.operands[0])
     if isinstance(x, Splat):
         ctx.vmap[r] = Splat(x.elem, shape_of(r.type), x.scalar, x.const)
     elif isinstance(x, Struct) or x is None or elem_of(r.type) == "i1" and ctx.ps.mask(r) is not None:
@@ -63,6 +78,20 @@ def _scalar_ptr_cast(ctx, op):
     ctx.vmap[r] = cast if offset.is_zero() else ctx.at(cast, ctx.mul(ctx.lin(offset), ctx.c64(old // new)))
 
 
+def _broadcast_dims(src_shape, shape):
+    """(source, result) shapes of the same broadcast with size-1 result dims dropped and adjacent dims
+    that are both broadcast (or both kept) merged."""
+    runs: list[list[int]] = []
+    for s, d in zip(src_shape, shape):
+        if d == 1:
+            continue
+        if runs and (runs[-1][0] == 1) == (s == 1):
+            runs[-1] = [runs[-1][0] * s, runs[-1][1] * d]
+        else:
+            runs.append([s, d])
+    return tuple(r[0] for r in runs), tuple(r[1] for r in runs)
+
+
 @rule("xb.broadcast")
 def _broadcast(ctx, op):
     r = op.result
@@ -71,9 +100,31 @@ def _broadcast(ctx, op):
     if isinstance(x, (Splat, Struct)) or x is None or (elem_of(r.type) == "i1" and ctx.ps.mask(r) is not None) \
             or numel(src_shape) == numel(shape):
         return _view(ctx, op)
+    if elem_of(r.type) == "i1":  # a bit mask: its lanes as 1.0/0.0 (Select), broadcast, compared back
+        bits = mask_of(ctx, op.operands[0], src_shape)
+        ones = ctx.temp("f32", src_shape)
+        A.op("duplicate", [ones.value, ctx.cst("f32", 1.0), ctx.c64(ones.padded)])
+        lanes = ctx.temp("f32", src_shape)
+        A.op("select", [lanes.value, bits.value, ones.value, ctx.cst("f32", 0.0), ctx.c64(lanes.padded)],
+             mode="VSEL_TENSOR_SCALAR_MODE")
+        wide = ctx.temp("f32", shape)
+        _broadcast_tile(ctx, lanes, wide, src_shape, shape)
+        out = ctx.new_tile("ui8", shape, ctx.name_for(op), result=r)
+        A.op("compare_scalar", [out.value, wide.value, ctx.cst("f32", 0.0), ctx.c64(wide.padded)], mode="NE")
+        ctx.vmap[r] = out
+        return
     t = ctx.tile(op.operands[0])
     out = ctx.new_tile(t.elem, shape, ctx.name_for(op), result=r)
+    _broadcast_tile(ctx, t, out, src_shape, shape)
+    ctx.vmap[r] = out
+
+
+def _broadcast_tile(ctx, t, out, src_shape, shape) -> None:
+    """`out` (of `shape`) = the tile `t` (of `src_shape`) broadcast: a Duplicate of one element, a
+    DataCopy per row or a Duplicate per element where the rows are whole 32-byte blocks, else a
+    scalar loop nest."""
     sz = SIZE[t.elem]
+    src_shape, shape = _broadcast_dims(src_shape, shape)
     if numel(src_shape) == 1:
         before_scalar_reads(ctx)
         s = A.op("get_value", [t.value, ctx.c64(0)], ir.Type.parse(t.elem))
@@ -93,33 +144,70 @@ def _broadcast(ctx, op):
             A.op("duplicate", [ctx.at(out.value, ctx.mul(i, ctx.c64(shape[1]))), s, ctx.c64(shape[1])])
             scf.YieldOp([])
     else:
-        raise ctx.error(f"broadcast from {src_shape} to {shape} is not supported yet")
-    ctx.vmap[r] = out
+        ctx.warn(f"a broadcast from {src_shape} to {shape} (rows not whole 32-byte blocks) runs as a scalar "
+                 "GetValue/SetValue loop")
+        strides = [0 if s == 1 else numel(src_shape[d + 1:]) for d, s in enumerate(src_shape)]
+        _index_loop(ctx, t, out, shape, strides)
+
+
+def _index_loop(ctx, t, out, dims, src_strides) -> None:
+    """out[i0, i1, ...] (row-major over `dims`) = t[sum(i_k * src_strides[k])]: a scalar loop nest."""
+    et = ir.Type.parse(t.elem)
+    before_scalar_reads(ctx)
+
+    def nest(k, src_at, dst_at):
+        if k == len(dims):
+            A.op("set_value", [out.value, dst_at, A.op("get_value", [t.value, src_at], et)])
+            return
+        loop = ctx.for_range(0, dims[k])
+        with ir.InsertionPoint(loop.body):
+            i = loop.induction_variable
+            nest(k + 1, ctx.add(src_at, ctx.mul(i, ctx.c64(src_strides[k]))),
+                 ctx.add(dst_at, ctx.mul(i, ctx.c64(numel(dims[k + 1:])))))
+            scf.YieldOp([])
+
+    nest(0, ctx.c64(0), ctx.c64(0))
+    after_scalar_writes(ctx, out)
+
+
+def _collapse(shape, order):
+    """The permutation with size-1 dims dropped and runs of source dims that stay adjacent (and in
+    order) merged: (source shape, order) of the smallest equivalent permute."""
+    keep = [d for d in order if shape[d] != 1]
+    runs: list[list[int]] = []
+    for d in keep:
+        if runs and runs[-1][-1] + 1 == d:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    by_src = sorted(range(len(runs)), key=lambda k: runs[k][0])
+    src_shape = [math.prod(shape[d] for d in runs[k]) for k in by_src]
+    rank_of = {k: i for i, k in enumerate(by_src)}
+    return src_shape, [rank_of[k] for k in range(len(runs))]
 
 
 @rule("xb.trans")
 def _trans(ctx, op):
+    """A permute of any rank. Size-1 dims and source dims that stay adjacent merge first, so a
+    permute that keeps the row-major order is a view, and flip's and sort's permutes of the last
+    two dims become a batch of 2-D transposes; what is left runs as a scalar GetValue/SetValue
+    loop nest (the vector API xblock models has no UB transpose), with a warning at the line."""
     r = op.result
     x = ctx.vmap.get(op.operands[0])
-    if isinstance(x, (Splat, Struct)) or x is None:
+    if isinstance(x, (Splat, Struct)) or x is None or elem_of(r.type) == "i1" and ctx.ps.mask(r) is not None:
         return _view(ctx, op)
-    shape = shape_of(op.operands[0].type)
-    if len(shape) != 2:
-        raise ctx.error("only 2-D transposes are supported")
+    order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+    src_shape, perm = _collapse(shape_of(op.operands[0].type), order)
+    if perm == sorted(perm):  # the same row-major data
+        return _view(ctx, op)
+    if elem_of(r.type) == "i1":
+        raise ctx.error("a permute of a bool block is not supported on ascend: masks are bit masks there "
+                        "(convert with `.to(tl.int32)` first)")
     t = ctx.tile(op.operands[0])
     out = ctx.new_tile(t.elem, shape_of(r.type), ctx.name_for(op), result=r)
-    rows, cols = shape
-    et = ir.Type.parse(t.elem)
-    before_scalar_reads(ctx)
-    outer = ctx.for_range(0, rows)
-    with ir.InsertionPoint(outer.body):
-        i = outer.induction_variable
-        inner = ctx.for_range(0, cols)
-        with ir.InsertionPoint(inner.body):
-            j = inner.induction_variable
-            v = A.op("get_value", [t.value, ctx.add(ctx.mul(i, ctx.c64(cols)), j)], et)
-            A.op("set_value", [out.value, ctx.add(ctx.mul(j, ctx.c64(rows)), i), v])
-            scf.YieldOp([])
-        scf.YieldOp([])
-    after_scalar_writes(ctx, out)
+    dims = [src_shape[p] for p in perm]
+    ctx.warn(f"a permute of a {tuple(src_shape)} block (order {tuple(perm)}) has no vector instruction in "
+             "the AscendC API xblock models; it runs as a scalar GetValue/SetValue loop")
+    src_strides = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
+    _index_loop(ctx, t, out, dims, [src_strides[p] for p in perm])
     ctx.vmap[r] = out

@@ -33,7 +33,7 @@ from .tiles import (
     vec_scalar,
 )
 from .values import FLOAT, Splat, Struct, elem_of, shape_of
-from .vmath import VMath
+from .vmath import Bits, VMath
 
 BINARY = {"arith.addf": "Add", "arith.subf": "Sub", "arith.mulf": "Mul", "arith.divf": "Div",
           "arith.maximumf": "Max", "arith.minimumf": "Min", "arith.maxnumf": "Max", "arith.minnumf": "Min",
@@ -248,6 +248,15 @@ def _int_logic(ctx, op):
             int(ir.IntegerAttr(op.attributes["predicate"]).value))
         if mode is None:
             raise ctx.error("unsigned comparisons of data blocks are not supported")
+        if elem_of(op.operands[0].type) == "i1" and mode in ("EQ", "NE"):  # masks: xor (and not) of the bits
+            shape = shape_of(r.type)
+            bits = Bits(ctx, shape, "ui8")
+            out = ctx.new_tile("ui8", shape, ctx.name_for(op))
+            bits.logic("xor", out, mask_of(ctx, op.operands[0], shape), mask_of(ctx, op.operands[1], shape))
+            if mode == "EQ":
+                bits.invert(out, out)
+            ctx.vmap[r] = out
+            return
         a = as_elem(ctx, ctx.tile(op.operands[0]), "f32")  # exact below 2**24
         b = as_elem(ctx, ctx.tile(op.operands[1]), "f32")
         out = ctx.new_tile("ui8", shape_of(r.type), ctx.name_for(op))
