@@ -301,3 +301,23 @@ def in_place_add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def _selu_scalar(x, alpha):
+    if x > 0:
+        return x
+    return alpha * (tl.exp(x) - 1)
+
+
+@triton.jit
+def mapped_selu(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.map_elementwise(_selu_scalar, x, 1.5))  # ERR
+
+
+@triton.jit
+def inline_ptx(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)  # ERR
+    tl.store(x_ptr + tl.arange(0, BLOCK), y)

@@ -71,6 +71,8 @@ COMPILE = {
     "boundary_check out of range": (B.block_ptr_bad_check, (f32(), 8), {"BLOCK": 8},
                                     r"boundary_check dimension 1 is out of range"),
     "atomic_and on floats": (B.atomic_on_float_and, (f32(),), {}, r"atomic_and needs an integer pointer"),
+    "map_elementwise": (B.mapped_selu, (f32(),), {"BLOCK": 8}, r"map_elementwise \(_selu_scalar .*tl.where"),
+    "inline PTX": (B.inline_ptx, (f32(),), {"BLOCK": 8}, r"inline_asm_elementwise is not supported"),
     "constexpr given an array": (B.copy, (f32(), f32(), 64), {"BLOCK": np.zeros(2)}, r"cannot use a value of type"),
     "constexpr given a float": (B.copy, (f32(), f32(), 64), {"BLOCK": 64.0}, r"constexpr integers"),
     "pointer given None": (B.copy, (None, f32(), 64), {"BLOCK": 64}, r"NoneType"),

@@ -111,3 +111,13 @@ class ShapeOps:
         shape = (num_bins,)
         h = xb.histogram(x.handle, num_bins, ir_type(xl.int32, shape), mask.handle if mask is not None else None)
         return tensor(h, xl.int32, shape)
+
+    # ----------------------------------------------------------------------------- not supported
+    def map_elementwise(self, fn) -> tensor:
+        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "the function")
+        raise SemanticError(f"map_elementwise ({name} applied lane by lane, with control flow per element) is not "
+                            "supported by xblock yet: write the branches as block operations with tl.where")
+
+    def inline_asm_elementwise(self) -> tensor:
+        raise SemanticError("inline_asm_elementwise is not supported by xblock: its PTX runs on NVIDIA GPUs only, "
+                            "and xblock compiles each kernel for every target; write the operation with tl ops")

@@ -442,6 +442,16 @@ def item(input, _semantic=None):
 
 
 @builtin
+def map_elementwise(scalar_fn, *args, pack=1, _semantic=None):
+    return _semantic.map_elementwise(scalar_fn)
+
+
+@builtin
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _semantic=None):
+    return _semantic.inline_asm_elementwise()
+
+
+@builtin
 def expand_dims(input, axis, _semantic=None):
     return _semantic.expand_dims(input, axis)
 
