@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 import time
+import warnings
 from dataclasses import asdict, dataclass, field, fields
 
 from .._version import __version__
 from ..backends import REFERENCE, all_option_names, get_backend
-from ..errors import CompilationError, surface
+from ..errors import CompilationError, XBlockWarning, surface
 from ..frontend.source import KernelSource, is_jit_function, is_tuner, source_of, unwrap_function
 from .cache import FileCache, record
 
@@ -207,7 +209,22 @@ def fetch_or_build(key, ks, spec, target, opts, transform=None, overrides=None) 
                 record("miss", ks.name, target, time.perf_counter() - start)
                 return asm, metadata
     record("hit", ks.name, target)
+    replay_warnings(found[1])
     return found
+
+
+_WARNING = re.compile(r"^(.*):(\d+): (.*)$", re.S)
+
+
+def replay_warnings(metadata: dict) -> None:
+    """The warnings a kernel's compile gave (scalar fallbacks, ...), given again at their kernel lines
+    when a process loads it from the cache: what the user sees does not depend on the cache."""
+    for text in metadata.get("warnings") or ():
+        m = _WARNING.match(text)
+        if m:
+            warnings.warn_explicit(m.group(3), XBlockWarning, m.group(1), int(m.group(2)))
+        else:
+            warnings.warn(text, XBlockWarning, stacklevel=3)
 
 
 def _lookup(cache, key, backend, opts):
