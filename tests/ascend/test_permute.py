@@ -5,7 +5,6 @@ scalar GetValue/SetValue loop nest with a warning; reshapes of rank-3 blocks are
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 import pytest
@@ -13,22 +12,14 @@ import pytest
 import xblock
 import xblock.language as xl
 
+from ._helpers import data, run_ascend
+
 DTYPES = [np.float32, np.float16, np.int32]
 ORDERS = list(itertools.permutations(range(3)))
 
 
 def _data(shape, dtype):
-    rng = np.random.default_rng(sum(shape))
-    if np.issubdtype(dtype, np.integer):
-        return rng.integers(-1000, 1000, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def _run(kernel, args, **meta):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        kernel[(1,)](*args, target="ascend", **meta)
-    return [str(x.message) for x in w]
+    return data(np.random.default_rng(sum(shape)), shape, dtype)
 
 
 @xblock.jit
@@ -44,7 +35,7 @@ def _check3(shape, order, dtype):
     x = _data(shape, dtype)
     ref = np.transpose(x * 2, order)
     y = np.zeros(ref.shape, dtype)
-    warns = _run(permute3, (x.ravel(), y.ravel()), A=shape[0], B=shape[1], C=shape[2], P0=order[0],
+    warns = run_ascend(permute3, (x.ravel(), y.ravel()), A=shape[0], B=shape[1], C=shape[2], P0=order[0],
                  P1=order[1], P2=order[2])
     np.testing.assert_array_equal(y, ref)
     kept = [d for d in order if shape[d] != 1]
@@ -79,7 +70,7 @@ def permute4_reshape(x_ptr, y_ptr, r_ptr, A: xl.constexpr, B: xl.constexpr, C: x
 def test_permute4_and_reshape(shape, dtype):
     x = _data(shape, dtype)
     y, r = np.zeros(x.size, dtype), np.zeros(x.size, dtype)
-    _run(permute4_reshape, (x.ravel(), y, r), A=shape[0], B=shape[1], C=shape[2], D=shape[3])
+    run_ascend(permute4_reshape, (x.ravel(), y, r), A=shape[0], B=shape[1], C=shape[2], D=shape[3])
     np.testing.assert_array_equal(y, np.transpose(x, (0, 1, 3, 2)).ravel())
     np.testing.assert_array_equal(r, (x + 1).ravel())
 
@@ -100,7 +91,7 @@ def test_broadcast3(shape, dtype):
     A, B, C = shape
     x = _data((B,), dtype)
     y, m = np.zeros(A * B * C, dtype), np.zeros(A * B * C, dtype)
-    warns = _run(broadcast3, (x, y, m), A=A, B=B, C=C)
+    warns = run_ascend(broadcast3, (x, y, m), A=A, B=B, C=C)
     ref = np.broadcast_to((x * 2)[None, :, None], shape)
     np.testing.assert_array_equal(y, ref.ravel())
     np.testing.assert_array_equal(m, np.where(ref > 0, ref, -ref).ravel())

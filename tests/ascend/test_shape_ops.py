@@ -5,8 +5,6 @@ half element by element), the others as scalar GetValue/SetValue loops with a wa
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -14,21 +12,10 @@ import xblock
 import xblock.language as xl
 from xblock.errors import CompilationError
 
+from ._helpers import data, run_ascend
+
 SIZES = [1, 2, 8, 64]
 DTYPES = [np.float32, np.float16, np.int32]
-
-
-def _data(rng, shape, dtype):
-    if np.issubdtype(dtype, np.integer):
-        return rng.integers(-1000, 1000, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def _run(kernel, args, **meta):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        kernel[(1,)](*args, target="ascend", **meta)
-    return [str(x.message) for x in w]
 
 
 @xblock.jit
@@ -48,9 +35,9 @@ def join_split_cat(x_ptr, y_ptr, j_ptr, a_ptr, b_ptr, c_ptr, N: xl.constexpr):
 @pytest.mark.parametrize("n", SIZES)
 def test_join_split_cat(n, dtype):
     rng = np.random.default_rng(n)
-    x, y = _data(rng, n, dtype), _data(rng, n, dtype)
+    x, y = data(rng, n, dtype), data(rng, n, dtype)
     j, a, b, c = np.zeros(2 * n, dtype), np.zeros(n, dtype), np.zeros(n, dtype), np.zeros(2 * n, dtype)
-    warns = _run(join_split_cat, (x, y, j, a, b, c), N=n)
+    warns = run_ascend(join_split_cat, (x, y, j, a, b, c), N=n)
     np.testing.assert_array_equal(j, np.stack([x, y], 1).ravel())
     np.testing.assert_array_equal(a, x)
     np.testing.assert_array_equal(b, y)
@@ -72,9 +59,9 @@ def join_2d(x_ptr, y_ptr, j_ptr, R: xl.constexpr, C: xl.constexpr):
 
 def test_join_of_2d_blocks():
     rng = np.random.default_rng(0)
-    x, y = _data(rng, (4, 8), np.float32), _data(rng, 8, np.float32)
+    x, y = data(rng, (4, 8), np.float32), data(rng, 8, np.float32)
     j = np.zeros((4, 8, 2), np.float32)
-    _run(join_2d, (x, y, j), R=4, C=8)
+    run_ascend(join_2d, (x, y, j), R=4, C=8)
     np.testing.assert_array_equal(j, np.stack([x, np.broadcast_to(y, x.shape)], -1))
 
 
@@ -97,11 +84,11 @@ def _clamped(idx, n):
 @pytest.mark.parametrize("r,c,k", [(1, 1, 1), (2, 2, 8), (2, 8, 2), (4, 64, 8), (2, 8, 64)])
 def test_gather_clamps_out_of_range(r, c, k, dtype):
     rng = np.random.default_rng(r * c * k)
-    src = _data(rng, (r, c), dtype)
+    src = data(rng, (r, c), dtype)
     idx = rng.integers(-3, c + 3, (r, k)).astype(np.int32)
     cidx = rng.integers(-2, r + 2, (2, c)).astype(np.int32)
     out, col = np.zeros((r, k), dtype), np.zeros((2, c), dtype)
-    warns = _run(gathers, (src, idx, out, cidx, col), R=r, C=c, K=k)
+    warns = run_ascend(gathers, (src, idx, out, cidx, col), R=r, C=c, K=k)
     np.testing.assert_array_equal(out, np.take_along_axis(src, _clamped(idx, c), 1))
     np.testing.assert_array_equal(col, np.take_along_axis(src, _clamped(cidx, r), 0))
     assert any("gather" in w and "scalar GetValue/SetValue loop" in w for w in warns)
@@ -122,7 +109,7 @@ def test_histogram(n_lanes, bins, valid):
     x = rng.integers(-3, bins + 3, n_lanes).astype(np.int32)
     h = np.full(bins, 7, np.int32)  # stale values: the bins are zeroed first
     hm = np.full(bins, 7, np.int32)
-    warns = _run(histograms, (x, valid, h, hm), N=n_lanes, BINS=bins)
+    warns = run_ascend(histograms, (x, valid, h, hm), N=n_lanes, BINS=bins)
 
     def ref(v):
         return np.bincount(v[(v >= 0) & (v < bins)], minlength=bins)
