@@ -12,9 +12,8 @@ using namespace AscendC;
 
 extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_ADDR c_ptr, DotKernelTilingData tiling)
 {
-    TPipe pipe;
-    // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    TPipe pipe;
     GlobalTensor<half> aGm;
     aGm.SetGlobalBuffer((__gm__ half *)a_ptr);
     GlobalTensor<half> bGm;
@@ -109,13 +108,18 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         const int64_t t_11 = (32 < t_10 ? 32 : t_10);
         const int64_t stride_cm64 = static_cast<int64_t>(stride_cm);
         const int64_t c_ptrs = ((pidy64_1 * 32) + ((pidx64_1 * stride_cm64) * 32));
-        FixpipeParamsV220 fixParams;
+        FixpipeParamsV220 fixParams;  // every field set below: the default leaves deqScalar uninitialised
+        fixParams.deqScalar = 0;
+        fixParams.ndNum = 1;
+        fixParams.srcNdStride = 0;
+        fixParams.dstNdStride = 0;
+        fixParams.reluEn = true;
+        fixParams.unitFlag = 0;
         fixParams.nSize = static_cast<uint16_t>((t_11 > 0 ? t_11 : 0));
         fixParams.mSize = static_cast<uint16_t>((t_9 > 0 ? t_9 : 0));
         fixParams.srcStride = 32;
         fixParams.dstStride = static_cast<uint32_t>(stride_cm64);
         fixParams.quantPre = QuantMode_t::F322F16;
-        fixParams.reluEn = true;
         Fixpipe(cGm[c_ptrs], c1Out, fixParams);
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         outQueueCO1.FreeTensor(c1Out);

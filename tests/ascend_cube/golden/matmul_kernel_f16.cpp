@@ -9,13 +9,23 @@
 #include "kernel_operator.h"
 #include "matmul_kernel_tiling.h"
 
+// CANN 9 renamed CompareScalar to Compares (the old spellings are
+// deprecated there, the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by
+// default it follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.
+#ifndef XBLOCK_CANN_API
+#if defined(__NPU_ARCH__)
+#define XBLOCK_CANN_API 9
+#else
+#define XBLOCK_CANN_API 8
+#endif
+#endif
+
 using namespace AscendC;
 
 extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_ADDR c_ptr, GM_ADDR workspace, MatmulKernelTilingData tiling)
 {
-    TPipe pipe;
-    // matmul.py:54: for k in range(0, xl.cdiv(K, BLOCK_K)):
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
+    TPipe pipe;
     GlobalTensor<half> aGm;
     aGm.SetGlobalBuffer((__gm__ half *)a_ptr);
     GlobalTensor<half> bGm;
@@ -125,7 +135,13 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
             if ((pid != GetBlockIdx())) {
                 CrossCoreWaitFlag(1);
             }
-            FixpipeParamsV220 fixParams;
+            FixpipeParamsV220 fixParams;  // every field set below: the default leaves deqScalar uninitialised
+            fixParams.deqScalar = 0;
+            fixParams.ndNum = 1;
+            fixParams.srcNdStride = 0;
+            fixParams.dstNdStride = 0;
+            fixParams.reluEn = false;
+            fixParams.unitFlag = 0;
             fixParams.nSize = 32;
             fixParams.mSize = 32;
             fixParams.srcStride = 32;
@@ -144,7 +160,11 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
             CrossCoreSetFlag<2, PIPE_MTE2>(1);
             // matmul.py:17: return xl.where(x >= 0, x, 0.01 * x)
             LocalTensor<uint8_t> tmp = calcBuf.GetWithOffset<uint8_t>(1024, 0);
+#if XBLOCK_CANN_API >= 9
+            Compares(tmp, acc, 0.0f, CMPMODE::GE, 1024);
+#else
             CompareScalar(tmp, acc, 0.0f, CMPMODE::GE, 1024);
+#endif
             LocalTensor<float> tmp_1 = calcBuf.GetWithOffset<float>(1024, 1024);
             Muls(tmp_1, acc, 0.009999999776482582f, 1024);
             LocalTensor<float> tmp_2 = calcBuf.GetWithOffset<float>(1024, 5120);

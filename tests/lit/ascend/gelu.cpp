@@ -7,6 +7,7 @@
 // CHECK: Cast(x, {{.*}}, RoundMode::CAST_NONE, 1024);
 // CHECK: Exp(e, {{.*}}, 1024);
 // CHECK: Div(
+// CHECK: Compares({{.*}}, u, 0.0f, CMPMODE::GE, 1024);
 // CHECK: CompareScalar({{.*}}, u, 0.0f, CMPMODE::GE, 1024);
 // CHECK: Select({{.*}}, SELMODE::VSEL_TENSOR_TENSOR_MODE, 1024);
 // CHECK: Cast(outLocal, y, RoundMode::CAST_RINT, 1024);

@@ -275,6 +275,17 @@ def _store_head(ctx, acc, gm, out, elem, rows, r0, c0, head):
                            ctx.c64(0), dst_gap], is_pad=False)
 
 
+def scalar_to_gm(ctx, gm, value, elem: str) -> None:
+    """Store one scalar at `gm` (a GlobalTensor view) through UB: SetValue into a 32-byte scratch block,
+    then a one-element DataCopyPad (MTE3 writes exactly those bytes). A GM SetValue would go through
+    the core's DataCache, whose write-back of the whole 64-byte line races with other cores' rows."""
+    h = ctx.temp(elem, (32 // SIZE[elem],))
+    A.op("set_value", [h.value, ctx.c64(0), value])
+    ctx.sync("S_MTE3")
+    A.op("data_copy_pad", [gm, h.value, ctx.c64(1), ctx.c64(SIZE[elem]), ctx.c64(0), ctx.c64(0)], is_pad=False)
+    ctx.sync("MTE3_S")  # the scratch block may be written again by the next scalar
+
+
 def scatter_store(ctx, op, ptr, value, mask, elem):
     p, b = scalar_access(ctx, ptr, mask, "store", "scatter")
     src = ctx.tile(value)
@@ -291,12 +302,15 @@ def scatter_store(ctx, op, ptr, value, mask, elem):
     def body(lane, idx):
         addr = lane_address(ctx, p, idx)
         on = lane_on(ctx, b, idx) if b is not None else None
+        def put():
+            scalar_to_gm(ctx, ctx.at(gm, addr), A.op("get_value", [src.value, lane], ir.Type.parse(elem)), elem)
+
         if on is None:
-            A.op("set_value", [gm, addr, A.op("get_value", [src.value, lane], ir.Type.parse(elem))])
+            put()
         else:
             ifop = scf.IfOp(on, [], has_else=False)
             with ir.InsertionPoint(ifop.then_block):
-                A.op("set_value", [gm, addr, A.op("get_value", [src.value, lane], ir.Type.parse(elem))])
+                put()
                 scf.YieldOp([])
 
     lane_loops(ctx, shape, body)

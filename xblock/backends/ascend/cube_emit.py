@@ -44,14 +44,18 @@ class CubeCalls:
     def op_fixpipe(self, op):
         gm, c, n, m, src_stride, dst_stride = op.operands
         p = self.fresh("fixParams")
-        self.line(f"FixpipeParamsV220 {p};")
+        self.line(f"FixpipeParamsV220 {p};  // every field set below: the default leaves deqScalar uninitialised")
+        self.line(f"{p}.deqScalar = 0;")
+        self.line(f"{p}.ndNum = 1;")
+        self.line(f"{p}.srcNdStride = 0;")
+        self.line(f"{p}.dstNdStride = 0;")
+        self.line(f"{p}.reluEn = {'true' if self.attr(op, 'relu') else 'false'};")
+        self.line(f"{p}.unitFlag = 0;")
         self.line(f"{p}.nSize = {self.as_int(n, 'uint16_t')};")
         self.line(f"{p}.mSize = {self.as_int(m, 'uint16_t')};")
         self.line(f"{p}.srcStride = {self.as_int(src_stride, 'uint16_t')};")
         self.line(f"{p}.dstStride = {self.as_int(dst_stride, 'uint32_t')};")
         self.line(f"{p}.quantPre = QuantMode_t::{self.attr(op, 'quant')};")
-        if self.attr(op, "relu"):
-            self.line(f"{p}.reluEn = true;")
         self.line(f"Fixpipe({self.expr(gm)}, {self.expr(c)}, {p});")
 
     def op_cross_core_set_flag(self, op):

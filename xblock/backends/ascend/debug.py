@@ -1,9 +1,12 @@
 """The rule of xb.assert on ascend (a device_assert), and why xb.print is refused.
 
-A failing `device_assert` is reported through an extra GM argument, `assertStatus`: one int64 per
+A failing `device_assert` is reported through an extra GM argument, `assertStatus`: one 64-byte
+slot (STATUS_SLOT int64s, a whole DataCache line, since aclrtMalloc aligns buffers to 64 bytes) per
 launched block, set to -1 by the host. The first failure a block sees (its programs run in
 increasing order, so it is the block's lowest failing program) stores `(pid << 16) | assert id`
-there with a scalar `SetValue` and a cache flush; the program then goes on, as the other lanes do.
+in the slot's first int64 with a scalar `SetValue` and a cache flush: the block owns the whole line,
+so the write-back cannot overwrite another core's slot. The program then goes on, as the other
+lanes do.
 The launcher reads the slots back and raises the lowest one as the sim words it
 (`launch.failed_assert`). `device_print` has no documented AscendC counterpart in the reference (no
 `printf`/`DumpTensor` facts), so xb.print is in `rules.UNSUPPORTED`: a compile-time error rather
@@ -21,6 +24,7 @@ from .tiles import reduce_all
 from .values import Splat, Struct, Tile
 
 STATUS_ARG = "assertStatus"
+STATUS_SLOT = 8  # int64s per block: one 64-byte cache line
 
 
 def status_buffer(ctx) -> ir.Value:
@@ -73,7 +77,7 @@ def _assert(ctx, op):
     fail.owner.attributes["name"] = ir.StringAttr.get("assertFailed")
     outer = scf.IfOp(fail, [], has_else=False)
     with ir.InsertionPoint(outer.then_block):
-        slot = ctx.at(gm, A.op("block_idx", [], ctx.i64))
+        slot = ctx.at(gm, ctx.mul(A.op("block_idx", [], ctx.i64), ctx.c64(STATUS_SLOT)))
         seen = A.op("get_value", [slot, ctx.c64(0)], ctx.i64, name="firstFailure")
         first = arith.CmpIOp(arith.CmpIPredicate.slt, seen, ctx.c64(0)).result
         inner = scf.IfOp(first, [], has_else=False)

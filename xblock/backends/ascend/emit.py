@@ -200,6 +200,9 @@ class AscendCEmitter(CStyle, CubeCalls):
         self.line(f'extern "C" __global__ __aicore__ void {name}({params})')
         self.line("{")
         self.depth = 1
+        for op in entry.operations:  # the kernel type is the entry's first statement, as in Huawei's samples
+            if op.name == "ascendc.kernel_type":
+                self.op_kernel_type(op)
         self.line("TPipe pipe;")
         self.block(entry)
         self.depth = 0
@@ -220,12 +223,33 @@ class AscendCEmitter(CStyle, CubeCalls):
         self.line('#include "kernel_operator.h"')
         self.line(f'#include "{name}_tiling.h"')
         self.line("")
+        renamed = sorted({RENAMED[o.name] for o in _walk(self.module.operation) if o.name in RENAMED})
+        if renamed:
+            self.line(f"// CANN 9 renamed {', '.join(f'{old} to {new}' for old, new in renamed)} (the old spellings are")
+            self.line("// deprecated there, the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by")
+            self.line("// default it follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.")
+            self.line("#ifndef XBLOCK_CANN_API")
+            self.line("#if defined(__NPU_ARCH__)")
+            self.line("#define XBLOCK_CANN_API 9")
+            self.line("#else")
+            self.line("#define XBLOCK_CANN_API 8")
+            self.line("#endif")
+            self.line("#endif")
+            self.line("")
         self.line("using namespace AscendC;")
         self.line("")
 
+    def by_version(self, old: str, new: str) -> None:
+        """A call whose name CANN 9 changed: both spellings, chosen by XBLOCK_CANN_API (see the header)."""
+        self.lines += ["#if XBLOCK_CANN_API >= 9"]
+        self.line(new)
+        self.lines += ["#else"]
+        self.line(old)
+        self.lines += ["#endif"]
+
     def block(self, block: ir.Block) -> None:
         for op in block.operations:
-            if op.name in ("func.return", "scf.yield", "scf.condition"):
+            if op.name in ("func.return", "scf.yield", "scf.condition", "ascendc.kernel_type"):
                 continue
             if self.inlinable(op):
                 continue
@@ -484,8 +508,9 @@ class AscendCEmitter(CStyle, CubeCalls):
 
     def op_compare_scalar(self, op):
         d, a, s, n = op.operands
-        self.line(f"CompareScalar({self.expr(d)}, {self.expr(a)}, {self.typed(s, self._elem(a))}, "
-                  f"CMPMODE::{self.attr(op, 'mode')}, {self.as_int(n, 'uint32_t')});")
+        args = (f"({self.expr(d)}, {self.expr(a)}, {self.typed(s, self._elem(a))}, CMPMODE::{self.attr(op, 'mode')}, "
+                f"{self.as_int(n, 'uint32_t')});")
+        self.by_version("CompareScalar" + args, "Compares" + args)
 
     def op_select(self, op):
         d, m, a, b, n = op.operands
@@ -524,12 +549,25 @@ class AscendCEmitter(CStyle, CubeCalls):
         self.line(f"SetAtomicAdd<{self.ctype(self.attr(op, 'dtype'))}>();")
 
     def op_set_atomic_none(self, op):
-        self.line("SetAtomicNone();")
+        self.by_version("SetAtomicNone();", "DisableDmaAtomic();")
 
     def op_dcci(self, op):
         t = self.ctype(self._elem(op.operands[0]))
         self.line(f"DataCacheCleanAndInvalid<{t}, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>("
                   f"{self.expr(op.operands[0])});")
+
+
+# ops whose AscendC name CANN 9 changed: (CANN 8 name, CANN 9 name); REFERENCE.md 0 and 0.1
+RENAMED = {"ascendc.compare_scalar": ("CompareScalar", "Compares"),
+           "ascendc.set_atomic_none": ("SetAtomicNone", "DisableDmaAtomic")}
+
+
+def _walk(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner
+                yield from _walk(inner.operation)
 
 
 def tiling_struct_name(kernel: str) -> str:

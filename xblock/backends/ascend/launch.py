@@ -22,6 +22,7 @@ import numpy as np
 from ...errors import ExecutionError, LaunchError
 from ...runtime.cache import cache_dir
 from ..common.native import library_path, load_library
+from .debug import STATUS_SLOT
 from .emit import tiling_header, tiling_struct_name
 from .options import SOCS, launch_blocks
 
@@ -165,8 +166,8 @@ def load(asm: dict, metadata: dict):
         for extra in extra_gm_args(metadata):
             if extra == "workspace":  # a mixed cube kernel's per-block slots (backends/ascend/cube_mixed.py)
                 work.append(np.zeros(metadata["workspace_bytes"] * block_dim, np.uint8))
-            else:  # one device_assert slot per block, -1 until a program fails (backends/ascend/debug.py)
-                work.append(np.full(block_dim, -1, np.int64))
+            else:  # one 64-byte device_assert slot per block, -1 until a program fails (debug.py)
+                work.append(np.full(block_dim * STATUS_SLOT, -1, np.int64))
             buf_names.append(extra)
         t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
         keep = [w if w.size else np.zeros(1, np.uint8) for w in work]

@@ -36,8 +36,8 @@ SOCS = {
 }
 
 
-# KERNEL_TASK_TYPE_DEFAULT of a kernel (metadata["kernel_type"]); absent for vector-only kernels
-AIC_ONLY, MIX_AIC_1_1 = "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_1"
+# KERNEL_TASK_TYPE_DEFAULT of a kernel (metadata["kernel_type"]), emitted for every kernel
+AIV_ONLY, AIC_ONLY, MIX_AIC_1_1 = "KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_1"
 
 
 def launch_cores(metadata: dict) -> tuple:

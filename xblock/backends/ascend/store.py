@@ -1,4 +1,4 @@
-"""The rule of xb.store: a tile through a VECOUT queue to GM (or a scatter), or a scalar SetValue."""
+"""The rule of xb.store: a tile through a VECOUT queue to GM (or a scatter), or one scalar through UB."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from mlir import ir
 from mlir.dialects import scf
 
 from ...dialects import ascendc as A
-from .access import gm_tensor, segments, store_tile
+from .access import gm_tensor, scalar_to_gm, segments, store_tile
 from .rules import rule
 
 
@@ -19,11 +19,11 @@ def _store(ctx, op):
     p = ctx.ps.pointer(op.operands[0])
     if p is None:
         raise ctx.error("this scalar store's address is not a kernel argument plus an offset")
-    gm = ctx.at(gm_tensor(ctx, p.root), ctx.lin(p.offset.base))
+    root = gm_tensor(ctx, p.root)
+    gm = ctx.at(root, ctx.lin(p.offset.base))
 
     def put():
-        A.op("set_value", [gm, ctx.c64(0), ctx.scalar(value)])
-        A.op("dcci", [gm])
+        scalar_to_gm(ctx, gm, ctx.scalar(value), A.elem_of(root.type))
 
     if seg[2]:
         ifop = scf.IfOp(ctx.scalar(op.operands[2]), [], has_else=False)
