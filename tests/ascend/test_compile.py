@@ -29,11 +29,15 @@ def test_ub_overflow_is_a_compilation_error_at_the_kernel_line():
 
 @pytest.mark.filterwarnings("ignore:.*no DataCopyPad")
 def test_310p_has_more_ub():
-    # 3 x 2 x 32 KB = 192 KB: too much for 910B's 184 KB, fine in 310P's 248 KB
+    # 3 x 2 x 32 KB = 192 KB: double-buffered in 310P's 248 KB; 910B's 184 KB holds single buffers
+    # only, and 3 x 64 KB not even those
     with pytest.raises(xblock.CompilationError, match="usable on Ascend910B1"):
-        xblock.compile(add.add_kernel, target="ascend", soc="910B1", signature=ADD_SIG, constexprs={"BLOCK": 8192})
+        xblock.compile(add.add_kernel, target="ascend", soc="910B1", signature=ADD_SIG, constexprs={"BLOCK": 16384})
+    ck = xblock.compile(add.add_kernel, target="ascend", soc="910B1", signature=ADD_SIG, constexprs={"BLOCK": 8192})
+    assert {q["buffers"] for q in ck.metadata["ub_plan"]["queues"].values()} == {1}
     ck = xblock.compile(add.add_kernel, target="ascend", soc="310P", signature=ADD_SIG, constexprs={"BLOCK": 8192})
     assert ck.metadata["ub_plan"]["total"] <= 248 * 1024
+    assert {q["buffers"] for q in ck.metadata["ub_plan"]["queues"].values()} == {2}
 
 
 def test_unknown_soc():

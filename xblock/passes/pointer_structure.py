@@ -15,6 +15,13 @@ Wrapped offsets (`(pid * BLOCK + arange(0, BLOCK)) % M`, Triton's way to avoid l
 affine only on the lanes where the remainder is the dividend (`x < M`, for `x > -M`): a structure
 with `exact` bounds. Only callers that ask (`wrapped=True`) see such structures, with the exact
 lanes as limits (`TileAccess.assumed`); they must show that the other lanes do not matter.
+
+Integer division and remainder by a uniform value (`offs // d`, `offs % n_cols` with `d`, `n_cols`
+scalars) make an offset *quasi-affine* (`Quasi`): affine plus multiples of such quotients, with C's
+truncating division (Triton's `//` and `%` on signed integers). Such pointers and masks
+(`quasi_pointer`, `quasi_mask`) can be evaluated lane by lane. A row/col decomposition put back
+together, `(x // d) * d + x % d`, is x again, so `row * n_cols + col` is affine (a division by zero
+is undefined behaviour in Triton; the simulator's 0 is not kept there).
 """
 
 from __future__ import annotations
@@ -150,12 +157,93 @@ class TileAccess:
         return bool(self.row_limits or self.col_limits or self.uniform or self.row_lower or self.col_lower)
 
 
+@dataclass(frozen=True)
+class Quotient:
+    """`x // d` ("div") or `x % d` ("rem") of a quasi-affine block x by a uniform d, truncating."""
+
+    kind: str
+    x: Quasi
+    d: Lin
+
+
+@dataclass(frozen=True)
+class Quasi:
+    """A quasi-affine integer block: element i is affine(i) + sum of coeff * q(i) over the
+    (Quotient q, Lin coeff) pairs of `terms`."""
+
+    affine: Affine
+    terms: frozenset = frozenset()
+
+    def uniform(self) -> bool:
+        return not self.terms and self.affine.uniform()
+
+
+@dataclass(frozen=True)
+class QuasiPointer:
+    """A root pointer plus a quasi-affine offset (in elements)."""
+
+    root: ir.Value
+    elem: str
+    offset: Quasi
+
+
+@dataclass(frozen=True)
+class QuasiMask:
+    """Lane i is on iff a(i) pred b(i) for every (pred, a, b) of `conds` (arith.cmpi predicates, Quasi
+    operands)."""
+
+    shape: tuple
+    conds: tuple
+
+
+def _zero(shape: tuple) -> Quasi:
+    return Quasi(Affine(shape, ZERO, (ZERO,) * len(shape)))
+
+
+def _qadd(a: Quasi, b: Quasi, sign: int = 1) -> Quasi:
+    k = Lin.const(sign)
+    fa, fb = a.affine, b.affine
+    aff = Affine(fa.shape, fa.base + fb.base * k, tuple(x + y * k for x, y in zip(fa.strides, fb.strides)))
+    terms = dict(a.terms)
+    for t, c in b.terms:
+        terms[t] = terms.get(t, ZERO) + c * k
+    return _collapse(aff, {t: c for t, c in terms.items() if not c.is_zero()})
+
+
+def _qscale(a: Quasi, k: Lin) -> Quasi:
+    f = a.affine
+    aff = Affine(f.shape, f.base * k, tuple(s * k for s in f.strides))
+    return Quasi(aff, frozenset((t, c * k) for t, c in a.terms if not (c * k).is_zero()))
+
+
+def _collapse(aff: Affine, terms: dict) -> Quasi:
+    """c * d * (x // d) + c * (x % d) is c * x: C's division has x == (x / d) * d + x % d."""
+    for t, c in terms.items():
+        r = Quotient("rem", t.x, t.d)
+        if t.kind == "div" and r in terms and c == t.d * terms[r]:
+            rest = Quasi(aff, frozenset((u, k) for u, k in terms.items() if u not in (t, r)))
+            return _qadd(rest, _qscale(t.x, terms[r]))
+    return Quasi(aff, frozenset(terms.items()))
+
+
+def _qmap(q: Quasi, strides) -> Quasi:
+    """q under a shape op: `strides(old)` gives each affine part's new strides (all parts have q's shape)."""
+    shape, new = strides(q.affine.strides)
+    terms = frozenset((Quotient(t.kind, _qmap(t.x, strides), t.d), c) for t, c in q.terms)
+    return Quasi(Affine(shape, q.affine.base, new), terms)
+
+
 # arith.cmpi predicates: eq=0 ne=1 slt=2 sle=3 sgt=4 sge=5 ult=6 ule=7 ugt=8 uge=9
 _SWAPPED = {2: 4, 3: 5, 4: 2, 5: 3, 6: 8, 7: 9, 8: 6, 9: 7}
 # with the lanes' side on the left, `x0 + i  pred  lim` as (kind, shift) conditions on i:
 # "<": i < lim - x0 + shift; ">=": i >= lim - x0 + shift; "unsigned>=": i >= -x0 (x >= 0)
 _LANE_CONDS = {2: (("<", 0),), 3: (("<", 1),), 4: ((">=", 1),), 5: ((">=", 0),),
                6: (("unsigned>=", 0), ("<", 0)), 7: (("unsigned>=", 0), ("<", 1))}
+
+
+_SHAPE_OPS = ("xb.broadcast", "xb.expand_dims", "xb.trans", "xb.reshape")
+_QUASI_OPS = ("arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.remsi", "arith.extsi", "arith.trunci",
+              "arith.index_cast") + _SHAPE_OPS
 
 
 def _shape(t: ir.Type) -> tuple:
@@ -246,8 +334,9 @@ class PointerStructure:
             return Affine(shape, self.scalar(op.operands[0]), (ZERO,) * len(shape))
         if n in ("arith.addi", "arith.subi", "arith.muli"):
             a, b = self.affine(op.operands[0], True), self.affine(op.operands[1], True)
-            if a is None or b is None:
-                return None
+            if a is None or b is None:  # quotients that cancel (`row * n_cols + col`) leave an affine form
+                q = self.quasi(v)
+                return q.affine if q is not None and not q.terms else None
             exact = _both(a.exact, b.exact)
             if n == "arith.addi":
                 return Affine(shape, a.base + b.base, tuple(x + y for x, y in zip(a.strides, b.strides)), exact)
@@ -293,20 +382,9 @@ class PointerStructure:
             exact = self._reshape_bounds(op, exact, shape, src_shape)
             if exact is None:
                 return None
-        if n == "xb.broadcast":
-            strides = tuple(ZERO if src_shape[d] == 1 and shape[d] != 1 else old[d] for d in range(len(shape)))
-        elif n == "xb.expand_dims":
-            axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
-            strides = old[:axis] + (ZERO,) + old[axis:]
-        elif n == "xb.trans":
-            order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
-            strides = tuple(old[o] for o in order)
-        else:
-            keep = [d for d in range(len(src_shape)) if src_shape[d] != 1]
-            if [src_shape[d] for d in keep] != [x for x in shape if x != 1]:
-                return None
-            it = iter(keep)
-            strides = tuple(ZERO if x == 1 else old[next(it)] for x in shape)
+        strides = _restride(op, old, src_shape, shape)
+        if strides is None:
+            return None
         if isinstance(s, Pointer):
             return Pointer(s.root, s.elem, Affine(shape, s.offset.base, strides, exact))
         return make(s, strides, exact)
@@ -346,8 +424,9 @@ class PointerStructure:
         n = op.name
         if n == "xb.addptr":
             p, o = self.pointer(op.operands[0], True), self.affine(op.operands[1], True)
-            if p is None or o is None:
-                return None
+            if p is None or o is None:  # `x_ptr + row * n_cols + col`: the quotients may cancel
+                q = self.quasi_pointer(v)
+                return None if q is None or q.offset.terms else Pointer(q.root, q.elem, q.offset.affine)
             strides = tuple(a + b for a, b in zip(p.offset.strides, o.strides)) if shape else ()
             exact = _both(p.offset.exact, o.exact)
             return Pointer(p.root, p.elem, Affine(shape, p.offset.base + o.base, strides, exact))
@@ -357,6 +436,119 @@ class PointerStructure:
         if not shape:
             return Pointer(v, _elem(v.type), Affine((), ZERO, ()))
         return self._reshaped(op, shape, lambda x: self.pointer(x, True), None)
+
+    # ----- quasi-affine blocks: `//` and `%` by a uniform value ------------------------------
+    def quasi(self, v: ir.Value) -> Quasi | None:
+        """The quasi-affine form of an integer block (affine ones included), or None."""
+        return self._cached("quasi", v, self._quasi)
+
+    def _quasi(self, v):
+        a = self.affine(v)
+        if a is not None:
+            return Quasi(a)
+        shape = _shape(v.type)
+        owner = v.owner
+        if isinstance(owner, ir.Block) or not shape:
+            return None
+        op = owner.operation if hasattr(owner, "operation") else owner
+        n = op.name
+        if n in ("arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.remsi"):
+            a, b = self.quasi(op.operands[0]), self.quasi(op.operands[1])
+            if a is None or b is None:
+                return None
+            if n in ("arith.addi", "arith.subi"):
+                return _qadd(a, b, 1 if n == "arith.addi" else -1)
+            if n == "arith.muli" and a.uniform():
+                a, b = b, a
+            if not b.uniform():  # a product of two varying blocks, or a division by one
+                return None
+            if n == "arith.muli":
+                return _qscale(a, b.affine.base)
+            q = Quotient("div" if n == "arith.divsi" else "rem", a, b.affine.base)
+            return Quasi(_zero(shape).affine, frozenset({(q, Lin.const(1))}))
+        if n in ("arith.extsi", "arith.trunci", "arith.index_cast"):
+            return self.quasi(op.operands[0])
+        src = self._restrided(op, shape, self.quasi)
+        return None if src is None else _qmap(src[0], src[1])
+
+    def _restrided(self, op, shape, get):
+        """(structure of a shape op's source, old strides -> (shape, new strides)), or None."""
+        if op.name not in _SHAPE_OPS:
+            return None
+        src = op.operands[0]
+        s = get(src)
+        src_shape = _shape(src.type)
+        if s is None or _restride(op, (ZERO,) * len(src_shape), src_shape, shape) is None:
+            return None
+        return s, lambda old: (shape, _restride(op, old, src_shape, shape))
+
+    def quasi_pointer(self, v: ir.Value) -> QuasiPointer | None:
+        """A pointer block as a root plus a quasi-affine offset, or None."""
+        return self._cached("qptr", v, self._quasi_pointer)
+
+    def _quasi_pointer(self, v):
+        p = self.pointer(v)
+        if p is not None:
+            return QuasiPointer(p.root, p.elem, Quasi(p.offset))
+        shape = _shape(v.type)
+        owner = v.owner
+        if isinstance(owner, ir.Block) or not shape:
+            return None
+        op = owner.operation if hasattr(owner, "operation") else owner
+        if op.name == "xb.addptr":
+            p, o = self.quasi_pointer(op.operands[0]), self.quasi(op.operands[1])
+            return None if p is None or o is None else QuasiPointer(p.root, p.elem, _qadd(p.offset, o))
+        src = self._restrided(op, shape, self.quasi_pointer)
+        return None if src is None else QuasiPointer(src[0].root, src[0].elem, _qmap(src[0].offset, src[1]))
+
+    def quasi_mask(self, v: ir.Value) -> QuasiMask | None:
+        """An i1 block as a conjunction of comparisons of quasi-affine blocks, or None."""
+        return self._cached("qmask", v, self._quasi_mask)
+
+    def _quasi_mask(self, v):
+        shape = _shape(v.type)
+        owner = v.owner
+        if isinstance(owner, ir.Block) or not shape:
+            return None
+        op = owner.operation if hasattr(owner, "operation") else owner
+        n = op.name
+        c = _splat_int(op)
+        if c is not None:  # false: 0 < 0
+            return QuasiMask(shape, () if c else ((2, _zero(shape), _zero(shape)),))
+        if n == "arith.andi":
+            a, b = self.quasi_mask(op.operands[0]), self.quasi_mask(op.operands[1])
+            return None if a is None or b is None else QuasiMask(shape, a.conds + b.conds)
+        if n == "arith.cmpi":
+            a, b = self.quasi(op.operands[0]), self.quasi(op.operands[1])
+            pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
+            return None if a is None or b is None else QuasiMask(shape, ((pred, a, b),))
+        src = self._restrided(op, shape, self.quasi_mask)
+        if src is None:
+            return None
+        return QuasiMask(shape, tuple((p, _qmap(a, src[1]), _qmap(b, src[1])) for p, a, b in src[0].conds))
+
+    def addresses_only(self, v: ir.Value) -> bool:
+        """Whether the integer or i1 block `v` only feeds pointers and masks of loads and stores that
+        `quasi_pointer`/`quasi_mask` describe, through address arithmetic: it need not exist as data."""
+        k = ("addr", v)
+        if k not in self._memo:
+            self._memo[k] = False
+            self._memo[k] = all(self._address_use(u) for u in v.uses)
+        return self._memo[k]
+
+    def _address_use(self, use) -> bool:
+        op = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        n, i = op.name, use.operand_number
+        if n == "xb.addptr":
+            return i == 1 and self.quasi_pointer(op.results[0]) is not None
+        if n in ("xb.load", "xb.store"):
+            seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+            return i == (1 if n == "xb.load" else 2) and seg[1 if n == "xb.load" else 2] == 1
+        if n in ("arith.cmpi", "arith.andi") or (n in _SHAPE_OPS and _elem(op.results[0].type) == "i1"):
+            return self.quasi_mask(op.results[0]) is not None and self.addresses_only(op.results[0])
+        if n in _QUASI_OPS:
+            return self.quasi(op.results[0]) is not None and self.addresses_only(op.results[0])
+        return False
 
     def assume_pointer(self, v: ir.Value, p: Pointer) -> None:
         """Record the structure of `v`, which the analysis cannot derive on its own (a loop-carried
@@ -528,6 +720,25 @@ class PointerStructure:
         row_lo = tuple(lo for d, lo, _ in b.lower if d == outer and outer is not None)
         col_lo = tuple(lo for d, lo, _ in b.lower if d == inner and inner is not None)
         return TileAccess(p.root, p.elem, p.offset.base, rows, cols, rs, row_l, col_l, uni, assumed, row_lo, col_lo)
+
+
+def _restride(op, old: tuple, src_shape: tuple, shape: tuple) -> tuple | None:
+    """The strides of a shape op's result (broadcast, expand_dims, trans, a reshape that only adds or
+    drops size-1 dims) from those of its source; None for another reshape."""
+    n = op.name
+    if n == "xb.broadcast":
+        return tuple(ZERO if src_shape[d] == 1 and shape[d] != 1 else old[d] for d in range(len(shape)))
+    if n == "xb.expand_dims":
+        axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
+        return old[:axis] + (ZERO,) + old[axis:]
+    if n == "xb.trans":
+        order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+        return tuple(old[o] for o in order)
+    keep = [d for d in range(len(src_shape)) if src_shape[d] != 1]
+    if [src_shape[d] for d in keep] != [x for x in shape if x != 1]:
+        return None
+    it = iter(keep)
+    return tuple(ZERO if x == 1 else old[next(it)] for x in shape)
 
 
 def _transposed(p: Pointer) -> Pointer:

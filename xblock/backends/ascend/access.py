@@ -3,7 +3,8 @@
 Helpers of the load, store and atomic rules. A pointer block whose structure fits (rows of
 unit-stride elements, masks as bounds; passes/pointer_structure.py) is one DataCopy, or a
 DataCopyPad with its row count, row bytes and gaps, through a double-buffered queue. Anything else
-is a gather or scatter: a scalar GetValue/SetValue loop over the lanes, with a warning at the line.
+is a gather or scatter: a scalar GetValue/SetValue loop over the lanes, with a warning at the line;
+its addresses and mask may be quasi-affine (integer `//` and `%` by scalars), computed per lane.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from ...passes.pointer_structure import Quasi, QuasiMask
 from .tiles import before_scalar_reads, fill
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 
@@ -131,8 +133,13 @@ def lane_loops(ctx, shape, body):
 
 
 def lane_on(ctx, bounds, idx):
-    """i1 value: this lane is inside the mask's bounds."""
+    """i1 value: this lane is inside the mask's bounds (or meets its QuasiMask's comparisons); None: on."""
     on = None
+    if isinstance(bounds, QuasiMask):
+        for pred, a, b in bounds.conds:
+            c = arith.CmpIOp(arith.CmpIPredicate(pred), lane_value(ctx, a, idx), lane_value(ctx, b, idx)).result
+            on = c if on is None else arith.AndIOp(on, c).result
+        return on
     for d, lim in bounds.dims:
         c = arith.CmpIOp(arith.CmpIPredicate.slt, idx[d], ctx.lin(lim)).result
         on = c if on is None else arith.AndIOp(on, c).result
@@ -146,25 +153,68 @@ def lane_on(ctx, bounds, idx):
 
 
 def lane_address(ctx, p, idx) -> ir.Value:
-    """The element offset of lane `idx` of pointer block `p` (base + sum of index * stride)."""
-    addr = ctx.lin(p.offset.base)
-    for d, s in enumerate(p.offset.strides):
+    """The element offset of lane `idx` of pointer block `p` (a Pointer or a QuasiPointer)."""
+    return lane_value(ctx, p.offset, idx)
+
+
+def lane_value(ctx, a, idx) -> ir.Value:
+    """Lane `idx` of an Affine (base + sum of index * stride) or Quasi block, as an i64 value."""
+    if isinstance(a, Quasi):
+        v = lane_value(ctx, a.affine, idx)
+        for t, c in a.terms:
+            q = _divide(ctx, lane_value(ctx, t.x, idx), ctx.lin(t.d), t.kind)
+            v = ctx.add(v, q if c.as_const() == 1 else ctx.mul(q, ctx.lin(c)))
+        return v
+    v = ctx.lin(a.base)
+    for d, s in enumerate(a.strides):
         if not s.is_zero():
-            addr = ctx.add(addr, ctx.mul(idx[d], ctx.lin(s)))
-    return addr
+            v = ctx.add(v, ctx.mul(idx[d], ctx.lin(s)))
+    return v
+
+
+def _divide(ctx, x, d, kind: str) -> ir.Value:
+    """C's truncating x / d or x % d, and 0 for d == 0 as the simulator has it (no trap)."""
+    op = arith.DivSIOp if kind == "div" else arith.RemSIOp
+    if ctx.const_of(d) not in (None, 0):
+        return op(x, d).result
+    zero = arith.CmpIOp(arith.CmpIPredicate.eq, d, ctx.c64(0)).result
+    q = op(x, arith.SelectOp(zero, ctx.c64(1), d).result).result
+    return arith.SelectOp(zero, ctx.c64(0), q).result
 
 
 def scalar_access(ctx, ptr, mask, access: str, kind: str):
-    """The pointer and mask structure of a gather/scatter run as a scalar loop, with its warning."""
-    p = ctx.ps.pointer(ptr)
-    b = ctx.ps.mask(mask, lower=True) if mask is not None else None
+    """The pointer and mask structure of a gather/scatter run as a scalar loop, with its warning:
+    affine, or quasi-affine (integer `//` and `%` by scalars, evaluated lane by lane)."""
+    p = ctx.ps.pointer(ptr) or ctx.ps.quasi_pointer(ptr)
+    b = None if mask is None else ctx.ps.mask(mask, lower=True) or ctx.ps.quasi_mask(mask)
     if p is None or (mask is not None and b is None):
-        raise ctx.error(f"this {access}'s addresses or mask depend on data; {kind}s of that kind are not "
-                        "supported yet")
+        raise ctx.error(_not_structured(ctx, ptr if p is None else mask, access, kind))
     why = f"this {access} is a {kind} (not rows of contiguous elements)" if ctx.soc.has_data_copy_pad else \
         f"{ctx.soc.name} has no DataCopyPad for this masked or unaligned {access}, so it is a {kind}"
     ctx.warn(f"{why}; it runs as a scalar GetValue/SetValue loop")
     return p, b
+
+
+def _not_structured(ctx, v: ir.Value, access: str, kind: str) -> str:
+    """Why the addresses (or mask) `v` of a gather/scatter are not quasi-affine: the first op on the
+    way to them that the analysis cannot follow, when it is a division."""
+    seen, stack = set(), [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x.owner, ir.Block) or x in seen:
+            continue
+        seen.add(x)
+        op = x.owner.operation if hasattr(x.owner, "operation") else x.owner
+        if op.name in ("arith.divui", "arith.remui"):
+            return (f"this {access}'s addresses use an unsigned `//` or `%` (of unsigned integers), which ascend "
+                    "cannot follow in addresses yet: compute the offsets in signed integers")
+        if op.name in ("arith.divsi", "arith.remsi") and str(op.operands[1].type).startswith("tensor<") \
+                and ctx.ps.quasi(op.operands[0]) is not None and ctx.ps.quasi(op.operands[1]) is not None \
+                and not ctx.ps.quasi(op.operands[1]).uniform():
+            return (f"this {access}'s addresses divide by a block that differs across lanes (`//` or `%`); "
+                    "ascend follows divisions of offsets by a scalar only")
+        stack.extend(op.operands)
+    return f"this {access}'s addresses or mask depend on data; {kind}s of that kind are not supported yet"
 
 
 def used_after(op, value: ir.Value) -> bool:

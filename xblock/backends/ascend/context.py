@@ -1,9 +1,10 @@
 """The rule context: the state of one xb -> ascendc lowering, as every rule sees it (`ctx`).
 
 It maps each xb value to what it lowered to (`vmap`), packs the unified buffer while lowering
-(queue tensors for blocks that come from or go to GM, first-fit scratch for the rest, each freed
-after its last use), names C++ variables after the kernel's Python names, and raises a rule's
-errors at the op being lowered. `driver.Lowering` adds the walk that fills it.
+(queue tensors for blocks that come from or go to GM while a TPosition has queue buffers left,
+first-fit scratch for the rest, each freed after its last use), names C++ variables after the
+kernel's Python names, and raises a rule's errors at the op being lowered. `driver.Lowering`
+adds the walk that fills it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from .builders import Builders
 from .rules import TARGET
 from .tiles import materialize
 from .values import SIZE, TILE_ALIGN, Queue, Scratch, Splat, Struct, Tile, numel, round_up
+
+QUEUE_BUFFERS = 8  # queue buffers per TPosition on A2: one event id each (REFERENCE.md, TQue)
 
 
 class LoweringContext(Builders):
@@ -178,9 +181,9 @@ class LoweringContext(Builders):
         if nbytes > self.largest[0]:
             self.largest = (nbytes, self.loc)
         store = self._feeds_store(result) if result is not None else None
-        if store is not None:
+        q = self.queue("VECOUT", nbytes, name or self.store_label(store), spill=True) if store is not None else None
+        if q is not None:  # else all VECOUT buffers hold live blocks: scratch, stored from there (access.py)
             label = name or self.store_label(store)
-            q = self.queue("VECOUT", nbytes, label)
             v = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(elem)), queue=q.name, name=label + "Local")
             return Tile(v, elem, shape, nbytes, "vecout", q, line=self.loc[1])
         off = self.scratch.alloc(nbytes)
@@ -194,23 +197,36 @@ class LoweringContext(Builders):
         self.temps.append(t)
         return t
 
-    def queue(self, position: str, nbytes: int, name: str | None) -> Queue:
+    def queue(self, position: str, nbytes: int, name: str | None, spill: bool = False) -> Queue | None:
+        """A free queue of `position` for a block of `nbytes` (a new one is declared before the grid loop).
+
+        A TPosition has 8 queue buffers on A2 (one event id each). Queues are double-buffered while
+        that fits; past 4 live blocks, the newest double-buffered queue gives up its second buffer for
+        each new one, so up to 8 blocks are live in single-buffered queues. Past 8, `spill` returns
+        None (the caller keeps the block in the VECCALC scratch, with explicit syncs); without it, an
+        error."""
         for q in self.queues:
             if q.position == position and not q.busy:
                 break
         else:
+            used = sum(x.num for x in self.queues if x.position == position)
+            if used >= QUEUE_BUFFERS:
+                double = next((x for x in reversed(self.queues) if x.position == position and x.num > 1), None)
+                if double is None:
+                    if spill:
+                        return None
+                    raise self.error(f"more than {QUEUE_BUFFERS} {position} blocks live at once "
+                                     f"(at most {QUEUE_BUFFERS} queue buffers per TPosition)")
+                double.num -= 1
+                used -= 1
             stem = "inQueue" if position == "VECIN" else "outQueue"
             label = (name or str(len(self.queues)))
-            q = Queue(stem + label[0].upper() + label[1:], position)
+            num = min(self.opts.buffer_num, QUEUE_BUFFERS - used)
+            q = Queue(stem + label[0].upper() + label[1:], position, num=num)
             if any(x.name == q.name for x in self.queues):
                 q.name += str(len(self.queues))
-            n_at_pos = sum(1 for x in self.queues if x.position == position) + 1
-            if n_at_pos * self.opts.buffer_num > 8:
-                raise self.error(f"more than {8 // self.opts.buffer_num} {position} blocks live at once "
-                                 f"(at most 8 queue buffers per TPosition)")
             with self.before_grid:
-                q.decl = A.op("tque", [], sym_name=q.name, position=position, depth=1, num=self.opts.buffer_num,
-                              bytes=0)
+                q.decl = A.op("tque", [], sym_name=q.name, position=position, depth=1, num=q.num, bytes=0)
             self.queues.append(q)
         q.busy = True
         q.bytes = max(q.bytes, nbytes)

@@ -139,11 +139,15 @@ class Lowering(LoweringContext):
             top += nbytes
         self.scratch.peak = top
         self.calc.attributes["bytes"] = ir.IntegerAttr.get(self.i64, max(self.scratch.peak, 32))
+        if self.ub_plan()["total"] > self.soc.ub_usable:  # single buffers (no copy-in overlap) if that fits
+            for q in self.queues:
+                q.num = 1
         for q in self.queues:
             q.decl.attributes["bytes"] = ir.IntegerAttr.get(self.i64, q.bytes)
+            q.decl.attributes["num"] = ir.IntegerAttr.get(self.i64, q.num)
         plan = self.ub_plan()
         if plan["total"] > self.soc.ub_usable:
-            parts = ", ".join(f"{q.name} {self.opts.buffer_num} x {q.bytes} B" for q in self.queues)
+            parts = ", ".join(f"{q.name} {q.num} x {q.bytes} B" for q in self.queues)
             raise self.error(
                 f"this kernel's blocks need {plan['total']} B of unified buffer ({parts}, scratch "
                 f"{plan['scratch']} B), more than the {self.soc.ub_usable} B usable on {self.soc.name}; "
@@ -152,10 +156,9 @@ class Lowering(LoweringContext):
             [ir.StringAttr.get(f"{n}:{t}") for n, t in self.fields])
 
     def ub_plan(self) -> dict:
-        queues = {q.name: {"position": q.position, "buffers": self.opts.buffer_num, "bytes": q.bytes}
-                  for q in self.queues}
+        queues = {q.name: {"position": q.position, "buffers": q.num, "bytes": q.bytes} for q in self.queues}
         scratch = round_up(max(self.scratch.peak, 32), 32)
-        total = scratch + sum(self.opts.buffer_num * q.bytes for q in self.queues)
+        total = scratch + sum(q.num * q.bytes for q in self.queues)
         return {"queues": queues, "scratch": scratch, "total": total, "usable": self.soc.ub_usable}
 
     # ----- the walk ----------------------------------------------------------------------

@@ -48,15 +48,12 @@ def _load(ctx, op):
     nbytes = round_up(max(numel(shape), 1) * sz, 256)
     if nbytes > ctx.largest[0]:
         ctx.largest = (nbytes, ctx.loc)
-    q = ctx.queue("VECIN", nbytes, name)
-    local = A.local_type(ir.Type.parse(elem))
-    t_in = A.op("alloc_tensor", [], local, queue=q.name, **({"name": name + "Local"} if name else {}))
+    tile = _copy_in_tile(ctx, elem, shape, nbytes, name)
+    t_in = tile.value
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
     if dense(acc, sz) and not acc.limited:
         A.op("data_copy", [t_in, gm, ctx.c64(acc.rows * acc.cols)])
-        A.op("enque", [t_in], queue=q.name)
-        ctx.vmap[r] = Tile(A.op("deque", [], local, queue=q.name, **({"name": name} if name else {})),
-                           elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
+        ctx.vmap[r] = _arrived(ctx, tile, name)
         return
     rows, cols, _ = counts(ctx, acc)
     r0, c0 = starts(ctx, acc)
@@ -77,10 +74,7 @@ def _load(ctx, op):
         args += [ctx.sub(cols_al, cols), ctx.splat_scalar(other) if elem not in ("bf16",) or other.scalar is not None
                  else ctx.cst("f32", other.const)]
     A.op("data_copy_pad", args, is_pad=other is not None)
-    A.op("enque", [t_in], queue=q.name)
-    t = A.op("deque", [], local, queue=q.name, **({"name": name} if name else {}))
-    tile = Tile(t, elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
-    ctx.vmap[r] = tile
+    ctx.vmap[r] = _arrived(ctx, tile, name)
     if r0 is not None or c0 is not None:
         _fill_around(ctx, acc, tile, other, rows, r0, ca, cols_al)
         if head is not None:
@@ -111,6 +105,32 @@ def _load(ctx, op):
                 row = ctx.add(ctx.mul(loop.induction_variable, ctx.c64(acc.cols)), start)
                 fill(ctx, tile, row, ctx.sub(ctx.c64(acc.cols), start), other)
                 scf.YieldOp([])
+
+
+def _copy_in_tile(ctx, elem, shape, nbytes, name) -> Tile:
+    """Where a block copied in from GM lands: a VECIN queue buffer, or, when all 8 VECIN buffers hold
+    live blocks, a VECCALC scratch tile (a TBuf has no queue events: MTE2 waits until the vector unit
+    and MTE3 are done with that memory)."""
+    q = ctx.queue("VECIN", nbytes, name, spill=True)
+    if q is None:
+        t = ctx.new_tile(elem, shape, name)
+        ctx.sync("V_MTE2")
+        ctx.sync("MTE3_MTE2")
+        return t
+    local = A.local_type(ir.Type.parse(elem))
+    v = A.op("alloc_tensor", [], local, queue=q.name, **({"name": name + "Local"} if name else {}))
+    return Tile(v, elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
+
+
+def _arrived(ctx, tile: Tile, name) -> Tile:
+    """The block once its copy-in is done: EnQue/DeQue of its queue buffer (the queue's MTE2 -> V
+    event), or an explicit MTE2 -> V sync for a scratch tile."""
+    if tile.kind != "vecin":
+        ctx.sync("MTE2_V")
+        return tile
+    A.op("enque", [tile.value], queue=tile.queue.name)
+    tile.value = A.op("deque", [], tile.value.type, queue=tile.queue.name, **({"name": name} if name else {}))
+    return tile
 
 
 def _fill_if(ctx, tile, start, count, other):

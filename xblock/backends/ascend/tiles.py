@@ -218,10 +218,14 @@ def block_only(fn):
 
 
 def structured(ctx, r) -> bool:
+    """Whether the integer or mask block `r` stays symbolic (a Struct): affine, a mask of bounds, or
+    quasi-affine (`offs // d`) and only used to address loads and stores (lane by lane)."""
     e = elem_of(r.type)
     if e == "i1":
-        return ctx.ps.mask(r) is not None
-    return e not in FLOAT and ctx.ps.affine(r, wrapped=True) is not None
+        return ctx.ps.mask(r) is not None or (ctx.ps.quasi_mask(r) is not None and ctx.ps.addresses_only(r))
+    if e in FLOAT:
+        return False
+    return ctx.ps.affine(r, wrapped=True) is not None or (ctx.ps.quasi(r) is not None and ctx.ps.addresses_only(r))
 
 
 def divmod_tile(ctx, op, bind: bool = True) -> Tile:

@@ -48,6 +48,7 @@ class Queue:
     name: str
     position: str  # "VECIN" | "VECOUT"
     bytes: int = 0
+    num: int = 2  # buffers (InitBuffer's num): 2 double-buffers, 1 when a TPosition runs short of buffers
     busy: bool = False
     lines: set = field(default_factory=set)
     decl: object = None  # the ascendc.tque op, sized at the end
