@@ -225,9 +225,10 @@ class AscendCEmitter(CStyle, CubeCalls):
         self.line("")
         renamed = sorted({RENAMED[o.name] for o in _walk(self.module.operation) if o.name in RENAMED})
         if renamed:
-            self.line(f"// CANN 9 renamed {', '.join(f'{old} to {new}' for old, new in renamed)} (the old spellings are")
-            self.line("// deprecated there, the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by")
-            self.line("// default it follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.")
+            pairs = ", ".join(f"{old} to {new}" for old, new in renamed)
+            self.line(f"// CANN 9 renamed {pairs} (the old spellings are deprecated there,")
+            self.line("// the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by default it")
+            self.line("// follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.")
             self.line("#ifndef XBLOCK_CANN_API")
             self.line("#if defined(__NPU_ARCH__)")
             self.line("#define XBLOCK_CANN_API 9")
