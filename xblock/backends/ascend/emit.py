@@ -219,7 +219,14 @@ class AscendCEmitter(CStyle, CubeCalls):
         self.line(f"// Unified buffer: {', '.join(parts)}; {plan.get('total', 0)} of {plan.get('usable', 0)} B.")
         self.cube_header()
         self.line("// Each program instance of the grid is one iteration of the loop over pid; the cores take")
-        self.line("// turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.")
+        bufs = {v["buffers"] for v in plan.get("queues", {}).values()}
+        if bufs == {1}:
+            self.line("// turns (pid += GetBlockNum()); the queues are single-buffered (two would not fit in UB).")
+        elif 1 in bufs:
+            self.line("// turns (pid += GetBlockNum()); queues with two buffers overlap copy-in and compute (the")
+            self.line("// others have one: more blocks are live than double buffers allow).")
+        else:
+            self.line("// turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.")
         self.line('#include "kernel_operator.h"')
         self.line(f'#include "{name}_tiling.h"')
         self.line("")
