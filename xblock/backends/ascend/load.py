@@ -230,6 +230,7 @@ def _gather_load(ctx, op, ptr, mask, other, elem):
             v = ifop.results[0]
         A.op("set_value", [out.value, lane, v])
 
+    before_scalar_reads(ctx)  # the tile's UB may still be read by the vector unit (write after read)
     lane_loops(ctx, shape, body)
     after_scalar_writes(ctx, out)
     ctx.vmap[op.result] = out
