@@ -19,12 +19,12 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from .options import STATUS_SLOT
 from .rules import rule
 from .tiles import reduce_all
 from .values import Splat, Struct, Tile
 
 STATUS_ARG = "assertStatus"
-STATUS_SLOT = 8  # int64s per block: one 64-byte cache line
 
 
 def status_buffer(ctx) -> ir.Value:

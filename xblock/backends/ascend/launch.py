@@ -22,9 +22,8 @@ import numpy as np
 from ...errors import ExecutionError, LaunchError
 from ...runtime.cache import cache_dir
 from ..common.native import library_path, load_library
-from .debug import STATUS_SLOT
 from .emit import tiling_header, tiling_struct_name
-from .options import SOCS, launch_blocks
+from .options import SOCS, STATUS_SLOT, launch_blocks
 
 KIND = "ascend-emu"  # the cache folder of the emulator's libraries
 EMU_DIR = Path(__file__).parent / "emu"

@@ -36,6 +36,10 @@ SOCS = {
 }
 
 
+# int64s per launched block in the device_assert status buffer: one 64-byte DataCache line each
+# (backends/ascend/debug.py), so a block's SetValue + flush cannot overwrite another block's slot
+STATUS_SLOT = 8
+
 # KERNEL_TASK_TYPE_DEFAULT of a kernel (metadata["kernel_type"]), emitted for every kernel
 AIV_ONLY, AIC_ONLY, MIX_AIC_1_1 = "KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_1"
 

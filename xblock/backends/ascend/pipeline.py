@@ -29,6 +29,7 @@ from mlir import ir
 
 from ...dialects import ascendc, xb
 from . import atomics, bits, control, cube, debug, layout, load, lowering, reduce, shapes, store  # noqa: F401  (register rules)
+from .api_surface import check_source
 from .driver import Lowering
 from .emit import emit
 from .launch import build_emulator_library
@@ -56,10 +57,13 @@ def parse_ascendc(text: str) -> ir.Module:
 
 
 def make_cpp(text: str, metadata: dict, options) -> str:
-    """ascendc dialect -> AscendC C++ (kernel.cpp)."""
+    """ascendc dialect -> AscendC C++ (kernel.cpp); every AscendC name in it must be one the API-surface
+    table (api_surface.py) has checked against asc-devkit."""
     module = parse_ascendc(text)
     with module.context:
-        return emit(module, metadata, options)
+        cpp = emit(module, metadata, options)
+    check_source(cpp)
+    return cpp
 
 
 def make_so(cpp: str, metadata: dict, options) -> bytes:
