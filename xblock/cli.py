@@ -159,10 +159,62 @@ def cmd_compile(args) -> int:
     return EXIT_OK
 
 
+_NEEDS_SPECIALIZATION = ("xblock export needs the specialization it exports: --case NAME (one of the file's cases: "
+                         "{cases}), --size SIZE [--dtype DTYPE] for its case(), or --signature with -D NAME=VALUE "
+                         "for every constexpr")
+
+
+def _export_case(args, mod, kernel):
+    """(Case, its name): from --case NAME or --size [--dtype] of the file's case(); never a default size."""
+    import dataclasses
+
+    from .exporting import case_by_name, case_name, case_names
+
+    if args.case and (args.size or args.dtype):
+        raise UsageError("--case names the size and dtype: give it without --size and --dtype")
+    if not args.case and not args.size:
+        cases = ", ".join(case_names(mod)) or "none"
+        raise UsageError(_NEEDS_SPECIALIZATION.format(cases=cases))
+    if not hasattr(mod, "case"):
+        raise UsageError("the kernel's file has no case(size, dtype) function: give --signature and -D")
+    if args.case:
+        try:
+            size, dtype = case_by_name(mod, args.case)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    else:
+        size, dtype = _size(args.size, mod), args.dtype or getattr(mod, "DTYPES", ["float32"])[0]
+    case = mod.case(size, dtype)
+    case = dataclasses.replace(case, kernel=kernel, meta={**case.meta, **parse_defines(args.define)})
+    return case, case_name(size, dtype)
+
+
 def cmd_export(args) -> int:
-    ck = compile_from_args(args)
-    ck.export(args.output)
-    print(f"exported {ck.name} for {args.target} to {args.output}")
+    from .errors import XBlockError, surface
+    from .exporting import export_with_case, grid_formula, signature_specialization, source_label, specialization
+
+    if args.signature:
+        if args.case or args.size:
+            raise UsageError("--signature replaces the file's case(): give it with -D, without --case or --size")
+        ck = compile_from_args(args)
+        _, kernel = load_kernel(args.kernel)
+        spec = signature_specialization(kernel, parse_signature(args.signature), parse_defines(args.define))
+        export_with_case(ck, args.output, spec=spec)
+        print(f"exported {ck.name} for {args.target} to {args.output} (from a signature: no launch case, so no "
+              "input data, golden outputs or run.sh)")
+        return EXIT_OK
+    mod, kernel = load_kernel(args.kernel)
+    case, name = _export_case(args, mod, kernel)
+    options = _options(args)
+    try:
+        ck = kernel.warmup(*case.args, target=args.target, **case.meta, **options)
+        export_with_case(ck, args.output, case, name=name, source=source_label(args.kernel.rsplit(":", 1)[0]),
+                         grid_formula=grid_formula(mod.case),
+                         spec=specialization(kernel, case, args.target, options))
+    except XBlockError as e:
+        raise surface(e) from None
+    print(f"exported {ck.name} (case {name}) for {args.target} to {args.output}; build, run and verify it with "
+          f"{os.path.join(args.output, 'run.sh')} where a toolkit is installed (see its README.md)")
     return EXIT_OK
 
 
@@ -438,8 +490,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--output", "-o", help="write the stage to this file")
     sp.set_defaults(fn=cmd_compile)
 
-    sp = sub.add_parser("export", help="write a buildable project (ascend: AscendC + CMake)")
+    sp = sub.add_parser("export", help="write a buildable project (ascend: AscendC + CMake)",
+                        description="Export one specialization of a kernel as a project. Name it: --case NAME "
+                                    "(DTYPE-SIZE, one of the file's SIZES x DTYPES, e.g. float32-1023), --size "
+                                    "[--dtype] for the file's case(), or --signature with -D for every constexpr.")
     kernel_args(sp, exporting_targets()[0])
+    sp.add_argument("--case", help="one of the file's cases, named DTYPE-SIZE, e.g. float32-1023 or float16-823x781")
     sp.add_argument("--output", "-o", required=True, help="directory to create")
     sp.set_defaults(fn=cmd_export)
 

@@ -14,6 +14,7 @@ import numpy as np
 from .backends import REFERENCE, TargetUnavailable, get_backend
 from .backends import targets as all_targets
 from .errors import XBlockError
+from .exporting import case_name, export_with_case, grid_formula, specialization
 from .numdiff import compare, diff
 
 DEMO_SIZES = {"add": 98432, "softmax": (823, 781), "layernorm": (97, 3001), "rmsnorm": (64, 1000),
@@ -40,8 +41,12 @@ class _Notes:
         return f"{status} [{self.texts.index(reason) + 1}]"
 
 
-def _compile(case, target: str, dest: Path, exported: list, notes: _Notes) -> tuple:
-    """Compile (and export, where the target can) one example: (error cell or None, seconds, failed)."""
+def _compile(case, target: str, dest: Path, exported: list, notes: _Notes, info=None) -> tuple:
+    """Compile (and export, where the target can) one example: (error cell or None, seconds, failed).
+
+    `info` names the case for the export (`name`, `source`, `grid_formula`): the project carries
+    that launch's data and golden outputs.
+    """
     t0 = time.perf_counter()
     try:
         backend = get_backend(target)
@@ -52,7 +57,7 @@ def _compile(case, target: str, dest: Path, exported: list, notes: _Notes) -> tu
         return notes.cell("compile error", f"{target}: {e}"), 0.0, True
     if backend.export is not None:
         try:
-            ck.export(dest)
+            export_with_case(ck, dest, case, spec=specialization(case.kernel, case, target), **(info or {}))
             exported.append(target)
         except Exception as e:  # export problems are reported, the demo goes on
             return notes.cell("export failed", f"{target}: {e}"), 0.0, False
@@ -65,11 +70,11 @@ def _verdict(diffs: list, compile_s: float, run_s: float) -> tuple:
     return f"{'ok' if ok else 'FAIL'} {err:.1e}", f"{compile_s * 1e3:.0f}/{run_s * 1e3:.0f}", ok
 
 
-def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes: _Notes) -> tuple:
+def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes: _Notes, info=None) -> tuple:
     """The demo's cells for one example (a verdict and a time per target) and its failures."""
     cells, seconds, failures = {}, {}, 0
     for target in targets:
-        cell, seconds[target], failed = _compile(case, target, out_dir / target / name, exported, notes)
+        cell, seconds[target], failed = _compile(case, target, out_dir / target / name, exported, notes, info)
         if cell is not None:
             cells[target] = (cell, "-")
             failures += failed
@@ -131,7 +136,8 @@ def run_demo(out_dir: str = "out/demo", targets=None) -> int:
         case = mod.case(size, dtype)
         first = [name, "x".join(map(str, size)) if isinstance(size, tuple) else str(size), np.dtype(dtype).name
                  if not isinstance(dtype, str) else dtype]
-        cells, failed = _example_row(name, case, targets, Path(out_dir), exported, notes)
+        info = dict(name=case_name(size, dtype), source=f"examples/{name}.py", grid_formula=grid_formula(mod.case))
+        cells, failed = _example_row(name, case, targets, Path(out_dir), exported, notes, info)
         print(_line(first, cells), flush=True)
         failures += failed
     for k, text in enumerate(notes.texts, 1):

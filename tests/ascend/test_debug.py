@@ -75,6 +75,6 @@ def test_export_passes_the_assert_status_buffer(tmp_path):
     d = tmp_path / "proj"
     ck.export(d)
     main = (d / "main.cpp").read_text()
-    assert "(blockDim, stream, x_ptrDevice, out_ptrDevice, assertStatusDevice, tiling);" in main
-    assert "std::vector<int64_t> assertStatusHost(blockDim, -1);" in main
+    assert "(blockDim, stream, x_ptrDevice, out_ptrDevice, assertStatusDevice, &tiling);" in main
+    assert "std::vector<int64_t> assertStatusHost((blockDim ? blockDim : 1) * 8, -1);" in main  # 64 B a block
     assert "GM_ADDR assertStatus" in (d / "kernel.cpp").read_text()

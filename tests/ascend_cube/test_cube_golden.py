@@ -104,7 +104,7 @@ def test_export_has_the_cube_kernel_and_its_workspace(tmp_path):
     params, args = _kernel_params(kernel, "matmul_kernel"), _launch_args(host, "matmul_kernel")
     assert args[:2] == ["blockDim", "stream"] and len(args) - 2 == len(params)
     for (ctype, pname), arg in zip(params, args[2:]):
-        assert arg == (pname + "Device" if ctype == "GM_ADDR" else pname), (ctype, pname, arg)
+        assert arg == (pname + "Device" if ctype == "GM_ADDR" else "&" + pname), (ctype, pname, arg)
     assert [p for _, p in params][-2:] == ["workspace", "tiling"]
 
 
@@ -115,7 +115,7 @@ def test_export_of_an_aic_only_kernel_has_no_workspace(tmp_path):
     host = (d / "main.cpp").read_text()
     assert "workspace" not in host and "one block per cube core (AIC) (20 on Ascend910B3)" in host
     params, args = _kernel_params(ck.asm["cpp"], "dot_kernel"), _launch_args(host, "dot_kernel")
-    assert len(args) - 2 == len(params) and args[-1] == "tiling"
+    assert len(args) - 2 == len(params) and args[-1] == "&tiling"  # the launch header takes T*
 
 
 @xblock.jit

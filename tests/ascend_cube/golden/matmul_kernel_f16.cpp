@@ -9,9 +9,9 @@
 #include "kernel_operator.h"
 #include "matmul_kernel_tiling.h"
 
-// CANN 9 renamed CompareScalar to Compares (the old spellings are
-// deprecated there, the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by
-// default it follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.
+// CANN 9 renamed CompareScalar to Compares (the old spellings are deprecated there,
+// the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by default it
+// follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.
 #ifndef XBLOCK_CANN_API
 #if defined(__NPU_ARCH__)
 #define XBLOCK_CANN_API 9

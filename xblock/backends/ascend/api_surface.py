@@ -31,6 +31,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from ...errors import XBlockError
+
 BOTH = ("8.x", "9.x")
 # where the facts were read (read_file of the search tool's stored copies)
 ADK9 = "mirror-cann/asc-devkit@59c87719c4897ca2dae6d5cf6b9af37a45fc4665"
@@ -302,7 +304,7 @@ _BUILTIN_TYPES = frozenset({"bool", "char", "short", "int", "long", "float", "do
                             "auto"}) | FIXED_WIDTH
 
 
-class ApiSurfaceError(RuntimeError):
+class ApiSurfaceError(XBlockError):
     """Generated AscendC uses a name the API-surface table does not list (a compiler bug, not a user error)."""
 
 
