@@ -28,6 +28,7 @@ from .control import ControlFlow, _has_tensor, _is_py_value, flatten, lift_retur
 from .semantic import Semantic, SemanticError
 from .source import KernelSource, is_jit_function, unwrap_function
 from .triton_compat import translate
+from .type_rules import check_bool_operand
 from .types import ir_type
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -290,22 +291,27 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if op is ast.UAdd:
             return v
         if op is ast.Not:
+            check_bool_operand(v, "not")
             return self.sem.logical_not(v)
         return self.sem.invert(v)
 
     def visit_BoolOp(self, node):
+        """As Triton's: a Python value that decides the result is returned, one that does not is dropped,
+        and two or more blocks combine with logical_and/or (bool operands only)."""
         kind = "and" if isinstance(node.op, ast.And) else "or"
         acc = None
-        for i, e in enumerate(node.values):
+        for e in node.values:
             v = _unwrap(self.visit(e))
-            if acc is None:
+            if _is_py_value(v):
+                if bool(v) == (kind == "or"):
+                    return v
+                acc = v if acc is None or _is_py_value(acc) else acc
+            elif acc is None or _is_py_value(acc):
                 acc = v
-            elif _is_py_value(acc) and _is_py_value(v):
-                acc = (acc and v) if kind == "and" else (acc or v)
             else:
+                check_bool_operand(acc, kind)
+                check_bool_operand(v, kind)
                 acc = self.sem.logical(kind, acc, v)
-            if _is_py_value(acc) and ((kind == "and" and not acc) or (kind == "or" and acc)):
-                return acc
         return acc
 
     def visit_Compare(self, node):

@@ -20,6 +20,15 @@ from .semantic_casts import cast_float, cast_pointer, needs_fp_to_fp, refuse_fp8
 from .semantic_math import MathOps
 from .semantic_ptrs import PointerBlockOps, accesses_block_pointer
 from .semantic_shapes import ShapeOps
+from .type_rules import (
+    check_fdiv_operands,
+    check_full_value,
+    check_mask,
+    check_math_operand,
+    check_not_pointer,
+    check_scalar_pointer_load,
+    check_umulhi_operand,
+)
 from .types import SemanticError, _is_py, ir_type, python_scalar_dtype
 
 __all__ = ["Semantic", "SemanticError"]
@@ -317,6 +326,7 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
 
     def neg(self, x) -> tensor:
         x = self.to_tensor(x)
+        check_not_pointer(x, "unary minus")
         if x.dtype.is_floating():
             return tensor(arith.negf(x.handle), x.dtype, x.shape)
         return self.binary("sub", self.constant(0, x.dtype), x)
@@ -338,6 +348,8 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
 
     def to_bool(self, x) -> tensor:
         x = self.to_tensor(x)
+        if x.dtype.is_ptr():  # the address != 0, as Triton's cast to int1
+            return self.cast(x, xl.int1)
         return x if x.dtype.is_bool() else self.compare("ne", x, self.constant(0, x.dtype))
 
     # ----------------------------------------------------------------------------- casts
@@ -420,6 +432,7 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
         dt = _unwrap(dt)
         value = _unwrap(value)
         check_numel(shape)
+        check_full_value(value, dt)
         if isinstance(value, tensor):
             return self.splat(self.cast(value, dt), shape)
         return self.constant(value, dt, shape)
@@ -431,18 +444,21 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
             raise SemanticError(f"expected a pointer, got {ptr!r}")
         return ptr
 
-    def _mask(self, mask, shape):
+    def _mask(self, mask, shape, what=None):
+        """The mask as an int1 value; `what` ("a load", ...) names an access whose mask must be bool."""
         mask = _unwrap(mask)
         if mask is None:
             return None
-        m = self.to_bool(mask)
-        return m
+        if what is not None:
+            check_mask(mask, what)
+        return self.to_bool(mask)
 
     def load(self, ptr, mask, other, cache, evict, volatile, boundary_check=(), padding_option="") -> tensor:
         if accesses_block_pointer(ptr, boundary_check, padding_option):
             return self.load_block_pointer(ptr, mask, other, cache, evict, volatile, boundary_check, padding_option)
         ptr = self._ptr(ptr)
-        mask = self._mask(mask, ptr.shape)
+        check_scalar_pointer_load(ptr, _unwrap(mask), _unwrap(other))
+        mask = self._mask(mask, ptr.shape, "a load")
         if mask is not None and mask.shape != ptr.shape:
             shape = self.broadcast_shapes(ptr.shape, mask.shape)
             ptr, mask = self.broadcast_to(ptr, shape), self.broadcast_to(mask, shape)
@@ -499,21 +515,23 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
               "rsqrt": math.rsqrt, "sin": math.sin, "cos": math.cos, "erf": math.erf,
               "floor": math.floor, "ceil": math.ceil, "tanh": math.tanh}
 
-    def _float(self, x) -> tensor:
+    def _float(self, x, fn: str) -> tensor:
+        """The operand of math function `fn`: a float block, or a Python number as a float32 constant."""
+        x = _unwrap(x)
+        if _is_py(x):
+            return self.to_tensor(float(x))
         x = self.to_tensor(x)
-        if x.dtype.is_int():
-            x = self.cast(x, xl.float32)
+        check_math_operand(x.dtype, fn)
         refuse_fp8_arithmetic(x.dtype, "math")
-        if not x.dtype.is_floating():
-            raise SemanticError(f"expected a floating-point operand, got {x.dtype}")
         return x
 
-    def math_unary(self, name, x) -> tensor:
-        x = self._float(x)
+    def math_unary(self, name, x, fn=None) -> tensor:
+        x = self._float(x, fn or name)
         return tensor(self._UNARY[name](x.handle), x.dtype, x.shape)
 
     def abs(self, x) -> tensor:
         x = self.to_tensor(x)
+        check_not_pointer(x, "abs")
         if x.dtype.is_floating():
             return tensor(math.absf(x.handle), x.dtype, x.shape)
         if x.dtype.is_int_unsigned():
@@ -521,7 +539,7 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
         return tensor(math.absi(x.handle), x.dtype, x.shape)
 
     def sigmoid(self, x) -> tensor:
-        x = self._float(x)
+        x = self._float(x, "sigmoid")
         return self.binary("truediv", 1.0, self.binary("add", 1.0, self.math_unary("exp", self.neg(x))))
 
     def _promote_bf16(self, x) -> tensor:
@@ -560,10 +578,21 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
         return tensor(math.fma(x.handle, y.handle, z.handle), x.dtype, x.shape)
 
     def umulhi(self, x, y) -> tensor:
+        for v in (_unwrap(x), _unwrap(y)):
+            if isinstance(v, tensor):
+                check_umulhi_operand(v.dtype)
         x, y = self._operands(x, y)
         if not x.dtype.is_int():
             raise SemanticError("umulhi needs integer operands")
         return tensor(arith.mului_extended(x.handle, y.handle)[1], x.dtype, x.shape)
+
+    def fdiv(self, x, y) -> tensor:
+        """Triton's `fdiv`: float operands only; the quotient keeps their type (fp16 / fp16 is fp16)."""
+        x, y = _unwrap(x), _unwrap(y)
+        check_fdiv_operands(*(v.dtype if isinstance(v, tensor) else python_scalar_dtype(v) for v in (x, y)))
+        x, y = self._operands(x, y)
+        refuse_fp8_arithmetic(x.dtype, "fdiv")
+        return tensor(arith.divf(x.handle, y.handle), x.dtype, x.shape)
 
     def cdiv(self, x, div):
         x, div = _unwrap(x), _unwrap(div)

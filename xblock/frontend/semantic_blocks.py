@@ -7,6 +7,7 @@ from mlir import ir
 from .. import language as xl
 from ..dialects import xb
 from ..language.core import _unwrap, tensor
+from .type_rules import check_atomic_cas_dtype, check_atomic_rmw_dtype, check_not_pointer
 from .types import SemanticError, _is_py, ir_type
 
 
@@ -32,6 +33,7 @@ class BlockOps:
         x = self.to_tensor(x)
         if not x.shape:
             raise SemanticError(f"{kind} needs a block, got a scalar")
+        check_not_pointer(x, kind)
         x, ax = self._reduce_axis(x, axis)
         dt = _unwrap(dt)
         if kind == "sum":
@@ -80,6 +82,7 @@ class BlockOps:
         x = self.to_tensor(x)
         if not x.shape:
             raise SemanticError(f"{kind} needs a block, got a scalar")
+        check_not_pointer(x, kind)
         x, ax = self._reduce_axis(x, axis)
         dt = _unwrap(dt)
         if dt is not None:
@@ -204,20 +207,24 @@ class BlockOps:
                             "127)) and use tl.dot")
 
     # ----------------------------------------------------------------------------- atomics
-    def _atomic_operands(self, ptr, val, mask):
+    def _atomic_operands(self, ptr, val, mask, kind):
         ptr = self._ptr(ptr)
         et = ptr.dtype.element_ty
+        if kind == "cas":
+            check_atomic_cas_dtype(et)
+        else:
+            check_atomic_rmw_dtype(kind, et)
         val = _unwrap(val)
         val = self.cast(self.to_tensor(val, et if _is_py(val) else None), et)
         shape = self.broadcast_shapes(ptr.shape, val.shape)
         ptr, val = self.broadcast_to(ptr, shape), self.broadcast_to(val, shape)
-        mask = self._mask(mask, shape)
+        mask = self._mask(mask, shape, f"atomic_{kind}")
         if mask is not None:
             mask = self.broadcast_to(mask, shape)
         return ptr, val, mask
 
     def atomic_rmw(self, kind, ptr, val, mask, sem, scope) -> tensor:
-        ptr, val, mask = self._atomic_operands(ptr, val, mask)
+        ptr, val, mask = self._atomic_operands(ptr, val, mask, kind)
         et = val.dtype
         if kind in ("and", "or", "xor") and not et.is_int():
             raise SemanticError(f"atomic_{kind} needs an integer pointer, got {ptr.dtype}")
@@ -231,7 +238,7 @@ class BlockOps:
         return tensor(h, et, val.shape)
 
     def atomic_cas(self, ptr, cmp, val, sem, scope) -> tensor:
-        ptr, val, _ = self._atomic_operands(ptr, val, None)
+        ptr, val, _ = self._atomic_operands(ptr, val, None, "cas")
         cmp = self.broadcast_to(self.cast(self.to_tensor(_unwrap(cmp), val.dtype), val.dtype), val.shape)
         h = xb.atomic_cas(ptr.handle, cmp.handle, val.handle, sem=str(_unwrap(sem) or "acq_rel"),
                           scope=str(_unwrap(scope) or "gpu"))

@@ -6,8 +6,9 @@ way. The few without one are composed here from ops every target has, so all tar
 the same way: `isnan`/`isinf`/`isfinite` are comparisons, `signbit` reads the sign through
 `math.copysign`, `exp10` is a Cody-Waite reduction to `exp` and `exp2`, `hypot` scales by the
 larger magnitude, `remainder` is exact from `fmod`, and `erfinv` is a polynomial fit in
-w = -log(1 - x^2) (plus two Newton steps on erf/erfc in fp64). fp16/bf16 (and integer) arguments
-compute in fp32; the result is rounded back to the argument's type.
+w = -log(1 - x^2) (plus two Newton steps on erf/erfc in fp64). Arguments are floats (an integer block is
+an error, as in Triton; `pow`'s exponent may be an integer); fp16/bf16 arguments compute in fp32 and the
+result is rounded back to the argument's type.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from .. import language as xl
-from ..language.core import tensor
-from .types import SemanticError
+from ..language.core import _unwrap, tensor
+from .types import SemanticError, _is_py
 
 _P = arith.CmpFPredicate
 
@@ -58,19 +59,20 @@ class MathOps:
     """Builders of the `xl.math` functions; `self` is the `Semantic` instance."""
 
     def math_fn(self, name: str, *args) -> tensor:
-        name = _ALIASES.get(name, name)
+        fn, name = name, _ALIASES.get(name, name)
         if name in self._UNARY:
-            return self.math_unary(name, *args)
+            return self.math_unary(name, *args, fn=fn)
         if name == "fast_dividef":
-            return self.binary("truediv", *args)
+            return self.fdiv(*args)
         if name in ("div_rn", "rcp_rn"):  # IEEE division where `/` may be approximate: marked `xb.precise`
-            a, b = (args[0], args[1]) if name == "div_rn" else (1.0, self._float(args[0]))
+            a, b = (self._float_arg(args[0], fn), self._float_arg(args[1], fn)) if name == "div_rn" else \
+                (1.0, self._float(args[0], fn))
             return self._precise(self.binary("truediv", a, b))
         if name == "sqrt_rn":
-            x, dt = self._wide(args[0])
+            x, dt = self._wide(args[0], fn)
             return self.cast(self._precise(self._m(math.sqrt, x)), dt)
         if len(args) == 1:
-            x, dt = self._wide(args[0])
+            x, dt = self._wide(args[0], fn)
             if name in _MATH1:
                 return self.cast(self._m(_MATH1[name], x), dt)
             if name in ("isnan", "isinf", "isfinite"):
@@ -82,9 +84,10 @@ class MathOps:
             if builder is not None:
                 return self.cast(builder(x), dt)
         elif len(args) == 2:
-            a, b = (self._float(v) if isinstance(v, tensor) else v for v in args)
+            a = self._float_arg(args[0], fn)
+            b = args[1] if name == "pow" else self._float_arg(args[1], fn)  # pow(x, n): libdevice's powi
             a, b = self._operands(a, b)
-            a, b = self._float(a), self._float(b)
+            a, b = self._float(a, fn), self._float(b, fn)
             dt = a.dtype
             if dt in (xl.float16, xl.bfloat16):
                 a, b = self.cast(a, xl.float32), self.cast(b, xl.float32)
@@ -96,9 +99,15 @@ class MathOps:
         raise SemanticError(f"math function {name} does not take {len(args)} arguments")
 
     # ----------------------------------------------------------------------------- helpers
-    def _wide(self, x):
+    def _float_arg(self, v, fn: str):
+        """A float block of math function `fn` as it is, a Python number left weak (it takes the other
+        operand's type), an integer block an error (as in Triton)."""
+        v = _unwrap(v)
+        return v if _is_py(v) else self._float(v, fn)
+
+    def _wide(self, x, fn: str):
         """(x as fp32 or fp64, the dtype to round the result back to)."""
-        x = self._float(x)
+        x = self._float(x, fn)
         if x.dtype in (xl.float16, xl.bfloat16):
             return self.cast(x, xl.float32), x.dtype
         return x, x.dtype

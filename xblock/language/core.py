@@ -489,7 +489,7 @@ def _unary_math(name):
 
     impl.__name__ = name
     impl.__qualname__ = name
-    impl.__doc__ = f"Elementwise {name}; integer inputs are converted to float32."
+    impl.__doc__ = f"Elementwise {name} of a float block (fp16 and bf16 compute in fp32; integers are an error)."
     return builtin(impl)
 
 
@@ -539,7 +539,8 @@ def fma(x, y, z, _semantic=None):
 
 @builtin
 def fdiv(x, y, ieee_rounding=False, _semantic=None):
-    return _semantic.binary("truediv", x, y)
+    """x / y of float operands, in their type (Triton's `fdiv`, which ignores ieee_rounding)."""
+    return _semantic.fdiv(x, y)
 
 
 @builtin

@@ -5,9 +5,9 @@ Beyond Triton 3.6's `tl.math`, this module holds the elementwise set of libdevic
 `expm1`, `log10`, `log1p`, `pow`, `fmod`, `remainder`, the roundings, the classification
 predicates, `copysign`, `hypot`, `cbrt`. Older Triton kernels call them as `tl.math.<name>`, newer
 ones as `libdevice.<name>`; both resolve here. The arguments are named as in libdevice (`arg0`,
-`arg1`). Integer arguments compute in fp32; fp16 and bf16 compute in fp32 and round back (Triton's
-libdevice takes only fp32 and fp64). How each function is computed on each target, and its
-measured accuracy, is in docs/LANGUAGE.md ("Math functions").
+`arg1`). Integer blocks are an error, as in Triton (`pow`'s exponent excepted); fp16 and bf16 compute
+in fp32 and round back (Triton's libdevice takes only fp32 and fp64). How each function is computed on
+each target, and its measured accuracy, is in docs/LANGUAGE.md ("Math functions").
 """
 
 from .core import (  # noqa: F401
