@@ -1,6 +1,8 @@
 // Unit test of xblock's Cube-unit model (emu/cube.h): one correct 40x24x50 fp16 matmul through
 // Nd2Nz -> LoadData -> Mmad -> Fixpipe checked against a plain loop, then planted violations, one
 // per case name (argv[1]); each must stop with an error naming the API call. Prints "ok" or the error.
+// A host program around a kernel: the model's CPU-debug build (host library usable after the model).
+#define ASCENDC_CPU_DEBUG 1
 #include <cstdio>
 #include <string>
 #include <vector>

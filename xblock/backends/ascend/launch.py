@@ -1,5 +1,11 @@
 """Run generated AscendC on xblock's CPU model: build it with g++, load it, launch on numpy arrays.
 
+The model (emu/, docs/ASCEND_MODEL.md) compiles kernel.cpp as an NPU build of CANN 9 would: no
+host library names, the CANN 9 API spellings. A kernel whose source picks spellings by CANN version
+(`XBLOCK_CANN_API`, `__NPU_ARCH__`) is also checked, syntax only, as a CANN 8 build. Model errors
+that carry the kernel.cpp line of the failing call (`[at kernel.cpp:N]`) are reported at the Python
+line whose `// file.py:N:` comment precedes it.
+
 Libraries live under the cache's `ascend-emu/` folder, named by their bytes' digest
 (`common.native`). A build is also found by the hash of everything that goes into it (the kernel
 source, the tiling header, the model's headers, the compiler command), through a link to the
@@ -12,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -54,6 +61,69 @@ def extra_gm_args(metadata: dict) -> list:
     return metadata.get("extra_gm_args") or (["workspace"] if metadata.get("workspace_bytes") else [])
 
 
+_TRACE = re.compile(r"\s*// (\S+\.py):(\d+): ?(.*)$")
+_LINE_DIRECTIVE = re.compile(r'\s*#line (\d+) "([^"]+)"')
+_CPP_SITE = re.compile(r"\b(kernel\.cpp):(\d+)(?::\d+)?")
+_NPU_MISSING = re.compile(r"XBEMU_NPU_BUILD_HAS_NO_(\w+)")
+
+
+def python_line(cpp: str, line: int, metadata: dict) -> tuple[str, int, str] | None:
+    """(file, line, source text) of the kernel source that produced line `line` (1-based) of the
+    generated C++: the nearest `// file.py:N: source` comment (or `#line` directive) above it."""
+    lines = cpp.splitlines()
+    for i in range(min(line, len(lines)) - 1, -1, -1):
+        m = _TRACE.match(lines[i])
+        if m:
+            file, n, src = m.group(1), int(m.group(2)), m.group(3)
+            break
+        m = _LINE_DIRECTIVE.match(lines[i])
+        if m:
+            file, n, src = m.group(2), int(m.group(1)) + line - i - 2, ""
+            break
+    else:
+        return None
+    full = metadata.get("file") or ""
+    if os.path.basename(full) == os.path.basename(file):
+        file = full
+    return file, n, src
+
+
+def map_sites(message: str, cpp: str, metadata: dict) -> tuple[str | None, str]:
+    """The message with every `kernel.cpp:N` replaced by the Python line it came from, and the
+    `file:line` of the call the message is about (`[at kernel.cpp:N]`), if any."""
+    at = None
+
+    def sub(m):
+        nonlocal at
+        loc = python_line(cpp, int(m.group(2)), metadata) if cpp else None
+        if loc is None:
+            return m.group(0)
+        text = f"{os.path.basename(loc[0])}:{loc[1]}"
+        if at is None and message[max(0, m.start() - 4):m.start()] == "[at ":
+            at = f"{loc[0]}:{loc[1]}"
+        return text
+
+    text = _CPP_SITE.sub(sub, message)
+    return at, text
+
+
+def compile_error(metadata: dict, cpp: str, stderr: str, what: str) -> ExecutionError:
+    """The ExecutionError for a kernel that does not compile on the model: the compiler's words,
+    a hint for names an NPU build lacks, at the Python line of the first error if it can be found."""
+    missing = sorted(set(_NPU_MISSING.findall(stderr)))
+    hint = ""
+    if missing:
+        hint = (f"\nkernel code uses {', '.join(missing)}, which an NPU build of kernel_operator.h does not "
+                "declare: device code has no <cmath>, <cstdio>, <cstdlib>, <cstring> or std:: (spell special "
+                "values as __builtin_inff() / __builtin_nanf(\"\") or bit patterns; docs/ASCEND_MODEL.md)")
+    loc = f"{metadata['file']}:{metadata['line']}"
+    m = re.search(r"kernel\.cpp:(\d+):\d+: (?:error|note: in expansion)", stderr)
+    if m and (py := python_line(cpp, int(m.group(1)), metadata)):
+        loc = f"{py[0]}:{py[1]}"
+    return ExecutionError(f"{loc}: the generated AscendC for {metadata['name']} does not compile against "
+                          f"xblock's AscendC model{what}:{hint}\n{stderr[-4000:]}")
+
+
 def _emu_digest() -> str:
     h = hashlib.sha256()
     for p in sorted(EMU_DIR.glob("*.h")):
@@ -80,9 +150,13 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
         cmd = [CXX, *CXXFLAGS, "-I", str(EMU_DIR), "-I", str(tmp), str(tmp / "shim.cpp"), "-o", str(tmp / "k.so")]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
-            raise ExecutionError(f"{metadata['file']}:{metadata['line']}: the generated AscendC for "
-                                 f"{metadata['name']} does not compile against xblock's AscendC model:\n"
-                                 f"{res.stderr[-4000:]}")
+            raise compile_error(metadata, cpp, res.stderr, "")
+        if "XBLOCK_CANN_API" in cpp or "__NPU_ARCH__" in cpp:  # spellings by CANN version: check CANN 8's too
+            cmd8 = [CXX, *CXXFLAGS[:3], "-fsyntax-only", "-DXBEMU_CANN_VERSION=8", "-I", str(EMU_DIR), "-I",
+                    str(tmp), str(tmp / "shim.cpp")]
+            res = subprocess.run(cmd8, capture_output=True, text=True)
+            if res.returncode != 0:
+                raise compile_error(metadata, cpp, res.stderr, " as a CANN 8 build (XBEMU_CANN_VERSION=8)")
         data = (tmp / "k.so").read_bytes()
         _link(built, library_path(data, KIND))
         return data
@@ -184,8 +258,9 @@ def load(asm: dict, metadata: dict):
         if failed:  # an assert that failed is the cause, even when the model stopped the kernel after it
             raise ExecutionError(failed)
         if rc != 0:
-            raise ExecutionError(f"{metadata['file']}:{metadata['line']}: {metadata['name']}: the AscendC model "
-                                 f"stopped the kernel: {err.value.decode(errors='replace')}")
+            at, msg = map_sites(err.value.decode(errors="replace"), asm.get("cpp", ""), metadata)
+            raise ExecutionError(f"{at or metadata['file'] + ':' + str(metadata['line'])}: {metadata['name']}: the "
+                                 f"AscendC model stopped the kernel: {msg}")
         for k in range(len(arrays)) if copy_back is None else copy_back:
             dst, src = arrays[k], work[k]
             if copy_back is None and np.array_equal(np.ascontiguousarray(dst).reshape(-1).view(np.uint8),

@@ -48,7 +48,6 @@ struct CubeState {
     // 910B (dav-c220): L1 512 KB minus 128 B reserved, L0A/L0B 64 KB (512-B aligned), L0C 128 KB (64-B aligned)
     Space mem[NMEM] = {{"L1", 512 * 1024 - 128, 32}, {"L0A", 64 * 1024, 512}, {"L0B", 64 * 1024, 512},
                        {"L0C", 128 * 1024, 64}};
-    int kernel_type = -1;
     Core core = ANY;
     int flags[16] = {};
     bool count_only = false;
@@ -118,11 +117,19 @@ inline int touch(const char* api, const char* role, const AscendC::LocalTensor<T
     return m;
 }
 
+// Kernel types that start no Cube core / no vector core (ADK Kernel-Tiling/设置Kernel类型.md).
+inline bool vector_only(int type) { return type == KERNEL_TYPE_AIV_ONLY || type == KERNEL_TYPE_MIX_AIV_1_0; }
+inline bool cube_only(int type) { return type == KERNEL_TYPE_AIC_ONLY || type == KERNEL_TYPE_MIX_AIC_1_0; }
+
 inline void need_aic(const char* api) {
-    CubeState& s = cs();
-    if (s.kernel_type < 0)
+    const int type = st().kernel_type;
+    if (type < 0)
         fail(api, "cube API in a kernel without KERNEL_TASK_TYPE_DEFAULT (the Cube unit needs an AIC or mixed kernel)");
-    if (s.core == AIV) fail(api, "cube API called in an ASCEND_IS_AIV section");
+    if (vector_only(type))
+        fail(api, std::string("cube API in a ") +
+                      (type == KERNEL_TYPE_AIV_ONLY ? "KERNEL_TYPE_AIV_ONLY" : "KERNEL_TYPE_MIX_AIV_1_0") +
+                      " kernel: it starts vector cores only, no Cube core");
+    if (cs().core == AIV) fail(api, "cube API called in an ASCEND_IS_AIV section");
 }
 
 inline bool count_only() { return cs().count_only; }
@@ -131,17 +138,21 @@ inline bool count_only() { return cs().count_only; }
 struct KernelScope {
     explicit KernelScope(int type) {
         CubeState& s = cs();
+        if (st().kernel_type >= 0) fail("KERNEL_TASK_TYPE_DEFAULT", "the kernel type is set twice");
+        if (type > KERNEL_TYPE_MIX_AIC_1_2)
+            fail("KERNEL_TASK_TYPE_DEFAULT", "kernel type " + std::to_string(type) + " is not supported on Atlas A2 "
+                 "(AIV_ONLY, AIC_ONLY, MIX_AIV_1_0, MIX_AIC_1_0, MIX_AIC_1_1 or MIX_AIC_1_2)");
         if (AscendC::GetBlockIdx() == 0) s.c = Counters();  // block 0 starts a launch
         const char* env = std::getenv("XBEMU_CUBE_COUNT_ONLY");
         s.count_only = env && env[0] == '1';
-        poison_all();
-        s.kernel_type = type;
+        if (!vector_only(type)) poison_all();
+        st().kernel_type = type;
         s.core = ANY;
         for (int& f : s.flags) f = 0;
     }
     ~KernelScope() noexcept(false) {
         CubeState& s = cs();
-        s.kernel_type = -1;
+        st().kernel_type = -1;
         if (std::uncaught_exceptions()) return;
         for (int i = 0; i < 16; i++)
             if (s.flags[i])
@@ -150,9 +161,13 @@ struct KernelScope {
     }
 };
 
+// ASCEND_IS_AIC / ASCEND_IS_AIV: false for the core a kernel type does not start; otherwise true,
+// and the model runs the section (fused model: one core runs both kinds of section in order).
 inline bool on_core(Core c) {
+    const int type = st().kernel_type;
+    if ((c == AIC && vector_only(type)) || (c == AIV && cube_only(type))) return false;
     cs().core = c;
-    return true;  // fused model: this core runs both sections
+    return true;
 }
 
 // Queues of the cube positions: buffers carved from L1 / L0A / L0B / L0C by TPipe::InitBuffer.
@@ -253,8 +268,7 @@ constexpr uint32_t c0() { return 32 / sizeof(T); }  // elements in one 32-byte r
 
 namespace AscendC {
 
-enum KernelMetaType { KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
-                      KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE };
+// KernelMetaType is declared at global scope in kernel_operator.h (as in the ADK).
 #define KERNEL_TASK_TYPE_DEFAULT(value) ::xbemu::cube::KernelScope xbemu_kernel_scope_(value)
 #define ASCEND_IS_AIC (::xbemu::cube::on_core(::xbemu::cube::AIC))
 #define ASCEND_IS_AIV (::xbemu::cube::on_core(::xbemu::cube::AIV))
@@ -285,13 +299,13 @@ struct Nd2NzParams {
         : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
           srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
           dstNzMatrixStride(dstNzMatrixStrideIn) {}
-    uint16_t ndNum = 1;
+    uint16_t ndNum = 0;              // 0 by default (ADK kernel_struct_data_copy.h): set it
     uint16_t nValue = 0;             // rows
     uint16_t dValue = 0;             // elements per row
     uint16_t srcNdMatrixStride = 0;  // elements between ND matrices in GM
     uint16_t srcDValue = 0;          // elements between rows in GM
     uint16_t dstNzC0Stride = 0;      // 32-byte rows between the starts of consecutive C0 column blocks
-    uint16_t dstNzNStride = 1;       // 32-byte rows between consecutive rows
+    uint16_t dstNzNStride = 0;       // 32-byte rows between consecutive rows (0 by default, as ndNum)
     uint16_t dstNzMatrixStride = 0;  // elements between NZ matrices
 };
 
@@ -407,17 +421,23 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     uint64_t mf = (p.m + 15) / 16, nf = (p.n + 15) / 16, kf = (p.k + K0 - 1) / K0;
     touch(api, "A", fm, 1u << L0A, mf * kf * 512, xbemu::DEQUEUED);
     touch(api, "B", filter, 1u << L0B, kf * nf * 512, xbemu::DEQUEUED);
-    touch(api, "C", dst, 1u << L0C, mf * nf * 256 * sizeof(T), xbemu::ALLOCATED);
+    int mc = touch(api, "C", dst, 1u << L0C, mf * nf * 256 * sizeof(T), xbemu::ALLOCATED);
+    if (offset_in(dst, mc) % 1024)  // the Mmad doc requires a 1024-byte aligned C in L0C
+        xbemu::fail(api, "C address " + addr(mc, offset_in(dst, mc)) + " is not 1024-byte aligned");
     cs().c.mmad_calls++;
     cs().c.cube_ops += mf * nf * ((p.k + 15) / 16) * (sizeof(U) == 4 ? 2 : 1);  // fp32 runs at half rate
     if (count_only()) return;
+    // m = 1 is a GEMV: the hardware reads A from L0A as ND, K contiguous elements (Mmad constraints;
+    // Mmad计算/关键特性说明/GEMV.md); C keeps its layout, one 1024-byte block per 16 columns.
+    const bool gemv = p.m == 1;
     for (uint64_t i = 0; i < p.m; i++)
         for (uint64_t j = 0; j < p.n; j++) {
             // A (i, k): fractal (i/16, k/K0) in Zz order, row-major inside
             // B (k, j): fractal (k/K0, j/16) in Zn order, column-major inside (stored as its transpose)
             float acc = 0.0f;
             for (uint64_t k = 0; k < p.k; k++) {
-                float a = static_cast<float>(fm.ptr_[((i / 16) * kf + k / K0) * 16 * K0 + (i % 16) * K0 + k % K0]);
+                float a = static_cast<float>(
+                    gemv ? fm.ptr_[k] : fm.ptr_[((i / 16) * kf + k / K0) * 16 * K0 + (i % 16) * K0 + k % K0]);
                 float b = static_cast<float>(filter.ptr_[((k / K0) * nf + j / 16) * 16 * K0 + (j % 16) * K0 + k % K0]);
                 acc += a * b;
             }
@@ -503,6 +523,9 @@ inline void CrossCoreWaitFlag(uint16_t flagId) {
     int& f = xbemu::cube::cs().flags[flagId];
     if (f == 0) xbemu::fail(api, "waits for flag " + std::to_string(flagId) + ", which the other core never set (deadlock)");
     f--;
+    // the fused model runs the other core's section in program order: all of it is done
+    for (int a = 0; a < xbemu::P_NUM; a++)
+        for (int b = 0; b < xbemu::P_NUM; b++) xbemu::make_visible(a, b);
 }
 
 }  // namespace AscendC

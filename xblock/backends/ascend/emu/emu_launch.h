@@ -1,6 +1,15 @@
 // Launch support for xblock's AscendC CPU model: runs the blocks of one launch one after another
 // on host buffers, turns every model error into a message, and reports the counters.
+//
+// Included before kernel_operator.h, it makes the translation unit a host program that embeds a
+// kernel (a test), the counterpart of CANN's CPU-debug build: the host library stays usable.
+// kernel_operator.h itself includes it (before poisoning the host names), so generated kernels
+// and the launch shim see it too.
 #pragma once
+
+#ifndef XBEMU_KERNEL_OPERATOR_H
+#define XBEMU_CPU_DEBUG 1
+#endif
 
 #include <cstring>
 #include <exception>

@@ -4,18 +4,46 @@
 // documented units); no CANN header, library or sample code is used. It is strict on purpose:
 // whatever the hardware would silently get wrong (a DataCopy count it rounds down, a misaligned
 // UB address, a read of data another pipe has not finished writing, queue misuse, unpaired
-// flags, too much UB) is an error that names the API call. It counts GM bytes moved and vector
-// instructions issued. One kernel launch runs its blocks one after another (see emu_launch.h).
+// flags, too much UB, a scalar GM store into a 64-byte DataCache line another core also stores
+// into) is an error that names the API call. It counts GM bytes moved and vector instructions
+// issued. One kernel launch runs its blocks one after another (see emu_launch.h).
+//
+// Build modes (docs/ASCEND_MODEL.md):
+//  * NPU build, the default: after this header, kernel code sees only what an NPU build of
+//    kernel_operator.h declares. The host library names (<cmath>, <cstdio>, <cstdlib>, <cstring>,
+//    `std::`, INFINITY, NAN, printf, memcpy, ...) are poisoned at the end of this file, so a kernel
+//    that uses one fails to compile here as it does with CANN's compiler.
+//  * CPU-debug build (ASCENDC_CPU_DEBUG defined, or emu_launch.h included before this header, as a
+//    host test program does): nothing is poisoned, like CANN's CPU twin, which sees host headers.
+//  * XBEMU_CANN_VERSION (default 9) picks the API generation: 9 declares the CANN 9 names
+//    (Compares, DisableDmaAtomic) beside the deprecated ones and defines __NPU_ARCH__ 2201 as
+//    bisheng does for Atlas A2; 8 declares only the CANN 8 names and defines __CCE_AICORE__ 220.
 #pragma once
+#define XBEMU_KERNEL_OPERATOR_H 1
+
+#ifndef XBEMU_CANN_VERSION
+#define XBEMU_CANN_VERSION 9
+#endif
+#if XBEMU_CANN_VERSION >= 9
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
+#else
+#ifndef __CCE_AICORE__
+#define __CCE_AICORE__ 220
+#endif
+#endif
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #define __global__
@@ -47,6 +75,22 @@ struct bfloat16_t {
     }
 };
 
+// Kernel types (KERNEL_TASK_TYPE_DEFAULT, cube.h). Declared at global scope with uint8_t as its
+// underlying type, as in the ADK; Atlas A2 accepts the first six.
+enum KernelMetaType : uint8_t {
+    KERNEL_TYPE_AIV_ONLY,
+    KERNEL_TYPE_AIC_ONLY,
+    KERNEL_TYPE_MIX_AIV_1_0,
+    KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1,
+    KERNEL_TYPE_MIX_AIC_1_2,
+    KERNEL_TYPE_AICORE,
+    KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE,
+    KERNEL_TYPE_MIX_VECTOR_CORE,
+    KERNEL_TYPE_MAX,
+};
+
 namespace xbemu {
 
 struct Error : std::runtime_error {
@@ -69,6 +113,41 @@ struct Region {
     std::string name;
 };
 
+// Where an API was called in the kernel source (__builtin_FILE/__builtin_LINE of the call), for
+// messages: where() marks the call the error is about (" [at kernel.cpp:123]"), ref() another
+// call it mentions (" (kernel.cpp:120)"). The launcher maps kernel.cpp lines to the Python source.
+struct Site {
+    const char* file = nullptr;
+    int line = 0;
+};
+inline std::string site_text(const Site& s) {
+    const char* b = std::strrchr(s.file, '/');
+    return std::string(b ? b + 1 : s.file) + ":" + std::to_string(s.line);
+}
+inline std::string where(const Site& s) { return s.file ? " [at " + site_text(s) + "]" : ""; }
+inline std::string ref(const Site& s) { return s.file ? " (" + site_text(s) + ")" : ""; }
+
+// The DataCache: scalar GM access (GlobalTensor::GetValue/SetValue) goes through 64-byte lines
+// held per core. A line is loaded whole on the first scalar read or write of one of its bytes;
+// SetValue changes only the cached copy (the line turns dirty); DataCacheCleanAndInvalid, or the
+// flush the compiler appends at the end of a kernel, writes the whole line back and drops it.
+// Lines are counted from the start of each GM buffer (aclrtMalloc'd buffers are line-aligned).
+constexpr uint64_t kLine = 64;
+struct DLine {
+    uint8_t* gm = nullptr;  // the line's first byte in GM
+    uint32_t n = kLine;     // bytes of the line inside its buffer (a buffer's last line may be shorter)
+    const char* buffer = "";
+    uint8_t data[kLine];    // the cached bytes
+    uint8_t loaded[kLine];  // GM as it was when the line was loaded
+    uint64_t dirty = 0;     // bit i: byte i stored by SetValue and not yet written back
+    Site store;             // the last SetValue into the line
+};
+// A line some core stored scalars into during this launch: the first block to do so.
+struct LineOwner {
+    int64_t block;
+    Site site;
+};
+
 // Per-core state; reset at the start of every block (each block models one AI Core's vector unit).
 struct State {
     // SoC profile, set by the launcher
@@ -80,14 +159,24 @@ struct State {
     std::vector<uint8_t> ub;
     std::vector<uint8_t> writer;
     std::vector<uint64_t> wseq;
+    // seq[p]: instructions of pipe p so far (those that write UB, and every MTE3 copy to GM);
+    // visible[p][q]: pipe p's instructions up to this number are complete before pipe q's next one
     uint64_t seq[P_NUM] = {0, 0, 0, 0};
     uint64_t visible[P_NUM][P_NUM] = {};
+    // copies to GM by MTE3 that may still be in flight: first byte -> (end, MTE3 seq); disjoint
+    std::map<uintptr_t, std::pair<uintptr_t, uint64_t>> mte3_gm;
+    size_t mte3_prune_at = 4096;
     // pipe objects
     bool pipe_alive = false;
     uint32_t ub_used = 0, buffers = 0, que_buffers_in = 0, que_buffers_out = 0;
     // SetFlag/WaitFlag: pending sequence number + 1 per (event, id), 0 when none
     uint64_t flags[64][8] = {};
+    uint64_t carry[64][8][P_NUM] = {};  // what the setting pipe knew (visible[*][from]) at SetFlag
     int atomic = 0;  // 0 none, 1 add
+    int kernel_type = -1;  // KERNEL_TASK_TYPE_DEFAULT of the running kernel, -1 when none (cube.h)
+    // this core's DataCache (line address -> line), and the lines stored into this launch
+    std::unordered_map<uintptr_t, DLine> dcache;
+    std::unordered_map<uintptr_t, LineOwner> scalar_lines;
     // counters
     uint64_t gm_read = 0, gm_write = 0, vec_instrs = 0, vec_repeats = 0, scalar_ub = 0, scalar_gm = 0;
 };
@@ -107,19 +196,29 @@ inline void begin_block(int64_t idx, int64_t num) {
     for (auto& q : s.seq) q = 0;
     std::memset(s.visible, 0, sizeof(s.visible));
     std::memset(s.flags, 0, sizeof(s.flags));
+    s.mte3_gm.clear();
+    s.mte3_prune_at = 4096;
     s.pipe_alive = false;
     s.ub_used = s.buffers = s.que_buffers_in = s.que_buffers_out = 0;
     s.atomic = 0;
+    s.kernel_type = -1;
+    s.dcache.clear();
+    if (idx == 0) s.scalar_lines.clear();  // block 0 starts a launch
 }
+
+inline void dc_flush_all(const char* api);
 
 inline void end_block() {
     State& s = st();
+    // the compiler ends a (non-SuperKernel) kernel with a whole-DCache DataCacheCleanAndInvalid
+    // (ADK docs/zh/guide/编程指南/高级编程/SuperKernel/算子适配说明.md)
+    dc_flush_all("kernel end (the compiler's whole-DCache flush)");
     for (int e = 0; e < 64; e++)
         for (int i = 0; i < 8; i++)
             if (s.flags[e][i])
                 fail("SetFlag", "event " + std::to_string(e) + " id " + std::to_string(i) +
                                     " was set and never waited for (unpaired SetFlag/WaitFlag)");
-    if (s.atomic) fail("SetAtomicAdd", "atomic mode still on at kernel end (missing SetAtomicNone)");
+    if (s.atomic) fail("SetAtomicAdd", "atomic mode still on at kernel end (missing DisableDmaAtomic/SetAtomicNone)");
 }
 
 inline std::string hexaddr(uint64_t off) {
@@ -148,11 +247,19 @@ inline void ub_read(const char* api, int pipe, const void* p, uint64_t n) {
     }
 }
 
+// A pipe writes [p, p+n). Two MTE2 copies whose UB destinations overlap must be ordered
+// (PipeBarrier<PIPE_MTE2>, or a flag chain through another pipe): DMA copies of one pipe may
+// overlap in flight, and the compiler's auto-sync does not order them (ADK PipeBarrier doc).
 inline void ub_write(const char* api, int pipe, const void* p, uint64_t n) {
     State& s = st();
     if (n == 0) return;
     uint64_t off = ub_off(p);
     if (off + n > s.ub_total) fail(api, "writes past the end of the unified buffer");
+    if (pipe == P_MTE2)
+        for (uint64_t b = off / 32; b <= (off + n - 1) / 32; b++)
+            if (s.writer[b] == P_MTE2 && s.wseq[b] > s.visible[P_MTE2][P_MTE2])
+                fail(api, "writes " + hexaddr(b * 32) + ", which an earlier MTE2 copy also writes, with nothing " +
+                              "ordering the two copies (PipeBarrier<PIPE_MTE2>, or the queue's Free/Alloc)");
     s.seq[pipe]++;
     for (uint64_t b = off / 32; b <= (off + n - 1) / 32; b++) {
         s.writer[b] = static_cast<uint8_t>(pipe);
@@ -165,13 +272,76 @@ inline void make_visible(int from, int to) {
     if (s.visible[from][to] < s.seq[from]) s.visible[from][to] = s.seq[from];
 }
 
+inline const Region& gm_region(const char* api, const void* p);
+
+// Flags carry what the setting pipe knew: a flag from -> to fires once `from` has finished its
+// earlier instructions, which include its own waits; so `to` learns, transitively, what `from`
+// had learnt of the other pipes. A wait on the scalar pipe stalls the issue of everything after.
+inline void snapshot(int from, uint64_t* out) {
+    State& s = st();
+    for (int x = 0; x < P_NUM; x++) out[x] = s.visible[x][from];
+    out[from] = s.seq[from];
+}
+inline void learn(int to, const uint64_t* what) {
+    State& s = st();
+    for (int q = 0; q < P_NUM; q++) {
+        if (to != P_S && q != to) continue;
+        for (int x = 0; x < P_NUM; x++)
+            if (s.visible[x][q] < what[x]) s.visible[x][q] = what[x];
+    }
+}
+
+// One MTE3 copy to GM (one instruction, possibly several rows): its number.
+inline uint64_t mte3_issue() { return ++st().seq[P_MTE3]; }
+
+// MTE3 writes [p, p+n) of GM as instruction `seq`: it must not overlap a copy still in flight
+// (PipeBarrier<PIPE_MTE3> between copies whose GM destinations overlap; ADK PipeBarrier doc).
+inline void mte3_gm_write(const char* api, const uint8_t* p, uint64_t n, uint64_t seq) {
+    State& s = st();
+    if (n == 0) return;
+    uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+    std::vector<std::pair<uintptr_t, std::pair<uintptr_t, uint64_t>>> keep;  // parts outside [lo, hi)
+    auto it = s.mte3_gm.lower_bound(lo);
+    if (it != s.mte3_gm.begin()) --it;
+    while (it != s.mte3_gm.end() && it->first < hi) {
+        const uintptr_t a = it->first, b = it->second.first;
+        const uint64_t q = it->second.second;
+        if (b <= lo || q == seq) {
+            ++it;
+            continue;
+        }
+        if (q > s.visible[P_MTE3][P_MTE3] && !s.atomic) {
+            const Region& r = gm_region(api, p);
+            fail(api, "writes bytes [" + std::to_string(lo - reinterpret_cast<uintptr_t>(r.base)) + ", " +
+                          std::to_string(hi - reinterpret_cast<uintptr_t>(r.base)) + ") of '" + r.name +
+                          "', which an earlier copy to GM (MTE3) also writes and may still be writing: copies of "
+                          "one pipe may overlap in flight; put PipeBarrier<PIPE_MTE3> between them");
+        }
+        if (a < lo) keep.push_back({a, {lo, q}});
+        if (b > hi) keep.push_back({hi, {b, q}});
+        it = s.mte3_gm.erase(it);  // ordered before this copy: this copy's bytes are the newer ones
+    }
+    for (auto& k : keep) s.mte3_gm[k.first] = k.second;
+    s.mte3_gm[lo] = {hi, seq};
+    if (s.mte3_gm.size() > s.mte3_prune_at) {  // drop the copies both MTE3 and MTE2 know complete
+        uint64_t done = s.visible[P_MTE3][P_MTE3] < s.visible[P_MTE3][P_MTE2] ? s.visible[P_MTE3][P_MTE3]
+                                                                              : s.visible[P_MTE3][P_MTE2];
+        for (auto j = s.mte3_gm.begin(); j != s.mte3_gm.end();) j = j->second.second <= done ? s.mte3_gm.erase(j) : ++j;
+        s.mte3_prune_at = 2 * s.mte3_gm.size() > 4096 ? 2 * s.mte3_gm.size() : 4096;
+    }
+}
+
 inline const Region& gm_region(const char* api, const void* p) {
     for (const Region& r : st().regions)
         if (p >= r.base && p < r.base + (r.bytes ? r.bytes : 1)) return r;
     fail(api, "address is not inside any buffer passed to the kernel");
 }
 
-inline void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write) {
+inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t n, bool write);
+
+// GM access of n bytes at p inside the buffer holding `base`: bounds and counters; a DMA access
+// (dma) is also checked against the DataCache (dc_dma).
+inline void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write, bool dma = true) {
     if (n == 0) return;
     const Region& r = gm_region(api, base);
     const uint8_t* q = static_cast<const uint8_t*>(p);
@@ -183,15 +353,197 @@ inline void gm_check(const char* api, const void* base, const void* p, uint64_t 
         st().gm_write += n;
     else
         st().gm_read += n;
+    if (dma) dc_dma(api, r, q, n, write);
+}
+
+// ----- the DataCache -------------------------------------------------------------------------
+
+inline std::string line_desc(const DLine& L, const Region& r) {
+    uint64_t off = static_cast<uint64_t>(L.gm - r.base);
+    return "the 64-byte line at bytes [" + std::to_string(off) + ", " + std::to_string(off + kLine) + ") of '" +
+           r.name + "'";
+}
+
+inline uintptr_t line_key(const Region& r, const uint8_t* p) {
+    return reinterpret_cast<uintptr_t>(r.base + (static_cast<uint64_t>(p - r.base) & ~(kLine - 1)));
+}
+
+// The cached line holding p, loaded from GM on a miss; `hit` tells which.
+inline DLine& dc_line(const Region& r, const uint8_t* p, bool& hit) {
+    State& s = st();
+    uintptr_t k = line_key(r, p);
+    auto it = s.dcache.find(k);
+    hit = it != s.dcache.end();
+    if (hit) return it->second;
+    DLine& L = s.dcache[k];
+    L.gm = reinterpret_cast<uint8_t*>(k);
+    uint64_t left = r.bytes - static_cast<uint64_t>(L.gm - r.base);
+    L.n = static_cast<uint32_t>(left < kLine ? left : kLine);
+    L.buffer = r.name.c_str();
+    std::memcpy(L.data, L.gm, L.n);
+    std::memcpy(L.loaded, L.gm, L.n);
+    return L;
+}
+
+inline const Region& region_of_line(const DLine& L) {
+    for (const Region& r : st().regions)
+        if (L.gm >= r.base && L.gm < r.base + r.bytes) return r;
+    fail("DataCache", "internal: a cached line outside every buffer");
+}
+
+// Clean (write the whole line back, if dirty) and invalidate. Bytes this core did not store go
+// back as they were loaded: if GM changed there since (a DMA of this core wrote them), the
+// write-back would silently put stale bytes over the new ones.
+inline void dc_writeback(const char* api, DLine& L) {
+    if (L.dirty) {
+        for (uint32_t i = 0; i < L.n; i++)
+            if (!((L.dirty >> i) & 1) && L.gm[i] != L.loaded[i]) {
+                const Region& r = region_of_line(L);
+                fail(api, "writes back " + line_desc(L, r) + " whole, with SetValue's bytes, and so puts stale bytes " +
+                              "back over byte " + std::to_string(static_cast<uint64_t>(L.gm - r.base) + i) +
+                              ", which GM received (by DMA) after the line was loaded: flush the line " +
+                              "(DataCacheCleanAndInvalid) before a DataCopy writes into it, or keep scalar stores " +
+                              "and copies in separate lines" + where(L.store));
+            }
+        std::memcpy(L.gm, L.data, L.n);
+        L.dirty = 0;
+    }
+}
+
+inline void dc_flush_all(const char* api) {
+    State& s = st();
+    for (auto& kv : s.dcache) dc_writeback(api, kv.second);
+    s.dcache.clear();
+}
+
+// DataCacheCleanAndInvalid of the line holding p (or of the whole cache).
+inline void dcci(const char* api, const void* base, const void* p, bool entire) {
+    if (entire) return dc_flush_all(api);
+    const Region& r = gm_region(api, base);
+    const uint8_t* q = static_cast<const uint8_t*>(p);
+    if (q < r.base || q >= r.base + r.bytes) fail(api, "address outside the buffer '" + r.name + "'");
+    State& s = st();
+    auto it = s.dcache.find(line_key(r, q));
+    if (it == s.dcache.end()) return;
+    dc_writeback(api, it->second);
+    s.dcache.erase(it);
+}
+
+// Calls f(key, value) for the entries of map m whose line overlaps [p, p + n) of region r.
+template <typename M, typename F>
+inline void lines_in(M& m, const Region& r, const uint8_t* p, uint64_t n, F f) {
+    if (m.empty() || n == 0) return;
+    uintptr_t lo = line_key(r, p), hi = line_key(r, p + n - 1);
+    if ((hi - lo) / kLine + 1 <= m.size()) {
+        for (uintptr_t k = lo; k <= hi; k += kLine) {
+            auto it = m.find(k);
+            if (it != m.end()) f(k, it->second);
+        }
+    } else {
+        for (auto& kv : m)
+            if (kv.first >= lo && kv.first <= hi) f(kv.first, kv.second);
+    }
+}
+
+// A DMA access to GM meets the DataCache: a read must not see GM bytes that a SetValue of this
+// core still holds dirty in its cache (the DMA would read the old value); a write must not go
+// into a line that another core stores scalars into (that core's whole-line write-back and this
+// copy race: whichever lands last wins).
+inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t n, bool write) {
+    State& s = st();
+    if (!write && !s.mte3_gm.empty()) {  // a read of GM this core's MTE3 may still be writing
+        uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+        auto it = s.mte3_gm.lower_bound(lo);
+        if (it != s.mte3_gm.begin()) --it;
+        for (; it != s.mte3_gm.end() && it->first < hi; ++it)
+            if (it->second.first > lo && it->second.second > s.visible[P_MTE3][P_MTE2])
+                fail(api, "reads bytes of '" + r.name + "' that an earlier copy to GM (MTE3) of this core may still " +
+                              "be writing: SetFlag/WaitFlag<HardEvent::MTE3_MTE2> (or PipeBarrier<PIPE_ALL>) first");
+    }
+    if (!write) {
+        lines_in(s.dcache, r, p, n, [&](uintptr_t, DLine& L) {
+            for (uint32_t i = 0; i < L.n; i++)
+                if (((L.dirty >> i) & 1) && L.gm + i >= p && L.gm + i < p + n)
+                    fail(api, "reads byte " + std::to_string(static_cast<uint64_t>(L.gm + i - r.base)) + " of '" +
+                                  r.name + "', which a SetValue of this core left in its DataCache: the copy reads " +
+                                  "GM, where the value is not yet (DataCacheCleanAndInvalid after the SetValue)" +
+                                  where(L.store));
+        });
+        return;
+    }
+    lines_in(s.scalar_lines, r, p, n, [&](uintptr_t k, LineOwner& o) {
+        if (o.block == s.block_idx) return;
+        uint64_t off = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(k) - r.base);
+        fail(api, "block " + std::to_string(s.block_idx) + " copies into the 64-byte line at bytes [" +
+                      std::to_string(off) + ", " + std::to_string(off + kLine) + ") of '" + r.name + "', which block " +
+                      std::to_string(o.block) + " stores scalars into (GlobalTensor::SetValue): that core writes " +
+                      "the whole line back from its DataCache, so the two writes race" + ref(o.site));
+    });
+}
+
+template <typename T>
+inline T scalar_gm_read(const char* api, const void* base, const T* p, Site site) {
+    gm_check(api, base, p, sizeof(T), false, false);
+    st().scalar_gm++;
+    const Region& r = gm_region(api, base);
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(p);
+    uint32_t o = static_cast<uint32_t>(static_cast<uint64_t>(q - r.base) % kLine);
+    if (o + sizeof(T) > kLine) fail(api, "a misaligned element straddles two 64-byte lines" + where(site));
+    bool hit;
+    DLine& L = dc_line(r, q, hit);
+    if (hit)
+        for (uint32_t i = o; i < o + sizeof(T); i++)
+            if (!((L.dirty >> i) & 1) && L.data[i] != L.gm[i])
+                fail(api, "reads a stale DataCache line: byte " + std::to_string(static_cast<uint64_t>(q - r.base)) +
+                              " of '" + r.name + "' changed in GM (by DMA) after this core cached " + line_desc(L, r) +
+                              "; the read returns the old value (DataCacheCleanAndInvalid before GetValue)" +
+                              where(site));
+    T v;
+    std::memcpy(&v, L.data + o, sizeof(T));
+    return v;
+}
+
+template <typename T>
+inline void scalar_gm_write(const char* api, const void* base, T* p, const T& value, Site site) {
+    gm_check(api, base, p, sizeof(T), true, false);
+    State& s = st();
+    s.scalar_gm++;
+    const Region& r = gm_region(api, base);
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(p);
+    uint32_t o = static_cast<uint32_t>(static_cast<uint64_t>(q - r.base) % kLine);
+    if (o + sizeof(T) > kLine) fail(api, "a misaligned element straddles two 64-byte lines" + where(site));
+    uintptr_t k = line_key(r, q);
+    auto own = s.scalar_lines.find(k);
+    if (own == s.scalar_lines.end()) {
+        s.scalar_lines.emplace(k, LineOwner{s.block_idx, site});
+    } else if (own->second.block != s.block_idx) {
+        uint64_t off = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(k) - r.base);
+        fail(api, "block " + std::to_string(s.block_idx) + " stores into the 64-byte DataCache line at bytes [" +
+                      std::to_string(off) + ", " + std::to_string(off + kLine) + ") of '" + r.name +
+                      "', which block " + std::to_string(own->second.block) + " also stores into" +
+                      ref(own->second.site) + ": each core writes the whole line back, so one overwrites the " +
+                      "other at random. Only a core that owns the whole 64-byte line may store scalars to it; " +
+                      "go through UB and DataCopyPad" + where(site));
+    }
+    bool hit;
+    DLine& L = dc_line(r, q, hit);
+    std::memcpy(L.data + o, &value, sizeof(T));
+    for (uint32_t i = o; i < o + sizeof(T); i++) L.dirty |= uint64_t(1) << i;
+    L.store = site;
 }
 
 // Queue slot: one buffer of a TQue, with its state machine Alloc -> EnQue -> DeQue -> Free.
 enum SlotState { FREE = 0, ALLOCATED, QUEUED, DEQUEUED };
+// The queue's own flags travel with the slot: EnQue sets the producer -> consumer flag that DeQue
+// waits for; FreeTensor sets the consumer -> producer flag that the slot's next AllocTensor waits
+// for (VECIN: MTE2 -> V, then V -> MTE2; VECOUT: V -> MTE3, then MTE3 -> V).
 struct Slot {
     uint32_t offset = 0;
     SlotState state = FREE;
     uint32_t gen = 0;
     bool vecin = true;
+    bool freed = false;  // a FreeTensor has set the flag the next AllocTensor waits for
+    uint64_t enq[P_NUM] = {}, fre[P_NUM] = {};
 };
 
 inline void vec_count(uint64_t bytes) {
@@ -236,15 +588,14 @@ class GlobalTensor {
         addr_ = buffer;
         size_ = 0;
     }
-    T GetValue(const uint64_t offset) const {
-        xbemu::gm_check("GlobalTensor::GetValue", base_, addr_ + offset, sizeof(T), false);
-        xbemu::st().scalar_gm++;
-        return addr_[offset];
+    // Scalar GM access goes through the core's DataCache (xbemu::scalar_gm_read/write). The two
+    // trailing parameters are the model's: the call site, for messages.
+    T GetValue(const uint64_t offset, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) const {
+        return xbemu::scalar_gm_read<T>("GlobalTensor::GetValue", base_, addr_ + offset, xbemu::Site{file_, line_});
     }
-    void SetValue(const uint64_t offset, T value) {
-        xbemu::gm_check("GlobalTensor::SetValue", base_, addr_ + offset, sizeof(T), true);
-        xbemu::st().scalar_gm++;
-        addr_[offset] = value;
+    void SetValue(const uint64_t offset, T value, const char* file_ = __builtin_FILE(),
+                  int line_ = __builtin_LINE()) {
+        xbemu::scalar_gm_write<T>("GlobalTensor::SetValue", base_, addr_ + offset, value, xbemu::Site{file_, line_});
     }
     uint64_t GetSize() const { return size_; }
     GlobalTensor operator[](const uint64_t offset) const {
@@ -322,6 +673,10 @@ namespace detail {
 template <typename T>
 inline void touch(const char* api, const LocalTensor<T>& t, int pipe, bool write, uint64_t n, bool aligned = true) {
     t.live(api);
+    const int kt = xbemu::st().kernel_type;
+    if (kt == KERNEL_TYPE_AIC_ONLY || kt == KERNEL_TYPE_MIX_AIC_1_0)
+        xbemu::fail(api, "vector/UB API in a cube-only kernel (KERNEL_TYPE_AIC_ONLY and KERNEL_TYPE_MIX_AIC_1_0 "
+                         "start no vector core)");
     if (n > t.size_)
         xbemu::fail(api, std::to_string(n) + " elements exceed the tensor's " + std::to_string(t.size_));
     if (aligned && xbemu::ub_off(t.ptr_) % 32)
@@ -409,10 +764,8 @@ class TQue {
             if (s.state == xbemu::FREE) {
                 s.state = xbemu::ALLOCATED;
                 s.gen++;
-                if (pos == TPosition::VECOUT) {
-                    // the buffer's last copy-out must be visible before the vector unit overwrites it
-                    xbemu::make_visible(xbemu::P_MTE3, xbemu::P_V);
-                }
+                // the buffer's last consumer is done before its producer writes it again
+                if (s.freed) xbemu::learn(pos == TPosition::VECIN ? xbemu::P_MTE2 : xbemu::P_V, s.fre);
                 return make<T>(s);
             }
         if (slots_.empty()) xbemu::fail("TQue::AllocTensor", "the queue has no buffers (missing pipe.InitBuffer)");
@@ -426,6 +779,7 @@ class TQue {
         if ((int32_t)queued_.size() >= (depth > 0 ? depth : 1))
             xbemu::fail("TQue::EnQue", "more than depth=" + std::to_string(depth) + " tensors enqueued");
         s->state = xbemu::QUEUED;
+        xbemu::snapshot(pos == TPosition::VECIN ? xbemu::P_MTE2 : xbemu::P_V, s->enq);
         queued_.push_back(s);
         return true;
     }
@@ -435,10 +789,7 @@ class TQue {
         xbemu::Slot* s = queued_.front();
         queued_.erase(queued_.begin());
         s->state = xbemu::DEQUEUED;
-        if (pos == TPosition::VECIN)
-            xbemu::make_visible(xbemu::P_MTE2, xbemu::P_V);
-        else
-            xbemu::make_visible(xbemu::P_V, xbemu::P_MTE3);
+        xbemu::learn(pos == TPosition::VECIN ? xbemu::P_V : xbemu::P_MTE3, s->enq);
         return make<T>(*s);
     }
     template <typename T>
@@ -448,6 +799,8 @@ class TQue {
             xbemu::fail("TQue::FreeTensor", s->state == xbemu::FREE ? "tensor already freed"
                                                                     : "tensor freed before DeQue");
         s->state = xbemu::FREE;
+        s->freed = true;
+        xbemu::snapshot(pos == TPosition::VECIN ? xbemu::P_V : xbemu::P_MTE3, s->fre);
     }
     bool VacantInQue() { return queued_.empty(); }
     bool HasTensorInQue() { return !queued_.empty(); }
@@ -599,6 +952,7 @@ inline void SetFlag(int32_t eventID) {
     uint64_t& f = xbemu::st().flags[static_cast<int>(event)][eventID];
     if (f) xbemu::fail("SetFlag", "same event and id set twice without a WaitFlag in between");
     f = xbemu::st().seq[from] + 1;
+    xbemu::snapshot(from, xbemu::st().carry[static_cast<int>(event)][eventID]);
 }
 
 template <HardEvent event>
@@ -608,8 +962,7 @@ inline void WaitFlag(int32_t eventID) {
     if (eventID < 0 || eventID > 7) xbemu::fail("WaitFlag", "event id " + std::to_string(eventID) + " not in 0..7");
     uint64_t& f = xbemu::st().flags[static_cast<int>(event)][eventID];
     if (!f) xbemu::fail("WaitFlag", "waits for an event id that was never set (unpaired SetFlag/WaitFlag)");
-    uint64_t& v = xbemu::st().visible[from][to];
-    if (v < f - 1) v = f - 1;
+    xbemu::learn(to, xbemu::st().carry[static_cast<int>(event)][eventID]);
     f = 0;
 }
 
@@ -619,11 +972,31 @@ inline void PipeBarrier() {
     if (pipe == PIPE_ALL)
         for (int a = 0; a < xbemu::P_NUM; a++)
             for (int b = 0; b < xbemu::P_NUM; b++) xbemu::make_visible(a, b);
+    // one pipe's earlier instructions complete before its next one
+    if (pipe == PIPE_V) xbemu::make_visible(xbemu::P_V, xbemu::P_V);
+    if (pipe == PIPE_MTE2) xbemu::make_visible(xbemu::P_MTE2, xbemu::P_MTE2);
+    if (pipe == PIPE_MTE3) xbemu::make_visible(xbemu::P_MTE3, xbemu::P_MTE3);
 }
 
+// SINGLE_CACHE_LINE cleans and invalidates the one 64-byte line holding dst's address (written
+// back whole); ENTIRE_DATA_CACHE the whole DCache (dst's address is ignored). CACHELINE_ALL and
+// CACHELINE_OUT keep the DCache coherent with GM; CACHELINE_ATOMIC is not supported on Atlas A2.
 template <typename T, CacheLine entireType, DcciDst dcciDst>
 inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
-    xbemu::gm_region("DataCacheCleanAndInvalid", dst.base_);
+    static_assert(dcciDst != DcciDst::CACHELINE_ATOMIC, "DataCacheCleanAndInvalid: CACHELINE_ATOMIC is not "
+                                                        "supported on Atlas A2");
+    if (dcciDst == DcciDst::CACHELINE_UB) return;  // the lines cached from UB; the model caches none
+    xbemu::dcci("DataCacheCleanAndInvalid", dst.base_, dst.addr_, entireType == CacheLine::ENTIRE_DATA_CACHE);
+}
+template <typename T, CacheLine entireType>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
+    DataCacheCleanAndInvalid<T, entireType, DcciDst::CACHELINE_OUT>(dst);
+}
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const LocalTensor<T>& dst) {
+    static_assert(dcciDst != DcciDst::CACHELINE_ATOMIC, "DataCacheCleanAndInvalid: CACHELINE_ATOMIC is not "
+                                                        "supported on Atlas A2");
+    dst.live("DataCacheCleanAndInvalid");  // scalar UB access is not cached in the model: nothing to do
 }
 
 template <typename T>
@@ -631,6 +1004,10 @@ inline void SetAtomicAdd() {
     if (xbemu::st().atomic) xbemu::fail("SetAtomicAdd", "atomic mode already on");
     xbemu::st().atomic = 1;
 }
+#if XBEMU_CANN_VERSION >= 9
+inline void DisableDmaAtomic() { xbemu::st().atomic = 0; }
+#endif
+// CANN 9 deprecates it for DisableDmaAtomic (still declared there).
 inline void SetAtomicNone() { xbemu::st().atomic = 0; }
 
 // ----- data movement -------------------------------------------------------------------------
@@ -688,8 +1065,10 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 
 namespace detail {
 template <typename T>
-inline void gm_store(const char* api, const GlobalTensor<T>& dst, uint64_t off, const T* src, uint64_t n) {
+inline void gm_store(const char* api, const GlobalTensor<T>& dst, uint64_t off, const T* src, uint64_t n,
+                     uint64_t seq) {
     xbemu::gm_check(api, dst.base_, dst.addr_ + off, n * sizeof(T), true);
+    xbemu::mte3_gm_write(api, reinterpret_cast<const uint8_t*>(dst.addr_ + off), n * sizeof(T), seq);
     if (xbemu::st().atomic) {
         for (uint64_t i = 0; i < n; i++) dst.addr_[off + i] = static_cast<T>(tof(dst.addr_[off + i]) + tof(src[i]));
     } else {
@@ -702,7 +1081,7 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
     detail::count_copy_ok<T>("DataCopy(UB->GM)", count);
     detail::touch("DataCopy(UB->GM)", src, xbemu::P_MTE3, false, count);
-    detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count);
+    detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count, xbemu::mte3_issue());
 }
 
 template <typename T>
@@ -731,12 +1110,13 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     if (p.blockCount > 4095) xbemu::fail("DataCopy(UB->GM)", "blockCount above 4095");
+    const uint64_t seq = xbemu::mte3_issue();
     uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint64_t s = i * (blk + uint64_t(p.srcStride) * 32 / sizeof(T));
         uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / sizeof(T));
         detail::touch("DataCopy(UB->GM)", src[static_cast<uint32_t>(s)], xbemu::P_MTE3, false, blk);
-        detail::gm_store("DataCopy(UB->GM)", dst, d, src.ptr_ + s, blk);
+        detail::gm_store("DataCopy(UB->GM)", dst, d, src.ptr_ + s, blk, seq);
     }
 }
 
@@ -781,6 +1161,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     if (p.blockLen % sizeof(T)) xbemu::fail(api, "blockLen " + std::to_string(p.blockLen) +
                                                      " B is not a multiple of the element size");
     if (p.blockCount == 0 || p.blockLen == 0) return;
+    const uint64_t seq = xbemu::mte3_issue();
     uint64_t row = (uint64_t(p.blockLen) + 31) / 32 * 32;
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint64_t s = i * (row + uint64_t(p.srcStride) * 32) / sizeof(T);
@@ -788,7 +1169,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
         LocalTensor<T> in = src[static_cast<uint32_t>(s)];
         detail::touch(api, in, xbemu::P_MTE3, false, p.blockLen / sizeof(T));
         if (dbyte % sizeof(T)) xbemu::fail(api, "GM destination not aligned to the element size");
-        detail::gm_store(api, dst, dbyte / sizeof(T), in.ptr_, p.blockLen / sizeof(T));
+        detail::gm_store(api, dst, dbyte / sizeof(T), in.ptr_, p.blockLen / sizeof(T), seq);
     }
 }
 
@@ -1061,17 +1442,34 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
     }
 }
 
+namespace detail {
+template <typename T, typename U>
+inline void compare_scalar(const char* api, const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
+                           CMPMODE cmpMode, uint32_t count) {
+    touch(api, src0, xbemu::P_V, false, count);
+    compare_checks<T>(api, dst, count);
+    float s = tof(src1Scalar);
+    for (uint32_t i = 0; i < count; i += 8) {
+        uint8_t bits = 0;
+        for (uint32_t k = 0; k < 8; k++) bits |= cmp(tof(src0.ptr_[i + k]), s, cmpMode) << k;
+        dst.ptr_[i / 8] = static_cast<U>(bits);
+    }
+}
+}  // namespace detail
+
+// CANN 9 name of CompareScalar (same parameters); absent from CANN 8.
+#if XBEMU_CANN_VERSION >= 9
+template <typename T, typename U>
+inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                     uint32_t count) {
+    detail::compare_scalar("Compares", dst, src0, src1Scalar, cmpMode, count);
+}
+#endif
+// CANN 9 deprecates it for Compares (still declared there).
 template <typename T, typename U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
                           CMPMODE cmpMode, uint32_t count) {
-    detail::touch("CompareScalar", src0, xbemu::P_V, false, count);
-    detail::compare_checks<T>("CompareScalar", dst, count);
-    float s = detail::tof(src1Scalar);
-    for (uint32_t i = 0; i < count; i += 8) {
-        uint8_t bits = 0;
-        for (uint32_t k = 0; k < 8; k++) bits |= detail::cmp(detail::tof(src0.ptr_[i + k]), s, cmpMode) << k;
-        dst.ptr_[i / 8] = static_cast<U>(bits);
-    }
+    detail::compare_scalar("CompareScalar", dst, src0, src1Scalar, cmpMode, count);
 }
 
 template <typename T, typename U>
@@ -1208,3 +1606,336 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 
 // The Cube unit (L1/L0A/L0B/L0C, Nd2Nz, LoadData, Mmad, Fixpipe, cross-core flags).
 #include "cube.h"
+// The launcher that runs the blocks of a launch (the model's side of the host; no kernel API).
+#include "emu_launch.h"
+
+#if !defined(ASCENDC_CPU_DEBUG) && !defined(XBEMU_CPU_DEBUG)
+// NPU build. An NPU build of kernel_operator.h includes no host C/C++ library header (the ADK's
+// public headers include <cstdio>, <string>, ... only under ASCENDC_CPU_DEBUG; REFERENCE.md 0.1),
+// so kernel code cannot use libm, stdio, stdlib, string.h or namespace std. The model needs them
+// and includes them above; for the code that follows, each of their names is turned into
+// XBEMU_NPU_BUILD_HAS_NO_<name>, which nothing declares: `sqrtf(x)`, `INFINITY`, `printf(...)`,
+// `std::exp(x)` fail to compile here as with CANN's compiler, while a kernel's own variable that
+// happens to be called `nan` or `std` is renamed consistently and still compiles (unlike with
+// #pragma GCC poison). Special values: __builtin_inff(), __builtin_nanf(""), or bit patterns.
+// Host programs that embed a kernel (tests) define ASCENDC_CPU_DEBUG, or include emu_launch.h
+// first: that is CANN's CPU-debug build, which sees the host headers.
+#undef std
+#define std XBEMU_NPU_BUILD_HAS_NO_std
+#undef INFINITY
+#define INFINITY XBEMU_NPU_BUILD_HAS_NO_INFINITY
+#undef NAN
+#define NAN XBEMU_NPU_BUILD_HAS_NO_NAN
+#undef HUGE_VAL
+#define HUGE_VAL XBEMU_NPU_BUILD_HAS_NO_HUGE_VAL
+#undef HUGE_VALF
+#define HUGE_VALF XBEMU_NPU_BUILD_HAS_NO_HUGE_VALF
+#undef M_PI
+#define M_PI XBEMU_NPU_BUILD_HAS_NO_M_PI
+#undef M_E
+#define M_E XBEMU_NPU_BUILD_HAS_NO_M_E
+#undef M_LN2
+#define M_LN2 XBEMU_NPU_BUILD_HAS_NO_M_LN2
+#undef M_LOG2E
+#define M_LOG2E XBEMU_NPU_BUILD_HAS_NO_M_LOG2E
+#undef M_SQRT2
+#define M_SQRT2 XBEMU_NPU_BUILD_HAS_NO_M_SQRT2
+#undef sqrt
+#define sqrt XBEMU_NPU_BUILD_HAS_NO_sqrt
+#undef sqrtf
+#define sqrtf XBEMU_NPU_BUILD_HAS_NO_sqrtf
+#undef cbrt
+#define cbrt XBEMU_NPU_BUILD_HAS_NO_cbrt
+#undef cbrtf
+#define cbrtf XBEMU_NPU_BUILD_HAS_NO_cbrtf
+#undef exp
+#define exp XBEMU_NPU_BUILD_HAS_NO_exp
+#undef expf
+#define expf XBEMU_NPU_BUILD_HAS_NO_expf
+#undef exp2
+#define exp2 XBEMU_NPU_BUILD_HAS_NO_exp2
+#undef exp2f
+#define exp2f XBEMU_NPU_BUILD_HAS_NO_exp2f
+#undef expm1
+#define expm1 XBEMU_NPU_BUILD_HAS_NO_expm1
+#undef expm1f
+#define expm1f XBEMU_NPU_BUILD_HAS_NO_expm1f
+#undef log
+#define log XBEMU_NPU_BUILD_HAS_NO_log
+#undef logf
+#define logf XBEMU_NPU_BUILD_HAS_NO_logf
+#undef log2
+#define log2 XBEMU_NPU_BUILD_HAS_NO_log2
+#undef log2f
+#define log2f XBEMU_NPU_BUILD_HAS_NO_log2f
+#undef log10
+#define log10 XBEMU_NPU_BUILD_HAS_NO_log10
+#undef log10f
+#define log10f XBEMU_NPU_BUILD_HAS_NO_log10f
+#undef log1p
+#define log1p XBEMU_NPU_BUILD_HAS_NO_log1p
+#undef log1pf
+#define log1pf XBEMU_NPU_BUILD_HAS_NO_log1pf
+#undef pow
+#define pow XBEMU_NPU_BUILD_HAS_NO_pow
+#undef powf
+#define powf XBEMU_NPU_BUILD_HAS_NO_powf
+#undef fabs
+#define fabs XBEMU_NPU_BUILD_HAS_NO_fabs
+#undef fabsf
+#define fabsf XBEMU_NPU_BUILD_HAS_NO_fabsf
+#undef floor
+#define floor XBEMU_NPU_BUILD_HAS_NO_floor
+#undef floorf
+#define floorf XBEMU_NPU_BUILD_HAS_NO_floorf
+#undef ceil
+#define ceil XBEMU_NPU_BUILD_HAS_NO_ceil
+#undef ceilf
+#define ceilf XBEMU_NPU_BUILD_HAS_NO_ceilf
+#undef round
+#define round XBEMU_NPU_BUILD_HAS_NO_round
+#undef roundf
+#define roundf XBEMU_NPU_BUILD_HAS_NO_roundf
+#undef lround
+#define lround XBEMU_NPU_BUILD_HAS_NO_lround
+#undef llround
+#define llround XBEMU_NPU_BUILD_HAS_NO_llround
+#undef trunc
+#define trunc XBEMU_NPU_BUILD_HAS_NO_trunc
+#undef truncf
+#define truncf XBEMU_NPU_BUILD_HAS_NO_truncf
+#undef rint
+#define rint XBEMU_NPU_BUILD_HAS_NO_rint
+#undef rintf
+#define rintf XBEMU_NPU_BUILD_HAS_NO_rintf
+#undef nearbyint
+#define nearbyint XBEMU_NPU_BUILD_HAS_NO_nearbyint
+#undef nearbyintf
+#define nearbyintf XBEMU_NPU_BUILD_HAS_NO_nearbyintf
+#undef fmod
+#define fmod XBEMU_NPU_BUILD_HAS_NO_fmod
+#undef fmodf
+#define fmodf XBEMU_NPU_BUILD_HAS_NO_fmodf
+#undef remainder
+#define remainder XBEMU_NPU_BUILD_HAS_NO_remainder
+#undef fmin
+#define fmin XBEMU_NPU_BUILD_HAS_NO_fmin
+#undef fminf
+#define fminf XBEMU_NPU_BUILD_HAS_NO_fminf
+#undef fmax
+#define fmax XBEMU_NPU_BUILD_HAS_NO_fmax
+#undef fmaxf
+#define fmaxf XBEMU_NPU_BUILD_HAS_NO_fmaxf
+#undef fma
+#define fma XBEMU_NPU_BUILD_HAS_NO_fma
+#undef fmaf
+#define fmaf XBEMU_NPU_BUILD_HAS_NO_fmaf
+#undef copysign
+#define copysign XBEMU_NPU_BUILD_HAS_NO_copysign
+#undef copysignf
+#define copysignf XBEMU_NPU_BUILD_HAS_NO_copysignf
+#undef hypot
+#define hypot XBEMU_NPU_BUILD_HAS_NO_hypot
+#undef hypotf
+#define hypotf XBEMU_NPU_BUILD_HAS_NO_hypotf
+#undef ldexp
+#define ldexp XBEMU_NPU_BUILD_HAS_NO_ldexp
+#undef ldexpf
+#define ldexpf XBEMU_NPU_BUILD_HAS_NO_ldexpf
+#undef frexp
+#define frexp XBEMU_NPU_BUILD_HAS_NO_frexp
+#undef frexpf
+#define frexpf XBEMU_NPU_BUILD_HAS_NO_frexpf
+#undef modf
+#define modf XBEMU_NPU_BUILD_HAS_NO_modf
+#undef modff
+#define modff XBEMU_NPU_BUILD_HAS_NO_modff
+#undef sin
+#define sin XBEMU_NPU_BUILD_HAS_NO_sin
+#undef sinf
+#define sinf XBEMU_NPU_BUILD_HAS_NO_sinf
+#undef cos
+#define cos XBEMU_NPU_BUILD_HAS_NO_cos
+#undef cosf
+#define cosf XBEMU_NPU_BUILD_HAS_NO_cosf
+#undef tan
+#define tan XBEMU_NPU_BUILD_HAS_NO_tan
+#undef tanf
+#define tanf XBEMU_NPU_BUILD_HAS_NO_tanf
+#undef asin
+#define asin XBEMU_NPU_BUILD_HAS_NO_asin
+#undef asinf
+#define asinf XBEMU_NPU_BUILD_HAS_NO_asinf
+#undef acos
+#define acos XBEMU_NPU_BUILD_HAS_NO_acos
+#undef acosf
+#define acosf XBEMU_NPU_BUILD_HAS_NO_acosf
+#undef atan
+#define atan XBEMU_NPU_BUILD_HAS_NO_atan
+#undef atanf
+#define atanf XBEMU_NPU_BUILD_HAS_NO_atanf
+#undef atan2
+#define atan2 XBEMU_NPU_BUILD_HAS_NO_atan2
+#undef atan2f
+#define atan2f XBEMU_NPU_BUILD_HAS_NO_atan2f
+#undef sinh
+#define sinh XBEMU_NPU_BUILD_HAS_NO_sinh
+#undef sinhf
+#define sinhf XBEMU_NPU_BUILD_HAS_NO_sinhf
+#undef cosh
+#define cosh XBEMU_NPU_BUILD_HAS_NO_cosh
+#undef coshf
+#define coshf XBEMU_NPU_BUILD_HAS_NO_coshf
+#undef tanh
+#define tanh XBEMU_NPU_BUILD_HAS_NO_tanh
+#undef tanhf
+#define tanhf XBEMU_NPU_BUILD_HAS_NO_tanhf
+#undef erf
+#define erf XBEMU_NPU_BUILD_HAS_NO_erf
+#undef erff
+#define erff XBEMU_NPU_BUILD_HAS_NO_erff
+#undef erfc
+#define erfc XBEMU_NPU_BUILD_HAS_NO_erfc
+#undef erfcf
+#define erfcf XBEMU_NPU_BUILD_HAS_NO_erfcf
+#undef tgamma
+#define tgamma XBEMU_NPU_BUILD_HAS_NO_tgamma
+#undef lgamma
+#define lgamma XBEMU_NPU_BUILD_HAS_NO_lgamma
+#undef isnan
+#define isnan XBEMU_NPU_BUILD_HAS_NO_isnan
+#undef isinf
+#define isinf XBEMU_NPU_BUILD_HAS_NO_isinf
+#undef isfinite
+#define isfinite XBEMU_NPU_BUILD_HAS_NO_isfinite
+#undef signbit
+#define signbit XBEMU_NPU_BUILD_HAS_NO_signbit
+#undef fpclassify
+#define fpclassify XBEMU_NPU_BUILD_HAS_NO_fpclassify
+#undef nan
+#define nan XBEMU_NPU_BUILD_HAS_NO_nan
+#undef nanf
+#define nanf XBEMU_NPU_BUILD_HAS_NO_nanf
+#undef printf
+#define printf XBEMU_NPU_BUILD_HAS_NO_printf
+#undef fprintf
+#define fprintf XBEMU_NPU_BUILD_HAS_NO_fprintf
+#undef sprintf
+#define sprintf XBEMU_NPU_BUILD_HAS_NO_sprintf
+#undef snprintf
+#define snprintf XBEMU_NPU_BUILD_HAS_NO_snprintf
+#undef vprintf
+#define vprintf XBEMU_NPU_BUILD_HAS_NO_vprintf
+#undef vfprintf
+#define vfprintf XBEMU_NPU_BUILD_HAS_NO_vfprintf
+#undef vsnprintf
+#define vsnprintf XBEMU_NPU_BUILD_HAS_NO_vsnprintf
+#undef puts
+#define puts XBEMU_NPU_BUILD_HAS_NO_puts
+#undef putchar
+#define putchar XBEMU_NPU_BUILD_HAS_NO_putchar
+#undef fputs
+#define fputs XBEMU_NPU_BUILD_HAS_NO_fputs
+#undef fputc
+#define fputc XBEMU_NPU_BUILD_HAS_NO_fputc
+#undef fopen
+#define fopen XBEMU_NPU_BUILD_HAS_NO_fopen
+#undef fclose
+#define fclose XBEMU_NPU_BUILD_HAS_NO_fclose
+#undef fread
+#define fread XBEMU_NPU_BUILD_HAS_NO_fread
+#undef fwrite
+#define fwrite XBEMU_NPU_BUILD_HAS_NO_fwrite
+#undef fflush
+#define fflush XBEMU_NPU_BUILD_HAS_NO_fflush
+#undef perror
+#define perror XBEMU_NPU_BUILD_HAS_NO_perror
+#undef scanf
+#define scanf XBEMU_NPU_BUILD_HAS_NO_scanf
+#undef FILE
+#define FILE XBEMU_NPU_BUILD_HAS_NO_FILE
+#undef stdin
+#define stdin XBEMU_NPU_BUILD_HAS_NO_stdin
+#undef stdout
+#define stdout XBEMU_NPU_BUILD_HAS_NO_stdout
+#undef stderr
+#define stderr XBEMU_NPU_BUILD_HAS_NO_stderr
+#undef malloc
+#define malloc XBEMU_NPU_BUILD_HAS_NO_malloc
+#undef calloc
+#define calloc XBEMU_NPU_BUILD_HAS_NO_calloc
+#undef realloc
+#define realloc XBEMU_NPU_BUILD_HAS_NO_realloc
+#undef free
+#define free XBEMU_NPU_BUILD_HAS_NO_free
+#undef abort
+#define abort XBEMU_NPU_BUILD_HAS_NO_abort
+#undef exit
+#define exit XBEMU_NPU_BUILD_HAS_NO_exit
+#undef atexit
+#define atexit XBEMU_NPU_BUILD_HAS_NO_atexit
+#undef getenv
+#define getenv XBEMU_NPU_BUILD_HAS_NO_getenv
+#undef system
+#define system XBEMU_NPU_BUILD_HAS_NO_system
+#undef atoi
+#define atoi XBEMU_NPU_BUILD_HAS_NO_atoi
+#undef atol
+#define atol XBEMU_NPU_BUILD_HAS_NO_atol
+#undef atof
+#define atof XBEMU_NPU_BUILD_HAS_NO_atof
+#undef strtol
+#define strtol XBEMU_NPU_BUILD_HAS_NO_strtol
+#undef strtoul
+#define strtoul XBEMU_NPU_BUILD_HAS_NO_strtoul
+#undef strtod
+#define strtod XBEMU_NPU_BUILD_HAS_NO_strtod
+#undef strtof
+#define strtof XBEMU_NPU_BUILD_HAS_NO_strtof
+#undef qsort
+#define qsort XBEMU_NPU_BUILD_HAS_NO_qsort
+#undef bsearch
+#define bsearch XBEMU_NPU_BUILD_HAS_NO_bsearch
+#undef abs
+#define abs XBEMU_NPU_BUILD_HAS_NO_abs
+#undef labs
+#define labs XBEMU_NPU_BUILD_HAS_NO_labs
+#undef llabs
+#define llabs XBEMU_NPU_BUILD_HAS_NO_llabs
+#undef rand
+#define rand XBEMU_NPU_BUILD_HAS_NO_rand
+#undef srand
+#define srand XBEMU_NPU_BUILD_HAS_NO_srand
+#undef memcpy
+#define memcpy XBEMU_NPU_BUILD_HAS_NO_memcpy
+#undef memmove
+#define memmove XBEMU_NPU_BUILD_HAS_NO_memmove
+#undef memset
+#define memset XBEMU_NPU_BUILD_HAS_NO_memset
+#undef memcmp
+#define memcmp XBEMU_NPU_BUILD_HAS_NO_memcmp
+#undef memchr
+#define memchr XBEMU_NPU_BUILD_HAS_NO_memchr
+#undef strlen
+#define strlen XBEMU_NPU_BUILD_HAS_NO_strlen
+#undef strcpy
+#define strcpy XBEMU_NPU_BUILD_HAS_NO_strcpy
+#undef strncpy
+#define strncpy XBEMU_NPU_BUILD_HAS_NO_strncpy
+#undef strcat
+#define strcat XBEMU_NPU_BUILD_HAS_NO_strcat
+#undef strncat
+#define strncat XBEMU_NPU_BUILD_HAS_NO_strncat
+#undef strcmp
+#define strcmp XBEMU_NPU_BUILD_HAS_NO_strcmp
+#undef strncmp
+#define strncmp XBEMU_NPU_BUILD_HAS_NO_strncmp
+#undef strchr
+#define strchr XBEMU_NPU_BUILD_HAS_NO_strchr
+#undef strrchr
+#define strrchr XBEMU_NPU_BUILD_HAS_NO_strrchr
+#undef strstr
+#define strstr XBEMU_NPU_BUILD_HAS_NO_strstr
+#undef strdup
+#define strdup XBEMU_NPU_BUILD_HAS_NO_strdup
+#endif  // NPU build
