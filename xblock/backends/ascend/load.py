@@ -10,6 +10,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from ...dialects.locations import kernel_of
 from .access import (
     column_run,
     counts,
@@ -48,6 +49,7 @@ def _load(ctx, op):
     nbytes = round_up(max(numel(shape), 1) * sz, 256)
     if nbytes > ctx.largest[0]:
         ctx.largest = (nbytes, ctx.loc)
+    after_own_stores(ctx, ptr)
     tile = _copy_in_tile(ctx, elem, shape, nbytes, name)
     t_in = tile.value
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
@@ -105,6 +107,63 @@ def _load(ctx, op):
                 row = ctx.add(ctx.mul(loop.induction_variable, ctx.c64(acc.cols)), start)
                 fill(ctx, tile, row, ctx.sub(ctx.c64(acc.cols), start), other)
                 scf.YieldOp([])
+
+
+def _root(v: ir.Value):
+    """The kernel argument a pointer value derives from (through addptr, splat, broadcast, loop-carried
+    values), or None when it cannot be traced."""
+    for _ in range(256):
+        if isinstance(v, ir.BlockArgument):
+            owner = v.owner.owner
+            kind = owner.operation.name if owner is not None else None
+            if kind in (None, "func.func"):
+                return ("arg", v.arg_number)
+            if kind == "scf.for" and v.arg_number > 0:
+                v = owner.operands[3 + v.arg_number - 1]
+                continue
+            return None
+        ptrs = [o for o in v.owner.operation.operands if "ptr" in str(o.type)]
+        if not ptrs:
+            return None
+        v = ptrs[0]
+    return None
+
+
+def _stored_roots(ctx) -> set:
+    """Roots (see `_root`) of every pointer the kernel stores through; None in the set when one of
+    them cannot be traced. Computed once per kernel."""
+    if "stored_roots" not in ctx.ext:
+        roots = set()
+
+        def walk(op):
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        if inner.name == "xb.store" or inner.name.startswith("xb.atomic"):
+                            roots.add(_root(inner.operands[0]))
+                        walk(inner.operation)
+
+        walk(kernel_of(ctx.xb_module).operation)
+        ctx.ext["stored_roots"] = roots
+    return ctx.ext["stored_roots"]
+
+
+def after_own_stores(ctx, ptr: ir.Value) -> None:
+    """A copy-in from GM this kernel may also have written: wait for MTE3 (the store's copy-out) first,
+    or the MTE2 read may see the bytes before the write lands."""
+    if _reads_own_stores(ctx, ptr):
+        ctx.sync("MTE3_MTE2")
+
+
+def _reads_own_stores(ctx, ptr: ir.Value) -> bool:
+    stored = _stored_roots(ctx)
+    return bool(stored) and (None in stored or _root(ptr) in stored)
+
+
+def _fresh_line(ctx, at: ir.Value) -> None:
+    """Drop the DataCache line of a GM scalar this kernel may have written by DataCopy since the line
+    was cached (REFERENCE 0.1: GetValue reads through the core's DataCache)."""
+    A.op("dcci", [at])
 
 
 def _copy_in_tile(ctx, elem, shape, nbytes, name) -> Tile:
@@ -197,11 +256,18 @@ def _scalar_load(ctx, op, ptr, mask, other, elem):
     gm, off = gm_tensor(ctx, p.root), ctx.lin(p.offset.base)
     name = ctx.name_for(op)
     kw = {"name": name} if name else {}
+    own = _reads_own_stores(ctx, ptr)
+    if own:
+        ctx.sync("MTE3_S")
     if mask is None:
+        if own:
+            _fresh_line(ctx, ctx.at(gm, off))
         ctx.vmap[op.result] = A.op("get_value", [gm, off], ir.Type.parse(elem), **kw)
         return
     ifop = scf.IfOp(ctx.scalar(mask), [ir.Type.parse(elem)], has_else=True)
     with ir.InsertionPoint(ifop.then_block):
+        if own:
+            _fresh_line(ctx, ctx.at(gm, off))
         scf.YieldOp([A.op("get_value", [gm, off], ir.Type.parse(elem))])
     with ir.InsertionPoint(ifop.else_block):
         scf.YieldOp([ctx.splat_scalar(other) if isinstance(other, Splat) else
@@ -215,22 +281,30 @@ def _gather_load(ctx, op, ptr, mask, other, elem):
     out = ctx.new_tile(elem, shape, ctx.name_for(op), result=op.result)
     gm = gm_tensor(ctx, p.root)
     t = ir.Type.parse(elem)
+    own = _reads_own_stores(ctx, ptr)
+
+    def read(addr):
+        if own:
+            _fresh_line(ctx, ctx.at(gm, addr))
+        return A.op("get_value", [gm, addr], t)
 
     def body(lane, idx):
         addr = lane_address(ctx, p, idx)
         on = lane_on(ctx, b, idx) if b is not None else None
         if on is None:
-            v = A.op("get_value", [gm, addr], t)
+            v = read(addr)
         else:
             ifop = scf.IfOp(on, [t], has_else=True)
             with ir.InsertionPoint(ifop.then_block):
-                scf.YieldOp([A.op("get_value", [gm, addr], t)])
+                scf.YieldOp([read(addr)])
             with ir.InsertionPoint(ifop.else_block):
                 scf.YieldOp([ctx.splat_scalar(other) if isinstance(other, Splat) else ctx.cst(elem, 0)])
             v = ifop.results[0]
         A.op("set_value", [out.value, lane, v])
 
     before_scalar_reads(ctx)  # the tile's UB may still be read by the vector unit (write after read)
+    if own:
+        ctx.sync("MTE3_S")
     lane_loops(ctx, shape, body)
     after_scalar_writes(ctx, out)
     ctx.vmap[op.result] = out
