@@ -5,6 +5,9 @@
 //   L1 8192 / 524160 B; L0A 4096 / 65536 B; L0B 4096 / 65536 B; L0C 4096 / 131072 B.
 // Each program instance of the grid is one iteration of the loop over pid; the cores take
 // turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.
+// Synchronisation: queues and explicit SetFlag/WaitFlag order every hand-over between pipes;
+// the barrier between dependent vector instructions is left to the compiler's automatic
+// synchronisation (--cce-auto-sync, on by default in kernel-launch projects).
 #include "kernel_operator.h"
 #include "dot_kernel_tiling.h"
 

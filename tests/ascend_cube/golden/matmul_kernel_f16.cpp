@@ -6,6 +6,9 @@
 // GM workspace: 4096 B per block (AIC <-> AIV hand-offs).
 // Each program instance of the grid is one iteration of the loop over pid; the cores take
 // turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.
+// Synchronisation: queues and explicit SetFlag/WaitFlag order every hand-over between pipes;
+// the barrier between dependent vector instructions is left to the compiler's automatic
+// synchronisation (--cce-auto-sync, on by default in kernel-launch projects).
 #include "kernel_operator.h"
 #include "matmul_kernel_tiling.h"
 

@@ -227,6 +227,9 @@ class AscendCEmitter(CStyle, CubeCalls):
             self.line("// others have one: more blocks are live than double buffers allow).")
         else:
             self.line("// turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.")
+        self.line("// Synchronisation: queues and explicit SetFlag/WaitFlag order every hand-over between pipes;")
+        self.line("// the barrier between dependent vector instructions is left to the compiler's automatic")
+        self.line("// synchronisation (--cce-auto-sync, on by default in kernel-launch projects).")
         self.line('#include "kernel_operator.h"')
         self.line(f'#include "{name}_tiling.h"')
         self.line("")
