@@ -1,16 +1,26 @@
-# The README's commands. Each creates (once) and reuses the local virtual environment .venv.
+# The README's commands. Each creates (once) and reuses the local virtual environment .venv, with
+# only what `make demo` and `make test` need: xblock, its cuda extra (Triton) and the test tools.
+# `make dev` adds the rest (ruff for `make lint`, matplotlib for `xblock diff --plot`).
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.xblock-installed
+DEV_STAMP := $(VENV)/.xblock-dev-installed
 
-.PHONY: demo test lint bench docs fuzz clean
+.PHONY: demo test dev lint bench docs fuzz clean
 
 $(STAMP): pyproject.toml
+	@echo "make: installing xblock[cuda,test] into $(VENV) (once; about a minute, most of it Triton)"
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[dev,cuda]'
+	$(VPY) -m pip install --progress-bar on -e '.[cuda,test]'
 	touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(VPY) -m pip install --progress-bar on -e '.[dev]'
+	touch $(DEV_STAMP)
+
+dev: $(DEV_STAMP)
 
 demo: $(STAMP)
 	$(VPY) -m xblock demo
@@ -18,7 +28,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/test $(VPY) -m pytest -q -n 2 tests
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VPY) -m ruff check xblock tests examples benchmarks tools
 
 docs: $(STAMP)

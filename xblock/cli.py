@@ -459,19 +459,39 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    from .backends import UnknownTarget, get_backend
     from .demo import run_demo
 
-    return run_demo(out_dir=args.out, targets=args.targets.split(",") if args.targets else None)
+    chosen = args.targets.split(",") if args.targets else None
+    for name in chosen or ():
+        try:
+            get_backend(name)
+        except UnknownTarget as e:
+            raise UsageError(str(e)) from None
+    try:
+        return run_demo(out_dir=args.out, targets=chosen, examples=args.examples.split(",") if args.examples else None,
+                        small=args.small)
+    except ValueError as e:  # an unknown example
+        raise UsageError(str(e)) from None
 
 
 # ------------------------------------------------------------------------------------ parser
+_QUIET_HELP = ("show no progress (spinners of long compiles and autotuning; also XBLOCK_QUIET=1). Progress "
+               "is shown only where stderr is a terminal, or with XBLOCK_PROGRESS=1")
+
 def build_parser() -> argparse.ArgumentParser:
     from ._version import __version__
 
     p = argparse.ArgumentParser(prog="xblock", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"xblock {__version__}")
+    p.add_argument("--quiet", "-q", action="store_true", help=_QUIET_HELP)
+    quiet = argparse.ArgumentParser(add_help=False)  # --quiet after the command too
+    quiet.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help=_QUIET_HELP)
     sub = p.add_subparsers(dest="command", required=True)
+
+    def command(name, **kw):
+        return sub.add_parser(name, parents=[quiet], **kw)
 
     def kernel_args(sp, target_default=REFERENCE):
         sp.add_argument("kernel", help="FILE:KERNEL, e.g. examples/softmax.py:softmax_kernel")
@@ -484,13 +504,13 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--arch", type=int, help="cuda: compute capability, e.g. 90")
         sp.add_argument("--soc", help="ascend: SoC profile, e.g. 910B3")
 
-    sp = sub.add_parser("compile", help="compile a kernel and print or write one stage")
+    sp = command("compile", help="compile a kernel and print or write one stage")
     kernel_args(sp)
     sp.add_argument("--emit", "-e", default="xb", help="stage to print: xb, ttir, ptx, ll, cpp, ...")
     sp.add_argument("--output", "-o", help="write the stage to this file")
     sp.set_defaults(fn=cmd_compile)
 
-    sp = sub.add_parser("export", help="write a buildable project (ascend: AscendC + CMake)",
+    sp = command("export", help="write a buildable project (ascend: AscendC + CMake)",
                         description="Export one specialization of a kernel as a project. Name it: --case NAME "
                                     "(DTYPE-SIZE, one of the file's SIZES x DTYPES, e.g. float32-1023), --size "
                                     "[--dtype] for the file's case(), or --signature with -D for every constexpr.")
@@ -499,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--output", "-o", required=True, help="directory to create")
     sp.set_defaults(fn=cmd_export)
 
-    sp = sub.add_parser("diff", help="run on several targets and compare outputs with the sim")
+    sp = command("diff", help="run on several targets and compare outputs with the sim")
     sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
     sp.add_argument("--targets", help="comma-separated targets (default: all)")
     sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
@@ -516,7 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--plot", help="write a PNG showing where 2-D outputs mismatch")
     sp.set_defaults(fn=cmd_diff)
 
-    sp = sub.add_parser("bench", help="time a kernel on a target")
+    sp = command("bench", help="time a kernel on a target")
     sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
     sp.add_argument("--target", "-t", default=REFERENCE, help=", ".join(targets()))
     sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
@@ -525,26 +545,29 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--rep", type=int, default=10, help="timed runs (default 10)")
     sp.set_defaults(fn=cmd_bench)
 
-    sp = sub.add_parser("cache", help="show, clear, export or import the kernel cache, or its statistics")
+    sp = command("cache", help="show, clear, export or import the kernel cache, or its statistics")
     sp.add_argument("action", choices=["dir", "clear", "export", "import", "stats"],
                     help="dir: print the folder; clear: empty it; export/import: a bundle of compiled kernels "
                          "and autotune choices; stats: entries, hits, misses and compile time per kernel")
     sp.add_argument("path", nargs="?", help="bundle file for export/import")
     sp.set_defaults(fn=cmd_cache)
 
-    sp = sub.add_parser("tune", help="precompute an autotuned kernel's choices for a list of sizes")
+    sp = command("tune", help="precompute an autotuned kernel's choices for a list of sizes")
     sp.add_argument("kernel", help="FILE:KERNEL of an @autotune kernel; the file's case(size, dtype) builds arguments")
     sp.add_argument("--sizes", nargs="+", required=True, help="problem sizes for case(), e.g. 256x256x256 1024")
     sp.add_argument("--target", "-t", help=f"{', '.join(targets())} (default: the one the arguments imply)")
     sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
     sp.set_defaults(fn=cmd_tune)
 
-    sp = sub.add_parser("doctor", help="versions, targets (and why some cannot run here), cache, toolchains")
+    sp = command("doctor", help="versions, targets (and why some cannot run here), cache, toolchains")
     sp.set_defaults(fn=cmd_doctor)
 
-    sp = sub.add_parser("demo", help="compile the examples for every target, run, diff, export AscendC")
+    sp = command("demo", help="compile the examples for every target, run, diff, export AscendC")
     sp.add_argument("--out", default="out/demo", help="where to write exported projects")
     sp.add_argument("--targets", help="comma-separated targets (default: all)")
+    sp.add_argument("--examples", help="comma-separated examples (default: all), e.g. add,softmax")
+    sp.add_argument("--small", action="store_true",
+                    help="run each example at a small size (its fourth test size) instead of the demo's: quick")
     sp.set_defaults(fn=cmd_demo)
     return p
 
@@ -553,6 +576,10 @@ def main(argv=None) -> int:
     from .errors import CompilationError, XBlockError
 
     args = build_parser().parse_args(argv)
+    if args.quiet:
+        from . import progress
+
+        progress.set_quiet()
     try:
         return args.fn(args)
     except UsageError as e:

@@ -3,14 +3,15 @@ diffed against the sim (and the sim against numpy), and AscendC exported to a fo
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from . import progress
 from .backends import REFERENCE, TargetUnavailable, get_backend
 from .backends import targets as all_targets
 from .errors import XBlockError
@@ -22,11 +23,24 @@ DEMO_SIZES = {"add": 98432, "softmax": (823, 781), "layernorm": (97, 3001), "rms
               "transpose": (300, 200), "colsum": (1000, 97)}
 
 
-def _examples():
-    root = Path(__file__).resolve().parents[1]
-    if (root / "examples").is_dir() and str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    return importlib.import_module("examples").EXAMPLES
+def _examples(names=None) -> list:
+    """The demo's examples (`xblock.examples`, the repository's `examples/` shipped in the package):
+    all of them, or those named, in the order given."""
+    from .examples import EXAMPLES
+
+    for name in names or ():
+        if name not in EXAMPLES:
+            close = difflib.get_close_matches(name, EXAMPLES, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ValueError(f"no example '{name}' (the examples: {', '.join(EXAMPLES)}){hint}")
+    return list(names or EXAMPLES)
+
+
+def _size(name: str, mod, small: bool):
+    """The demo's size of an example; `small`: its fourth test size (BLOCK+1 or the like), a quick run."""
+    if small:
+        return mod.SIZES[min(3, len(mod.SIZES) - 1)]
+    return DEMO_SIZES.get(name, mod.SIZES[-1])
 
 
 class _Notes:
@@ -74,15 +88,17 @@ def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes:
     """The demo's cells for one example (a verdict and a time per target) and its failures."""
     cells, seconds, failures = {}, {}, 0
     for target in targets:
+        progress.stage(f"compiling for {target}")
         cell, seconds[target], failed = _compile(case, target, out_dir / target / name, exported, notes, info)
         if cell is not None:
             cells[target] = (cell, "-")
             failures += failed
     others = [t for t in targets if t not in cells and t != REFERENCE]
     outputs = list(case.outputs.values())
+    progress.stage("running and comparing")
     try:
-        rep = diff(case.kernel, case.grid, *case.args, targets=others, reference=REFERENCE, outputs=outputs,
-                   atol=case.atol, rtol=case.rtol, **case.meta)
+        rep = diff(case.kernel, case.grid, *case.args, targets=others or [REFERENCE], reference=REFERENCE,
+                   outputs=outputs, atol=case.atol, rtol=case.rtol, **case.meta)  # (no targets: diff runs all)
     except XBlockError as e:  # the reference itself fails: nothing can be compared
         bad = (notes.cell("run error", f"{REFERENCE}: {e}"), "-")
         return [cells.get(t, bad) for t in targets], failures + 1
@@ -91,7 +107,7 @@ def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes:
                  for o, i in case.outputs.items()]
         *cells[REFERENCE], ok = _verdict(diffs, seconds[REFERENCE], rep.reference_seconds)
         failures += not ok
-    for st in rep.statuses:
+    for st in (st for st in rep.statuses if st.target in others):
         if st.status == "skipped":
             cells[st.target] = (notes.cell("compiled, not run", f"{st.target}: {st.reason}"),
                                 f"{seconds[st.target] * 1e3:.0f}/-")
@@ -114,13 +130,20 @@ def _line(first: list, cells: list) -> str:
     return head + "".join(f"  {v:<{_CELL}} {t:>{_TIME}}" for v, t in cells)
 
 
-def run_demo(out_dir: str = "out/demo", targets=None) -> int:
+def run_demo(out_dir: str = "out/demo", targets=None, examples=None, small: bool = False) -> int:
     """Run the demo; returns the process exit code (1 if any target that ran disagrees).
 
     Each row is printed as soon as its example has run on every target. A cell is the verdict and
     the largest error against the reference; the time beside it is compile/run in milliseconds
     (compile is a cache hit after the first demo).
+
+    Args:
+        out_dir: where the exported projects go.
+        targets: the targets to run (default: all).
+        examples: the names of the examples to run (default: all).
+        small: run each example at a small size (quick) instead of the demo's.
     """
+    names = _examples(examples)
     targets = targets or all_targets()
     failures = 0
     exported: list = []
@@ -129,15 +152,16 @@ def run_demo(out_dir: str = "out/demo", targets=None) -> int:
     print(_line(["example", "size", "dtype"],
                 [(f"{t} vs {'numpy' if t == REFERENCE else REFERENCE}", "ms c/r") for t in targets]))
     print(_line(["-" * w for w in _WIDTHS], [("-" * _CELL, "-" * _TIME) for _ in targets]))
-    for name in _examples():
-        mod = importlib.import_module("examples." + name)
-        size = DEMO_SIZES.get(name, mod.SIZES[-1])
+    for name in names:
+        mod = importlib.import_module(f"{__package__}.examples.{name}")
+        size = _size(name, mod, small)
         dtype = mod.DTYPES[0]
         case = mod.case(size, dtype)
         first = [name, "x".join(map(str, size)) if isinstance(size, tuple) else str(size), np.dtype(dtype).name
                  if not isinstance(dtype, str) else dtype]
         info = dict(name=case_name(size, dtype), source=f"examples/{name}.py", grid_formula=grid_formula(mod.case))
-        cells, failed = _example_row(name, case, targets, Path(out_dir), exported, notes, info)
+        with progress.transient(), progress.step(f"demo: {name}"):  # the row is the lasting line
+            cells, failed = _example_row(name, case, targets, Path(out_dir), exported, notes, info)
         print(_line(first, cells), flush=True)
         failures += failed
     for k, text in enumerate(notes.texts, 1):

@@ -10,6 +10,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field, fields
 
+from .. import progress
 from .._version import __version__
 from ..backends import REFERENCE, all_option_names, get_backend
 from ..errors import CompilationError, XBlockWarning, surface
@@ -204,7 +205,8 @@ def fetch_or_build(key, ks, spec, target, opts, transform=None, overrides=None) 
             found = _lookup(cache, key, backend, opts)
             if found is None:
                 start = time.perf_counter()
-                asm, metadata = _build(ks, spec, target, backend, opts, transform, overrides)
+                with progress.step(f"compiling {ks.name} for {target}"):
+                    asm, metadata = _build(ks, spec, target, backend, opts, transform, overrides)
                 cache.put(key, {**asm, "metadata.json": json.dumps(metadata)})
                 record("miss", ks.name, target, time.perf_counter() - start)
                 return asm, metadata
@@ -239,6 +241,7 @@ def _build(ks, spec, target, backend, opts, transform=None, overrides=None):
     _require_mlir(ks, target)
     from ..passes import written_args
 
+    progress.stage("xb")
     module = _frontend_and_passes(ks, spec)
     metadata = {
         "name": ks.name, "target": target, "file": ks.file, "line": ks.abs_line(ks.tree.lineno),
@@ -302,6 +305,7 @@ def run_stages(name: str, backend, opts, module, metadata: dict, overrides: dict
     _dump(name, "xb", asm["xb"])
     cur = module
     for ext, stage in backend.stages(opts).items():
+        progress.stage(ext)
         cur = stage(cur, metadata)
         if ext in overrides:
             data = overrides[ext]

@@ -97,6 +97,7 @@ def shutdown() -> None:
 def _init_worker() -> None:
     """In a new worker: what every compile imports and computes first, before the first task."""
     os.environ["XBLOCK_COMPILE_WORKERS"] = "1"  # a worker never starts workers of its own
+    os.environ["XBLOCK_QUIET"] = "1"  # nor shows progress: the process that asked for the compile does
     try:
         from ..backends import all_option_names
         from .compiler import compiler_digest

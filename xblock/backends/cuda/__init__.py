@@ -9,17 +9,15 @@ import torch when called.
 from __future__ import annotations
 
 from ..base import Backend
-from .options import CudaOptions, triton_version
+from .options import CudaOptions, triton_installed, triton_version
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")  # the exts of `pipeline.stages`, listed without importing it
 
 
 def _require_triton() -> None:
-    import importlib.util
-
     from .. import TargetUnavailable
 
-    if importlib.util.find_spec("triton") is None:
+    if not triton_installed():
         raise TargetUnavailable("the cuda target needs Triton to compile: pip install 'xblock[cuda]' "
                                 "(triton==3.6.0)")
 
@@ -62,9 +60,7 @@ def claims_arguments(args) -> bool:
 
 def _availability() -> str | None:
     """None when kernels can run here; otherwise why not (compiling needs Triton, not a GPU)."""
-    import importlib.util
-
-    compiles = "compiling to PTX/cubin works" if importlib.util.find_spec("triton") is not None else \
+    compiles = "compiling to PTX/cubin works" if triton_installed() else \
         "compiling needs Triton too: pip install 'xblock[cuda]'"
     try:
         import torch

@@ -22,6 +22,16 @@ def triton_version() -> str:
         return "none"
 
 
+def triton_installed() -> bool:
+    """Whether Triton can be imported, without importing it. A folder named `triton` on sys.path
+    without an `__init__.py` (`examples/triton/`, where the CLI put a kernel file's folder on the
+    path) is a namespace package: it does not count."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("triton")
+    return spec is not None and spec.origin is not None
+
+
 def detect_arch() -> int:
     """The compute capability of the current torch CUDA device, or DEFAULT_ARCH without one.
 
