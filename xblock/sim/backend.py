@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 from dataclasses import dataclass
 
@@ -67,10 +68,21 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
         if gc_was_enabled:
             gc.enable()
     bind_rules(program.body, {**SIM_RULES, **overrides} if overrides else SIM_RULES, LAZY_RULES)
+    checking = [False]  # rules bound with the int32 overflow warnings (XBLOCK_SIM_OVERFLOW, read per launch)
+
+    def check_overflow() -> None:
+        want = os.environ.get("XBLOCK_SIM_OVERFLOW", "") not in ("", "0")
+        if want != checking[0]:
+            from .rules import overflow_rules
+
+            extra = overflow_rules() if want else {}
+            bind_rules(program.body, {**SIM_RULES, **extra, **(overrides or {})}, LAZY_RULES)
+            checking[0] = want
     sigs = metadata["arg_types"]
     names = metadata["arg_names"]
 
     def launch(grid, args):
+        check_overflow()
         if len(args) != len(sigs):
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                               f"expected {len(sigs)} runtime arguments, got {len(args)}")

@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 import math as _pymath
+import warnings
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, XBlockWarning
 from . import lazy
 from .floats import fp_to_fp
 from .lazy import PtrSum, materialize
@@ -114,6 +115,33 @@ for _name, _fn in {
     "math.powf": np.power,
 }.items():
     SIM_RULES[_name] = _binary(_fn)
+
+
+def _overflow_checked(name):
+    """`fn` on int32 operands that also warns (XBlockWarning, once per kernel line) when the exact
+    result does not fit: the wrapped value is what Triton computes, and usually an offset that
+    needed `.to(tl.int64)`. Opt-in: XBLOCK_SIM_OVERFLOW=1 (sim/backend.py)."""
+    plain = SIM_RULES[name]
+    exact = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply}[name]
+    warned = set()
+
+    def impl(ex, ins, a, b):
+        if ins.rtypes[0].dtype == np.int32 and (ins.loc.file, ins.loc.line) not in warned:
+            wide = exact(np.asarray(a, np.int64), np.asarray(b, np.int64))  # before `plain` may reuse a or b
+            if wide.size and (wide.max() > np.iinfo(np.int32).max or wide.min() < np.iinfo(np.int32).min):
+                warned.add((ins.loc.file, ins.loc.line))
+                sign = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}[name]
+                warnings.warn_explicit(f"sim: int32 `{sign}` overflows here and wraps (as in Triton); if this is "
+                                       "an offset, compute it in int64 (`.to(tl.int64)`)", XBlockWarning,
+                                       ins.loc.file, ins.loc.line or 1)
+        return plain(ex, ins, a, b)
+
+    return impl
+
+
+def overflow_rules() -> dict:
+    """Replacement rules for int32 +, - and * that warn when they wrap."""
+    return {n: _overflow_checked(n) for n in ("arith.addi", "arith.subi", "arith.muli")}
 
 
 @rule("arith.maxui", "arith.minui")
