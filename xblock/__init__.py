@@ -18,6 +18,10 @@ def __getattr__(name):  # the autotuner and testing helpers load on first use
         from .runtime import autotune as _at
 
         return getattr(_at, name)
+    if name == "profile":  # the Ascend cost model (backends/ascend/cost.py)
+        from .backends.ascend.profile import profile
+
+        return profile
     if name == "testing":
         import importlib
 

@@ -322,6 +322,25 @@ def cmd_bench(args) -> int:
     return EXIT_OK
 
 
+def cmd_profile(args) -> int:
+    """Run the file's case on the AscendC CPU model and print the cost model's per-pipe estimate."""
+    import json
+
+    import xblock
+
+    mod, kernel = load_kernel(args.kernel)
+    case = case_from_module(mod, _size(args.size, mod), args.dtype)
+    meta = {**case.meta, **parse_defines(args.define)}
+    prof = xblock.profile(kernel, case.grid, *case.copy_args(), target=args.target, soc=args.soc, **meta)
+    if args.json:
+        print(json.dumps({"kernel": prof.kernel, "soc": prof.soc, "estimate_us": prof.estimate_us,
+                          "floor_us": prof.floor_us, "bound": prof.bound, "pipes": prof.pipes,
+                          "blocks": prof.blocks, "programs": prof.programs, "counters": prof.counters}, indent=1))
+    else:
+        print(prof.report())
+    return EXIT_OK
+
+
 def cmd_cache(args) -> int:
     from .runtime.cache import FileCache, cache_dir
 
@@ -544,6 +563,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
     sp.add_argument("--rep", type=int, default=10, help="timed runs (default 10)")
     sp.set_defaults(fn=cmd_bench)
+
+    sp = command("profile", help="estimate a kernel's time per pipe on the Ascend cost model (from the CPU model's "
+                                 "counters)")
+    sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
+    sp.add_argument("--target", "-t", default="ascend", help="ascend (the only target with a cost model)")
+    sp.add_argument("--soc", default="910B3", help="SoC profile whose constants price the counters (default 910B3)")
+    sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
+    sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
+    sp.add_argument("-D", dest="define", action="append", help="constexpr or option NAME=VALUE, over the case's")
+    sp.add_argument("--json", action="store_true", help="print the profile as JSON")
+    sp.set_defaults(fn=cmd_profile)
 
     sp = command("cache", help="show, clear, export or import the kernel cache, or its statistics")
     sp.add_argument("action", choices=["dir", "clear", "export", "import", "stats"],

@@ -39,6 +39,11 @@ CXXFLAGS = ["-std=c++17", "-Wall", "-Werror", "-O2", "-shared", "-fPIC"]
 LAST_COUNTERS: dict = {}
 _COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "scalar_ub_accesses",
              "scalar_gm_accesses")
+# per-block counters of the last launch (emu_launch.h kBlockCounters, in its order): one dict per block
+LAST_BLOCK_COUNTERS: list = []
+BLOCK_COUNTERS = _COUNTERS + ("datacopy_in_calls", "datacopy_out_calls", "datacopy_in_bytes", "datacopy_out_bytes",
+                              "cube_ops", "mmad_calls", "gm_to_l1_bytes", "gm_to_l1_calls", "l1_to_l0_bytes",
+                              "load_data_calls", "l0c_to_gm_bytes", "fixpipe_calls", "cross_core_sets")
 
 
 def shim_source(metadata: dict) -> str:
@@ -252,7 +257,14 @@ def load(asm: dict, metadata: dict):
         rc = run(ctypes.c_int64(block_dim), bufs, sizes, cnames, len(keep), ctypes.byref(t), soc_arr, err, 4096,
                  counters)
         LAST_COUNTERS.clear()
-        LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim)
+        LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim, programs=total)
+        per_block = np.zeros(block_dim * len(BLOCK_COUNTERS), np.uint64)
+        lib.xblock_emu_block_counters(per_block.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)),
+                                      ctypes.c_int64(per_block.size))
+        LAST_BLOCK_COUNTERS[:] = [dict(zip(BLOCK_COUNTERS, map(int, row)))
+                                  for row in per_block.reshape(block_dim, len(BLOCK_COUNTERS))]
+        for k in BLOCK_COUNTERS[len(_COUNTERS):4 + len(_COUNTERS)]:  # the GM<->UB DataCopy totals
+            LAST_COUNTERS[k] = sum(b[k] for b in LAST_BLOCK_COUNTERS)
         status = work[buf_names.index("assertStatus")] if "assertStatus" in buf_names else ()
         failed = failed_assert(metadata, status, grid)
         if failed:  # an assert that failed is the cause, even when the model stopped the kernel after it
@@ -289,7 +301,7 @@ def failed_assert(metadata: dict, status, grid) -> str | None:
 
 CUBE_COUNTERS = ("cube_ops", "mmad_calls", "gm_to_l1_bytes", "l1_to_l0a_bytes", "l1_to_l0b_bytes",
                  "l0c_to_gm_bytes", "cross_core_sets", "peak_l1_bytes", "peak_l0a_bytes", "peak_l0b_bytes",
-                 "peak_l0c_bytes")
+                 "peak_l0c_bytes", "gm_to_l1_calls", "load_data_calls", "fixpipe_calls")
 
 
 def cube_counters(ck) -> dict:

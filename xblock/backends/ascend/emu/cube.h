@@ -42,6 +42,9 @@ struct Counters {
     uint64_t l0c_to_gm = 0;      // bytes written to GM by Fixpipe
     uint64_t cross_core_sets = 0;
     uint64_t peak[NMEM] = {0, 0, 0, 0};
+    uint64_t gm_to_l1_calls = 0;  // DataCopy GM->L1 calls (one DMA instruction each)
+    uint64_t load_data_calls = 0;  // LoadData L1->L0A/L0B calls
+    uint64_t fixpipe_calls = 0;
 };
 
 struct CubeState {
@@ -329,6 +332,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     uint64_t extent = (p.ndNum - 1) * uint64_t(p.dstNzMatrixStride) +
                       ((blocks - 1) * p.dstNzC0Stride + uint64_t(p.nValue - 1) * p.dstNzNStride + 1) * C0;
     touch(api, "dst", dst, 1u << L1, extent * sizeof(T), xbemu::ALLOCATED);
+    cs().c.gm_to_l1_calls++;
     for (uint32_t nd = 0; nd < p.ndNum; nd++)
         for (uint32_t r = 0; r < p.nValue; r++) {
             const T* row = src.addr_ + nd * uint64_t(p.srcNdMatrixStride) + r * uint64_t(p.srcDValue);
@@ -372,6 +376,7 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     touch(api, "src", src, 1u << L1, src_need, xbemu::DEQUEUED);
     int md = touch(api, "dst", dst, (1u << L0A) | (1u << L0B), dst_need, xbemu::ALLOCATED);
     (md == L0A ? cs().c.l1_to_l0a : cs().c.l1_to_l0b) += uint64_t(p.repeatTimes) * 512;
+    cs().c.load_data_calls++;
     if (count_only()) return;
     for (uint32_t r = 0; r < p.repeatTimes; r++) {
         const T* s = src.ptr_ + (p.startIndex + uint64_t(r) * p.srcStride) * F;
@@ -491,6 +496,7 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     uint64_t nf = (p.nSize + 15) / 16;
     touch(api, "src", src, 1u << L0C, ((nf - 1) * p.srcStride * 16 + uint64_t(p.srcStride) * 16) * sizeof(U),
           xbemu::DEQUEUED);
+    cs().c.fixpipe_calls++;
     for (uint64_t r = 0; r < p.mSize; r++) {
         T* row = dst.addr_ + r * p.dstStride;
         xbemu::gm_check(api, dst.base_, row, p.nSize * sizeof(T), true);
@@ -531,11 +537,12 @@ inline void CrossCoreWaitFlag(uint16_t flagId) {
 }  // namespace AscendC
 
 // Counters of the last launch, for the Python side: {cube_ops, mmad_calls, gm_to_l1, l1_to_l0a,
-// l1_to_l0b, l0c_to_gm, cross_core_sets, peak L1, peak L0A, peak L0B, peak L0C}.
+// l1_to_l0b, l0c_to_gm, cross_core_sets, peak L1, peak L0A, peak L0B, peak L0C, gm_to_l1_calls,
+// load_data_calls, fixpipe_calls}.
 extern "C" int xblock_cube_counters(uint64_t* out, int n) {
     const xbemu::cube::Counters& c = xbemu::cube::cs().c;
     uint64_t v[] = {c.cube_ops, c.mmad_calls, c.gm_to_l1, c.l1_to_l0a, c.l1_to_l0b, c.l0c_to_gm, c.cross_core_sets,
-                    c.peak[0], c.peak[1], c.peak[2], c.peak[3]};
+                    c.peak[0], c.peak[1], c.peak[2], c.peak[3], c.gm_to_l1_calls, c.load_data_calls, c.fixpipe_calls};
     int k = 0;
     for (; k < n && k < static_cast<int>(sizeof v / sizeof v[0]); k++) out[k] = v[k];
     return k;

@@ -14,10 +14,34 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "kernel_operator.h"
 
 namespace xbemu {
+
+// Per-block counters of the last launch, kBlockCounters values per block in this order (the cost
+// model, backends/ascend/cost.py, takes the busiest core): GM bytes read and written, vector
+// instructions and repeats, scalar UB and GM accesses, GM->UB and UB->GM DataCopy calls and bytes,
+// then the Cube unit's: 16x16x16 cube ops, Mmad calls, GM->L1 bytes and calls, L1->L0A/L0B bytes,
+// LoadData calls, L0C->GM bytes, Fixpipe calls, cross-core flag sets.
+constexpr int kBlockCounters = 19;
+
+inline std::vector<uint64_t>& block_counters() {
+    static std::vector<uint64_t> v;
+    return v;
+}
+
+inline void counter_snapshot(uint64_t* v) {
+    const State& s = st();
+    const cube::Counters& c = cube::cs().c;
+    const uint64_t all[kBlockCounters] = {s.gm_read, s.gm_write, s.vec_instrs, s.vec_repeats, s.scalar_ub,
+                                          s.scalar_gm, s.dc_in, s.dc_out, s.dc_in_bytes, s.dc_out_bytes,
+                                          c.cube_ops, c.mmad_calls, c.gm_to_l1, c.gm_to_l1_calls,
+                                          c.l1_to_l0a + c.l1_to_l0b, c.load_data_calls, c.l0c_to_gm,
+                                          c.fixpipe_calls, c.cross_core_sets};
+    for (int i = 0; i < kBlockCounters; i++) v[i] = all[i];
+}
 
 // soc = {ub_total, ub_usable, has_pad}; counters = {gm_read, gm_write, vec_instrs, vec_repeats,
 // scalar_ub, scalar_gm}. Returns 0, or 1 with the message in err.
@@ -31,13 +55,21 @@ inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const c
     s.regions.clear();
     for (int i = 0; i < nbufs; i++) s.regions.push_back(Region{bufs[i], sizes[i], names[i]});
     s.gm_read = s.gm_write = s.vec_instrs = s.vec_repeats = s.scalar_ub = s.scalar_gm = 0;
+    s.dc_in = s.dc_out = s.dc_in_bytes = s.dc_out_bytes = 0;
+    cube::cs().c = cube::Counters();  // block 0 resets them too (cube.h KernelScope)
+    std::vector<uint64_t>& per_block = block_counters();
+    per_block.assign(static_cast<size_t>(block_dim) * kBlockCounters, 0);
+    uint64_t before[kBlockCounters], after[kBlockCounters];
     int rc = 0;
     int64_t b = 0;
     try {
         for (b = 0; b < block_dim; b++) {
+            counter_snapshot(before);
             begin_block(b, block_dim);
             kernel();
             end_block();
+            counter_snapshot(after);
+            for (int i = 0; i < kBlockCounters; i++) per_block[b * kBlockCounters + i] = after[i] - before[i];
         }
     } catch (const std::exception& e) {
         std::string msg = "block " + std::to_string(b) + ": " + e.what();
@@ -55,3 +87,11 @@ inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const c
 }
 
 }  // namespace xbemu
+
+// The per-block counters of the last launch (xbemu::block_counters): copies up to n values into out
+// and returns how many there are. Weak: several launch translation units may define it.
+extern "C" __attribute__((weak)) int64_t xblock_emu_block_counters(uint64_t* out, int64_t n) {
+    const std::vector<uint64_t>& v = xbemu::block_counters();
+    for (int64_t i = 0; i < n && i < static_cast<int64_t>(v.size()); i++) out[i] = v[i];
+    return static_cast<int64_t>(v.size());
+}

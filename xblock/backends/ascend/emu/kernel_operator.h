@@ -179,11 +179,20 @@ struct State {
     std::unordered_map<uintptr_t, LineOwner> scalar_lines;
     // counters
     uint64_t gm_read = 0, gm_write = 0, vec_instrs = 0, vec_repeats = 0, scalar_ub = 0, scalar_gm = 0;
+    // DataCopy/DataCopyPad calls between GM and UB (one DMA instruction each) and the bytes they move
+    uint64_t dc_in = 0, dc_out = 0, dc_in_bytes = 0, dc_out_bytes = 0;
 };
 
 inline State& st() {
     static State s;
     return s;
+}
+
+// One GM<->UB DataCopy/DataCopyPad call moving `bytes` (the cost model's transfer granularity).
+inline void dma_call(bool to_gm, uint64_t bytes) {
+    State& s = st();
+    (to_gm ? s.dc_out : s.dc_in)++;
+    (to_gm ? s.dc_out_bytes : s.dc_in_bytes) += bytes;
 }
 
 inline void begin_block(int64_t idx, int64_t num) {
@@ -1059,6 +1068,7 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
     detail::count_copy_ok<T>("DataCopy(GM->UB)", count);
     xbemu::gm_check("DataCopy(GM->UB)", src.base_, src.addr_, uint64_t(count) * sizeof(T), false);
+    xbemu::dma_call(false, uint64_t(count) * sizeof(T));
     detail::touch("DataCopy(GM->UB)", dst, xbemu::P_MTE2, true, count);
     std::memcpy(dst.ptr_, src.addr_, uint64_t(count) * sizeof(T));
 }
@@ -1082,6 +1092,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     detail::count_copy_ok<T>("DataCopy(UB->GM)", count);
     detail::touch("DataCopy(UB->GM)", src, xbemu::P_MTE3, false, count);
     detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count, xbemu::mte3_issue());
+    xbemu::dma_call(true, uint64_t(count) * sizeof(T));
 }
 
 template <typename T>
@@ -1098,6 +1109,7 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
     if (p.blockCount > 4095) xbemu::fail("DataCopy(GM->UB)", "blockCount above 4095");
     uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
+    xbemu::dma_call(false, uint64_t(p.blockCount) * blk * sizeof(T));
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint64_t so = i * (blk + uint64_t(p.srcStride) * 32 / sizeof(T));
         uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / sizeof(T));
@@ -1112,6 +1124,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     if (p.blockCount > 4095) xbemu::fail("DataCopy(UB->GM)", "blockCount above 4095");
     const uint64_t seq = xbemu::mte3_issue();
     uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
+    xbemu::dma_call(true, uint64_t(p.blockCount) * blk * sizeof(T));
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint64_t s = i * (blk + uint64_t(p.srcStride) * 32 / sizeof(T));
         uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / sizeof(T));
@@ -1134,6 +1147,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     if ((pad.leftPadding + pad.rightPadding) * sizeof(T) > 32)
         xbemu::fail(api, "left + right padding above 32 B");
     if (p.blockCount == 0 || p.blockLen == 0) return;
+    xbemu::dma_call(false, uint64_t(p.blockCount) * p.blockLen);
     uint64_t elems = p.blockLen / sizeof(T);
     uint64_t row = (uint64_t(pad.leftPadding) * sizeof(T) + p.blockLen + pad.rightPadding * sizeof(T) + 31) / 32 * 32;
     const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_);
@@ -1162,6 +1176,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
                                                      " B is not a multiple of the element size");
     if (p.blockCount == 0 || p.blockLen == 0) return;
     const uint64_t seq = xbemu::mte3_issue();
+    xbemu::dma_call(true, uint64_t(p.blockCount) * p.blockLen);
     uint64_t row = (uint64_t(p.blockLen) + 31) / 32 * 32;
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint64_t s = i * (row + uint64_t(p.srcStride) * 32) / sizeof(T);
@@ -1208,6 +1223,68 @@ XBEMU_BINARY(Div, detail::is_vec_float, detail::tof(x) / detail::tof(y))
 XBEMU_BINARY(Max, detail::is_vec_arith, detail::greater<T>(x, y) ? x : y)
 XBEMU_BINARY(Min, detail::is_vec_arith, detail::less<T>(x, y) ? x : y)
 #undef XBEMU_BINARY
+
+// ----- TransDataTo5HD: 16 addressed DataBlocks in, 16 out, per repeat (vec_transpose_intf.h) -------
+// One repeat reads DataBlock k of each of the 16 source addresses and writes 16 DataBlocks: for 16-bit
+// types dst block i = {src_j[i], j < 16} (a 16x16 transpose); for 32-bit types dst block 2i + h =
+// {src_j[i], 8h <= j < 8h + 8} (16 rows of 8 -> 8 rows of 16). Repeat r adds r * RepStride DataBlocks to
+// every address; with repeatTimes == 1 the stride is still added once (the documented quirk: set the
+// strides to 0). 8-bit types (high/low halves) are not modelled. Addresses 32-byte aligned; no source
+// block may overlap a destination block.
+constexpr int32_t NCHW_CONV_ADDR_LIST_SIZE = 16;
+struct TransDataTo5HDParams {
+    TransDataTo5HDParams() = default;
+    TransDataTo5HDParams(const bool dstHighHalfIn, const bool srcHighHalfIn, const uint8_t repeatTimesIn,
+                         const uint16_t dstRepStrideIn, const uint16_t srcRepStrideIn)
+        : dstHighHalf(dstHighHalfIn), srcHighHalf(srcHighHalfIn), repeatTimes(repeatTimesIn),
+          dstRepStride(dstRepStrideIn), srcRepStride(srcRepStrideIn) {}
+    bool dstHighHalf = false;
+    bool srcHighHalf = false;
+    uint8_t repeatTimes = 1;
+    uint16_t dstRepStride = 0;
+    uint16_t srcRepStride = 0;
+};
+template <typename T>
+inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
+                           const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE],
+                           const TransDataTo5HDParams& p) {
+    static_assert(std::is_same<T, half>::value || std::is_same<T, int16_t>::value ||
+                      std::is_same<T, uint16_t>::value || std::is_same<T, float>::value ||
+                      std::is_same<T, int32_t>::value || std::is_same<T, uint32_t>::value,
+                  "TransDataTo5HD: the model covers 16- and 32-bit types (half/int16/uint16/float/int32/uint32)");
+    const char* api = "TransDataTo5HD";
+    if (p.dstHighHalf || p.srcHighHalf) xbemu::fail(api, "dstHighHalf/srcHighHalf apply to 8-bit types only");
+    constexpr uint32_t n = 32 / sizeof(T);  // elements per DataBlock
+    const uint32_t reps = p.repeatTimes;
+    xbemu::vec_count(512ull * reps);
+    for (uint32_t r = 0; r < reps; r++) {
+        const uint32_t k = reps == 1 ? 1 : r;
+        LocalTensor<T> s[16], d[16];
+        for (int i = 0; i < 16; i++) {
+            s[i] = srcList[i][k * p.srcRepStride * n];
+            d[i] = dstList[i][k * p.dstRepStride * n];
+            detail::touch(api, s[i], xbemu::P_V, false, n);
+        }
+        for (int i = 0; i < 16; i++) {
+            for (int j = 0; j < 16; j++) {
+                const T* a = s[j].ptr_;
+                if (a < d[i].ptr_ + n && d[i].ptr_ < a + n)
+                    xbemu::fail(api, "a destination DataBlock overlaps a source DataBlock");
+            }
+        }
+        T v[16][n];
+        for (int j = 0; j < 16; j++)
+            for (uint32_t e = 0; e < n; e++) v[j][e] = s[j].ptr_[e];
+        for (int i = 0; i < 16; i++) detail::touch(api, d[i], xbemu::P_V, true, n);
+        if constexpr (sizeof(T) == 2) {
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < 16; j++) d[i].ptr_[j] = v[j][i];
+        } else {
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 16; j++) d[2 * i + j / 8].ptr_[j % 8] = v[j][i];
+        }
+    }
+}
 
 template <typename T>
 constexpr bool is_bitwise() { return std::is_same<T, int16_t>::value || std::is_same<T, uint16_t>::value; }
