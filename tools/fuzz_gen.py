@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,6 +108,8 @@ def weak_type(t, lit, div_or_mod=False):
 # ---------------------------------------------------------------------------------------- shapes
 def shape_of(tag, k):
     """Concrete block shape of a tag for kernel `k`."""
+    if tag[0] == "@":  # a shape spelled out: '@BM,BN,2' (tools/fuzz_ext.py)
+        return _ext.shape_of(tag, k)
     z = k.sizes
     return {"B": (z["BLOCK"],) if "BLOCK" in z else None, "S": (),
             "T": (z.get("BM"), z.get("BN")), "TT": (z.get("BN"), z.get("BM")),
@@ -114,8 +117,13 @@ def shape_of(tag, k):
             "A": (z.get("BM"), z.get("BK")), "K": (z.get("BK"), z.get("BN"))}[tag]
 
 
-SHAPE_SRC = {"B": "(BLOCK,)", "T": "(BM, BN)", "TT": "(BN, BM)", "R": "(BM,)", "C": "(BN,)",
-             "R1": "(BM, 1)", "C1": "(1, BN)", "A": "(BM, BK)", "K": "(BK, BN)"}
+class _ShapeSrc(dict):
+    def __missing__(self, tag):
+        return _ext.shape_src(tag)
+
+
+SHAPE_SRC = _ShapeSrc({"B": "(BLOCK,)", "T": "(BM, BN)", "TT": "(BN, BM)", "R": "(BM,)", "C": "(BN,)",
+             "R1": "(BM, 1)", "C1": "(1, BN)", "A": "(BM, BK)", "K": "(BK, BN)"})
 
 
 def bcast_tag(a, b):
@@ -142,9 +150,12 @@ def expand_to(v, src_shape, dst_shape):
 
 # ---------------------------------------------------------------------------------------- nodes
 
-def _dot_kwargs(dtype: str) -> str:
+def _dot_kwargs(dtype: str, a=None) -> str:
     """fp32 dots in IEEE precision (exact to compare); integer dots name their int32 accumulator, as
-    Triton 3.6 requires when one is passed."""
+    Triton 3.6 requires when one is passed. A dot node's `prec`/`out` attributes (drawn by
+    tools/fuzz_ext.py) choose other spellings."""
+    if a and (a.get("prec") or a.get("out")):
+        return _ext.dot_kwargs(dtype, a)
     if dtype == "f32":
         return ", input_precision=\"ieee\""
     return ", out_dtype=tl.int32" if dtype.startswith(("i", "u")) else ""
@@ -176,6 +187,7 @@ class Kernel:
     index: int = 0
     features: set = field(default_factory=set)
     early_return: bool = False  # 1-D: `if pid * BLOCK >= n: return` first (never taken: the grid covers n)
+    ext_args: set = field(default_factory=set)  # arguments of the statements tools/fuzz_ext.py appended
 
     def clone(self):
         return copy.deepcopy(self)
@@ -308,6 +320,8 @@ class Model:
     def layout(self, node, env):
         """(index array (P,*shape), mask or None) of a load node; sizes of its input in node.a."""
         z, pat = self.k.sizes, node.a["pattern"]
+        if node.a.get("win") or pat in _ext.LOAD_PATTERNS:
+            return _ext.layout(self, node, env)
         if self.k.mode == "1d":
             n, offs = z["n"], self.offs
             m = offs < n
@@ -536,6 +550,8 @@ class Model:
             if kd == "trans":
                 return Val(np.swapaxes(kids[0].v, 1, 2).copy(), np.swapaxes(kids[0].d, 1, 2).copy(),
                            exact, mag, prec, red)
+            if kd == "dot" and (a.get("prec") or a.get("out") or len(shape) != 2):
+                return _ext.eval_dot(self, node, kids, exact, mag, prec, red)
             if kd == "dot":
                 x, y = kids[0], kids[1]
                 acc = "i32" if is_int(node.kids[0].dtype) else "f32"
@@ -555,6 +571,8 @@ class Model:
                 return self.ifnode(node, env)
             if kd == "loop":
                 return self.loop(node, env)
+            if kd in _ext.EVAL:
+                return _ext.EVAL[kd](self, node, kids, exact, mag, prec, red)
         raise KeyError(kd)
 
     @staticmethod
@@ -735,7 +753,7 @@ class Model:
             env2 = dict(env)
             env2[node.a["var"]] = kv
             if comb == "dot":
-                dn = Node("dot", d, node.tag, node.kids[:2])
+                dn = Node("dot", d, node.tag, node.kids[:2], {"prec": node.a.get("prec")})
                 b = self.ev(dn, env2)
                 with np.errstate(all="ignore"):
                     acc = (acc.astype(np.float64 if is_float(d) else np.int64) + b.v).astype(NP[d])
@@ -764,8 +782,10 @@ class Model:
     def store_layout(self, st):
         """(flat indices (P,*shape), mask (P,*shape)) of a store statement."""
         z, pat = self.k.sizes, st.a["pattern"]
+        if pat in _ext.STORE_PATTERNS:
+            return _ext.store_layout(self, st)
         fake = Node("load", st.a["out_dtype"], st.a["tag"], a={"pattern": pat, "stride": st.a.get("stride"),
-                                                                "shift": 0, "mod": 1})
+                                                                "shift": 0, "mod": 1, "win": st.a.get("win", 0)})
         if self.k.mode == "1d" and pat == "strided":
             return self.offs * z[st.a["stride"]], self.offs < z["n"]
         if pat in ("scalar", "pid"):
@@ -774,6 +794,7 @@ class Model:
 
     def run(self):
         """Outputs after the kernel: {arg: (array, defined, written, exact, Val)}."""
+        _ext.check_kernel(self.k)
         outs = {}
         for st in self.k.stmts:
             val = self.ev(st.value, {})
@@ -887,6 +908,8 @@ def input_specs(k):
 def input_shape(a, k):
     z, pat = k.sizes, a["pattern"]
     P = int(np.prod(grid_of(k)))
+    if pat in _ext.LOAD_PATTERNS:
+        return _ext.input_shape(a, k)
     if k.mode == "1d":
         n = z["n"]
         return {"contig": (n,), "strided": (n * z.get(a.get("stride"), 1),), "rev": (n,), "shift": (n,),
@@ -917,6 +940,8 @@ def input_shape(a, k):
 def output_shape(st, k):
     z, pat = k.sizes, st.a["pattern"]
     P = int(np.prod(grid_of(k)))
+    if pat in _ext.STORE_PATTERNS:
+        return _ext.output_shape(st, k, P)
     if st.kind == "atomic":
         if st.a["op"] == "cas":
             return (P * z["BLOCK"],)
@@ -953,11 +978,12 @@ def make_data(dtype, shape, profile, rng):
 
 
 def make_inputs(k):
-    """Fresh, deterministic input arrays (from k.seed) for every argument of kernel k."""
-    rng = np.random.default_rng(k.seed)
+    """Fresh, deterministic input arrays (from k.seed) for every argument of kernel k; those of the
+    statements tools/fuzz_ext.py appended come from a second stream, so the others stay the same."""
+    rng, ext_rng = np.random.default_rng(k.seed), np.random.default_rng([k.seed, 1])
     out = {}
     for name, (dt, shape, prof) in sorted(input_specs(k).items(), key=lambda x: _argkey(x[0])):
-        out[name] = make_data(dt, shape, prof, rng)
+        out[name] = make_data(dt, shape, prof, ext_rng if name in k.ext_args else rng)
     return out
 
 
@@ -996,7 +1022,7 @@ class Renderer:
         kd, d, a = node.kind, node.dtype, node.a
         v = self.var()
         if kd == "load":
-            self.emit(f"{v} = {self.load_src(node)}", ind, node)
+            self.emit(f"{v} = {self.load_src(node, ind)}", ind, node)
             return v
         if kd == "full":
             if a.get("zeros"):
@@ -1031,15 +1057,18 @@ class Renderer:
                 cnt = a["count"]
                 rng_src = {"range": f"range(0, {cnt})", "tl.range": f"tl.range(0, {cnt})",
                            "static": f"tl.static_range({cnt})"}[a.get("form", "range")]
+            if comb == "dot":
+                _ext.loop_pre(self, node, ind)
             self.emit(f"for {var} in {rng_src}:", ind)
             if comb == "dot":
                 x = self.r(node.kids[0], ind + 1)
                 y = self.r(node.kids[1], ind + 1)
-                prec = _dot_kwargs(node.kids[0].dtype)
+                prec = _dot_kwargs(node.kids[0].dtype, a)
                 if a.get("form") == "pluseq":
                     self.emit(f"{v} += tl.dot({x}, {y}{prec})", ind + 1)
                 else:
                     self.emit(f"{v} = tl.dot({x}, {y}, {v}{prec})", ind + 1)
+                _ext.loop_post(self, node, ind + 1)
             else:
                 b = self.r(node.kids[0], ind + 1)
                 if comb == "add":
@@ -1106,6 +1135,8 @@ class Renderer:
             else:
                 src = f"tl.{op}({ks[0]}, {ax}{kdim})" if ax is not None or op in ("argmax", "argmin") \
                     else f"tl.{op}({ks[0]})"
+            if op == "sum" and node.kids[0].dtype == "i1":  # Triton sums bools in uint32; the model's i32
+                src += ".to(tl.int32)"
         elif kd == "scan":
             op, ax = a["op"], a["axis"]
             rev = ", reverse=True" if a.get("reverse") else ""
@@ -1128,16 +1159,20 @@ class Renderer:
         elif kd == "trans":
             src = f"tl.trans({ks[0]})" if a.get("form") != "permute" else f"tl.permute({ks[0]}, (1, 0))"
         elif kd == "dot":
-            prec = _dot_kwargs(node.kids[0].dtype)
+            prec = _dot_kwargs(node.kids[0].dtype, a)
             acc = f", {ks[2]}" if len(ks) > 2 else ""
             src = f"tl.dot({ks[0]}, {ks[1]}{acc}{prec})"
         else:
-            raise KeyError(kd)
+            src = _ext.render(self, node, ks, v, ind)  # None: the node emitted its own lines
+            if src is None:
+                return v
         self.emit(f"{v} = {src}", ind, node)
         return v
 
-    def load_src(self, node):
+    def load_src(self, node, ind=1):
         a, pat, mode = node.a, node.a["pattern"], self.k.mode
+        if a.get("access") or pat in _ext.LOAD_PATTERNS:
+            return _ext.load_src(self, node, ind)
         p = a["arg"]
         if mode == "1d":
             ptr, mask = {"contig": (f"{p} + offs", "mask"), "strided": (f"{p} + offs * {a.get('stride')}", "mask"),
@@ -1176,8 +1211,10 @@ class Renderer:
             src = f"tl.trans({src})"
         return src
 
-    def store_src(self, st, val):
+    def store_src(self, st, val, ind=1):
         a, pat, mode = st.a, st.a["pattern"], self.k.mode
+        if a.get("access") or pat in _ext.STORE_PATTERNS:
+            return _ext.store_src(self, st, val, ind)
         o = a["out"]
         if mode == "1d":
             ptr, mask = {"contig": (f"{o} + offs", "mask"), "rev": (f"{o} + (n - 1 - offs)", "mask"),
@@ -1208,6 +1245,9 @@ class Renderer:
         scal += sorted(u for u in used if not u.startswith("C"))
         const = ["BLOCK"] if k.mode == "1d" else ["BM", "BN"] + (["BK"] if "BK" in z else [])
         const += sorted(u for u in used if u.startswith("C"))
+        more_scal, more_const = _ext.params(k)
+        scal += more_scal
+        const += more_const
         return ins, outs, scal, const
 
     def source(self):
@@ -1295,9 +1335,10 @@ def boundary_sizes(b, rng, primes=(3, 5, 7, 13, 17, 31, 37, 61, 97, 101, 127, 13
 class Gen:
     """Builds one random Kernel from a numpy Generator."""
 
-    def __init__(self, rng, index=0):
+    def __init__(self, rng, index=0, extensions=True):
         self.rng = rng
         self.index = index
+        self.extensions = extensions
         self.n_in = 0
         self.n_out = 0
         self.n_loop = 0
@@ -1593,8 +1634,10 @@ class Gen:
         if fn == "sigmoid":
             src = self.pick(["f32", "f16", "bf16"])
         elif d == "f32" and self.chance(0.15):
-            src = self.pick(["i8", "i32"])  # math on integers computes in fp32
+            src = self.pick(["i8", "i32"])  # integers converted first: math of an integer is an error, as in Triton
         x = self.gen(src, t, depth, sub)
+        if is_int(src):
+            x = Node("cast", d, t, [x], {"form": "to"})
         self.feat(f"math:{fn}")
         return Node("math", d, t, [x], {"fn": fn, "ns": self.pick(["tl", "math"], [4, 1])})
 
@@ -1849,6 +1892,8 @@ class Gen:
         if self.mode == "1d" and z["n"] >= 1 and self.chance(0.15):
             k.early_return = True
             self.feat("control:early-return")
+        if self.extensions:  # the newer features (tools/fuzz_ext.py), drawn after all of the above
+            _ext.extend(self, k)
         update_grid_flags(k)
         k.features = set(self.features)
         k.features.add(f"template:{template}")
@@ -1917,19 +1962,35 @@ class Gen:
         return Stmt("atomic", v, a)
 
 
-def generate(seed, index):
+def generate(seed, index, extensions=True):
     """Kernel number `index` of the campaign with seed `seed`: a valid kernel and its inputs.
 
-    Kernels the numpy model rejects (overflowing floats, out-of-range casts...) are redrawn.
+    Kernels the numpy model rejects (overflowing floats, out-of-range casts...) are redrawn. The
+    newer features (tools/fuzz_ext.py) are drawn last, on a kernel the model accepts without them,
+    and dropped when the model rejects them, so a kernel without them is the one earlier versions
+    of the generator gave (`extensions=False` gives that kernel always).
     """
     for attempt in range(50):
-        rng = np.random.default_rng([seed, index, attempt])
-        g = Gen(rng, index)
-        k = g.kernel(seed)
-        try:
-            inputs = make_inputs(k)
-            Model(k, inputs).run()
-        except EvalError:
-            continue
-        return k
+        k = None
+        for ext in (False, True) if extensions else (False,):
+            g = Gen(np.random.default_rng([seed, index, attempt]), index, extensions=ext)
+            cand = g.kernel(seed)
+            try:
+                Model(cand, make_inputs(cand)).run()
+            except EvalError:
+                if not ext:
+                    break
+                continue
+            k = cand
+        if k is not None:
+            return k
     raise RuntimeError(f"no valid kernel for seed {seed} index {index}")
+
+
+# the newer features (join/split/sort/..., block pointers, tensor descriptors, dot variants): their
+# generator, numpy model and renderer, in a module of their own
+try:
+    from . import fuzz_ext as _ext
+except ImportError:
+    import fuzz_ext as _ext
+_ext.install(sys.modules[__name__])

@@ -55,7 +55,7 @@ _TENSOR_METHODS = {"to": "cast", "cast": "cast", "reshape": "reshape", "view": "
                    "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "abs": "abs",
                    "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil", "logical_and": None,
                    "split": "split", "gather": "gather", "histogram": "histogram", "item": "item",
-                   "flip": "flip", "ravel": "ravel", "softmax": "softmax", "reduce_or": "reduce_or",
+                   "flip": "flip", "sort": "sort", "ravel": "ravel", "softmax": "softmax", "reduce_or": "reduce_or",
                    "sqrt_rn": "sqrt_rn", "cdiv": "cdiv", "store": "store", "atomic_add": "atomic_add",
                    "atomic_and": "atomic_and", "atomic_cas": "atomic_cas", "atomic_max": "atomic_max",
                    "atomic_min": "atomic_min", "atomic_or": "atomic_or", "atomic_xchg": "atomic_xchg",
