@@ -345,6 +345,13 @@ def materialize(ctx, v: ir.Value) -> Tile:
         raise ctx.error("internal: integer block without structure")
     if elem == "i32":
         return _affine_i32(ctx, a, shape)
+    if elem in ("i8", "i16") and all(s.is_zero() for s in a.strides):
+        # every lane the same: the scalar wrapped to the element's width as C (and Triton) wraps it,
+        # not through float, whose cast back would saturate (-1 - 250 * 6289 is 613 in int16)
+        t = ctx.new_tile(elem, shape)
+        narrow = arith.TruncIOp(ir.IntegerType.get_signless(SIZE[elem] * 8), ctx.lin(a.base)).result
+        ctx.duplicate(t, Splat(elem, shape, scalar=narrow), t.padded)
+        return t
     f = ctx.new_tile("f32", shape)
     base = arith.SIToFPOp(ir.F32Type.get(), ctx.lin(a.base)).result
     A.op("duplicate", [f.value, base, ctx.c64(f.padded)])
