@@ -130,3 +130,17 @@ def test_join_of_pointer_blocks_is_refused():
     f = np.zeros(8, np.float32)
     with pytest.raises(CompilationError, match="join of pointer blocks is not supported on ascend"):
         join_pointers[(1,)](f, f, f, N=8, target="ascend")
+
+
+@xblock.jit
+def gather_of_full(idx_ptr, out_ptr, R: xl.constexpr, C: xl.constexpr):
+    offs = xl.arange(0, R)[:, None] * C + xl.arange(0, C)[None, :]
+    ones = xl.full((R, C), 1.5, xl.float32)
+    xl.store(out_ptr + offs, xl.gather(ones, xl.load(idx_ptr + offs), 0))
+
+
+def test_gather_of_a_uniform_block_is_that_block():  # fuzz campaign 7, entry P: C++ that did not compile
+    idx = (np.arange(32, dtype=np.int32) * 7 % 4).reshape(4, 8)
+    out = np.zeros((4, 8), np.float32)
+    assert run_ascend(gather_of_full, (idx, out), R=4, C=8) == []
+    np.testing.assert_array_equal(out, np.full((4, 8), 1.5, np.float32))

@@ -149,6 +149,10 @@ def _gather(ctx, op):
     _no_bools(ctx, src, "gather")
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     r = op.result
+    held = ctx.vmap.get(src)
+    if isinstance(held, Splat):  # every element the same: so is every gathered one (indices clamp here)
+        ctx.vmap[r] = Splat(held.elem, shape_of(r.type), held.scalar, held.const)
+        return
     sshape, ishape = shape_of(src.type), shape_of(index.type)
     ss, istr = _strides(sshape), _strides(ishape)
     read, idx = _reader(ctx, src), _reader(ctx, index)
