@@ -43,6 +43,10 @@ OPS: list[ApiOp] = [
     ApiOp("gm_at", ("GlobalTensor::operator[]",), "(global, offset)", 1, arity=(2, 0)),
     ApiOp("ub_at", ("LocalTensor::operator[]",), "(local, offset)", 1, arity=(2, 0)),
     ApiOp("reinterpret", ("LocalTensor::ReinterpretCast",), "(local) -> local of another type", 1, arity=(1, 0)),
+    ApiOp("trans_data_5hd", ("TransDataTo5HD", "TransDataTo5HDParams"),
+          "(dst, src) {src_stride, dst_stride, repeat, dst_rep, src_rep}: srcList[j] = src[j * src_stride]; "
+          "dstList[i] = dst[i * dst_stride] (16-bit), dst[(i / 2) * dst_stride + (i % 2) * 8] (32-bit)",
+          arity=(2, 0)),
     ApiOp("data_copy", ("DataCopy",), "(dst, src, count)", arity=(3, 0)),
     ApiOp("data_copy_pad", ("DataCopyPad",),
           "(dst, src, blockCount, blockLen, srcStride, dstStride[, rightPadding, paddingValue]) {is_pad}",

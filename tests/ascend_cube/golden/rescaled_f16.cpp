@@ -6,16 +6,29 @@
 // GM workspace: 8192 B per block (AIC <-> AIV hand-offs).
 // Each program instance of the grid is one iteration of the loop over pid; the cores take
 // turns (pid += GetBlockNum()), and the queues' two buffers overlap copy-in and compute.
+// Synchronisation: queues and explicit SetFlag/WaitFlag order every hand-over between pipes;
+// the barrier between dependent vector instructions is left to the compiler's automatic
+// synchronisation (--cce-auto-sync, on by default in kernel-launch projects).
 #include "kernel_operator.h"
 #include "rescaled_tiling.h"
+
+// CANN 9 renamed CompareScalar to Compares (the old spellings are deprecated there,
+// the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by default it
+// follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.
+#ifndef XBLOCK_CANN_API
+#if defined(__NPU_ARCH__)
+#define XBLOCK_CANN_API 9
+#else
+#define XBLOCK_CANN_API 8
+#endif
+#endif
 
 using namespace AscendC;
 
 extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_ADDR s_ptr, GM_ADDR c_ptr, GM_ADDR workspace, RescaledTilingData tiling)
 {
-    TPipe pipe;
-    // test_cube_handoff.py:57: acc = acc * alpha[:, None] + tl.dot(a, b)
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
+    TPipe pipe;
     GlobalTensor<half> aGm;
     aGm.SetGlobalBuffer((__gm__ half *)a_ptr);
     GlobalTensor<half> bGm;
@@ -52,6 +65,7 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
     pipe.InitBuffer(outQueueCO1, 1, 4096);
     GlobalTensor<float> workspaceGm;
     workspaceGm.SetGlobalBuffer((__gm__ float *)workspace);
+    // test_cube_handoff.py:57: acc = acc * alpha[:, None] + tl.dot(a, b)
     LocalTensor<float> iota1_1024 = calcBuf.GetWithOffset<float>(1024, 16384);
     if ASCEND_IS_AIV {
         for (int64_t i = 0; i < 1024; i++) {
@@ -157,7 +171,13 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
                 outQueueCO1.EnQue(c1Local);
                 LocalTensor<float> c1Out = outQueueCO1.DeQue<float>();
                 CrossCoreWaitFlag(3);
-                FixpipeParamsV220 fixParams;
+                FixpipeParamsV220 fixParams;  // every field set below: the default leaves deqScalar uninitialised
+                fixParams.deqScalar = 0;
+                fixParams.ndNum = 1;
+                fixParams.srcNdStride = 0;
+                fixParams.dstNdStride = 0;
+                fixParams.reluEn = false;
+                fixParams.unitFlag = 0;
                 fixParams.nSize = 32;
                 fixParams.mSize = 32;
                 fixParams.srcStride = 32;
@@ -172,7 +192,11 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
             const int64_t t_14 = (t_5 * 32);
             if ASCEND_IS_AIV {
                 CrossCoreWaitFlag(2);
+#if XBLOCK_CANN_API >= 9
+                Compares(tmp_2, iota1_1024, static_cast<float>(t_11), CMPMODE::LT, 1024);
+#else
                 CompareScalar(tmp_2, iota1_1024, static_cast<float>(t_11), CMPMODE::LT, 1024);
+#endif
                 DataCopy(tmp_3, workspaceGm[(GetBlockIdx() * 2048)], 1024);
                 CrossCoreSetFlag<2, PIPE_MTE2>(3);
                 event_t evtMTE2V = static_cast<event_t>(pipe.FetchEventID(HardEvent::MTE2_V));

@@ -236,6 +236,18 @@ ENTRIES: list[Api] = [
           "the tensor-shift overload is 3101/5102 only]"),
     Api("Duplicate", "function", _I + "kernel_operator_vec_duplicate_intf.h", "Duplicate(dst, const T& scalar, "
         "int32 count)", c81="interface/kernel_operator_vec_duplicate_intf.h"),
+    Api("TransDataTo5HD", "function", _I + "kernel_operator_vec_transpose_intf.h",
+        "template <T> TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE], "
+        "const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams&) [16 addresses "
+        "each; T int8/uint8/int16/uint16/half/int32/uint32/float on A2; 32-B aligned; per repeat 16-bit: a 16x16 "
+        "transpose, 32-bit: 16 rows of 8 -> 8 rows of 16 (dst blocks 2i, 2i+1); repeatTimes 1 still adds the "
+        "strides once]", adk=ADK_ATOMIC_OLD, c81="interface/kernel_operator_vec_transpose_intf.h",
+        note="semantics and the repeatTimes == 1 quirk: ADK docs/api/context/TransDataTo5HD.md "
+             "(cannmirror/asc-devkit@0a2e47c191a0733c90577d6aa6b594db668251e4)"),
+    Api("TransDataTo5HDParams", "struct", _I + "kernel_struct_transpose.h",
+        "TransDataTo5HDParams(bool dstHighHalf, bool srcHighHalf, uint8 repeatTimes, uint16 dstRepStride, "
+        "uint16 srcRepStride) [strides in 32-B DataBlocks; the halves apply to 8-bit types only]",
+        adk=ADK_ATOMIC_OLD, c81="interface/kernel_struct_transpose.h"),
     Api("Cast", "function", _I + "kernel_operator_vec_vconv_intf.h", "template <T, U> Cast(LocalTensor<T> dst, "
         "LocalTensor<U> src, const RoundMode&, uint32 count)", c81="interface/kernel_operator_vec_vconv_intf.h"),
     Api("RoundMode", "enum", _MODE, "enum class RoundMode : uint8_t", adk=ADK9_IMPL, c81=_C_MODE),

@@ -15,7 +15,7 @@ from mlir.dialects import func, scf
 from ...dialects import ascendc as A
 from ...dialects.locations import kernel_of, missing_rule
 from .context import LoweringContext
-from .options import AIV_ONLY
+from .options import AIC_ONLY, AIV_ONLY
 from .rules import BEFORE_WALK, FP8_NAMES, FP8_REASON, TARGET, UNSUPPORTED, rule_for
 from .tiles import clone_scalar
 from .values import TILE_ALIGN, round_up
@@ -127,6 +127,14 @@ class Lowering(LoweringContext):
                     self._cse(b, dict(seen))
 
     def _finish(self, fn):
+        vector = [q for q in self.queues if q.position in ("VECIN", "VECOUT")]
+        if self.meta.get("kernel_type") == AIC_ONLY and vector:
+            line = min(min(q.lines) for q in vector if q.lines) if any(q.lines for q in vector) else self.loc[1]
+            raise self.error("this kernel's dots run on the Cube unit alone (their results go out through "
+                             "Fixpipe), so it is a cube-only (AIC) kernel, and it also moves blocks through the "
+                             "vector core here; a kernel mixing the two that way is not supported yet: make the "
+                             "vector work depend on the dot's result, or split it into its own kernel",
+                             (self.loc[0], line, 1))
         if "kernel_type" not in self.meta:  # no Cube op: say so explicitly, as REFERENCE 0.1 asks
             self.meta["kernel_type"] = AIV_ONLY
             with ir.InsertionPoint.at_block_begin(self.grid.operation.block):

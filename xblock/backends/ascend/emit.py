@@ -18,6 +18,7 @@ from mlir import ir
 from ...dialects import ascendc as A
 from ...dialects.locations import source_loc
 from .cube_emit import CubeCalls
+from .layout_emit import LayoutCalls
 
 
 class CStyle:
@@ -63,7 +64,7 @@ class CStyle:
         return v if t in ("i32", "i64", "index") else f"static_cast<{self.ctype(t)}>({v})"
 
 
-class AscendCEmitter(CStyle, CubeCalls):
+class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
     """Prints one ascendc kernel module as an AscendC source file (Cube calls from `CubeCalls`)."""
 
     def __init__(self, module: ir.Module, metadata: dict, options):

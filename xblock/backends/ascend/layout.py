@@ -3,9 +3,11 @@
 A row-major tile keeps its bytes under a new shape, so expand_dims and reshape (and a broadcast
 that adds no elements) are views of the same LocalTensor. A real broadcast duplicates a scalar
 or copies rows (a scalar loop where rows are not whole 32-byte blocks; a bit mask goes through
-float lanes). A permute that keeps the row-major order is a view too; any other is a scalar loop
-nest. Splats and symbolic blocks just take the new shape, unless the analysis loses an integer
-block's structure at a reshape (tl.sort's of an arange): then its tile is materialized and viewed.
+float lanes). A permute that keeps the row-major order is a view too; a 2-D transpose (or a batch
+of them) of 16/32-bit elements in whole 16 x 16 / 16 x 8 blocks is TransDataTo5HD on the vector
+unit; any other is a scalar loop nest. Splats and symbolic blocks just take the new shape, unless
+the analysis loses an integer block's structure at a reshape (tl.sort's of an arange): then its
+tile is materialized and viewed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import scf
+from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from .rules import rule
@@ -190,8 +192,9 @@ def _collapse(shape, order):
 def _trans(ctx, op):
     """A permute of any rank. Size-1 dims and source dims that stay adjacent merge first, so a
     permute that keeps the row-major order is a view, and flip's and sort's permutes of the last
-    two dims become a batch of 2-D transposes; what is left runs as a scalar GetValue/SetValue
-    loop nest (the vector API xblock models has no UB transpose), with a warning at the line."""
+    two dims become a batch of 2-D transposes. A 2-D transpose of 16- or 32-bit elements whose
+    dims are whole TransDataTo5HD blocks runs on the vector unit (`transpose`); what is left runs
+    as a scalar GetValue/SetValue loop nest, with a warning at the line."""
     r = op.result
     x = ctx.vmap.get(op.operands[0])
     if isinstance(x, (Splat, Struct)) or x is None or elem_of(r.type) == "i1" and ctx.ps.mask(r) is not None:
@@ -205,9 +208,73 @@ def _trans(ctx, op):
                         "(convert with `.to(tl.int32)` first)")
     t = ctx.tile(op.operands[0])
     out = ctx.new_tile(t.elem, shape_of(r.type), ctx.name_for(op), result=r)
+    if perm in ([1, 0], [0, 2, 1]) and can_transpose(t.elem, *src_shape[-2:]):
+        batch = src_shape[0] if len(src_shape) == 3 else 1
+        rows, cols = src_shape[-2:]
+        transpose(ctx, t.value, out.value, t.elem, rows, cols, batch)
+        ctx.vmap[r] = out
+        return
     dims = [src_shape[p] for p in perm]
-    ctx.warn(f"a permute of a {tuple(src_shape)} block (order {tuple(perm)}) has no vector instruction in "
-             "the AscendC API xblock models; it runs as a scalar GetValue/SetValue loop")
+    ctx.warn(f"a permute of a {tuple(src_shape)} {t.elem} block (order {tuple(perm)}) is not a 2-D transpose "
+             "of 16- or 32-bit elements with rows and columns in whole 16 x 16 (16-bit) or 16 x 8 (32-bit) "
+             "TransDataTo5HD blocks; it runs as a scalar GetValue/SetValue loop")
     src_strides = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
     _index_loop(ctx, t, out, dims, [src_strides[p] for p in perm])
     ctx.vmap[r] = out
+
+
+# ----- 2-D transposes on the vector unit ----------------------------------------------------------
+
+B16, B32 = ("f16", "bf16", "i16", "ui16"), ("f32", "i32", "ui32")
+
+
+def can_transpose(elem: str, rows: int, cols: int) -> bool:
+    """Whether `transpose` covers a rows x cols tile of `elem`: 16-bit elements in 16 x 16 blocks,
+    32-bit in 16 x 8 (rows a multiple of 16, so that every output row is whole 32-byte blocks)."""
+    per = 16 if elem in B16 else 8 if elem in B32 else 0
+    return per > 0 and rows % 16 == 0 and cols % per == 0 and cols // per <= 255
+
+
+def transpose(ctx, src: ir.Value, dst: ir.Value, elem: str, rows: int, cols: int, batch: int = 1) -> None:
+    """dst (batch x cols x rows) = src (batch x rows x cols) transposed, by TransDataTo5HD: one call per
+    16 source rows, repeating over the column blocks (16 columns of 16-bit, 8 of 32-bit data per
+    repeat). Source DataBlock j of a repeat is row j of the 16-row group; the output rows are `rows`
+    elements apart, so each repeat moves the destination on by `rows` DataBlocks. bfloat16 moves as
+    half (the instruction copies bits)."""
+    if elem == "bf16":
+        half = ir.Type.parse("f16")
+        src = A.op("reinterpret", [src], A.local_type(half))
+        dst = A.op("reinterpret", [dst], A.local_type(half))
+        elem = "f16"
+    per = 16 if elem in B16 else 8
+    reps = cols // per
+    groups = batch * (rows // 16)
+    step = 1 if reps > 1 else 0  # one repeat still adds its stride once: 0 keeps the lists' addresses
+
+    def call(g):
+        n = rows // 16  # 16-row groups per matrix
+        if batch == 1:
+            b, q = ctx.c64(0), g
+        elif n == 1:
+            b, q = g, ctx.c64(0)
+        else:
+            b, q = arith.DivSIOp(g, ctx.c64(n)).result, arith.RemSIOp(g, ctx.c64(n)).result
+        base = ctx.mul(b, ctx.c64(rows * cols))
+        s_at = _at(ctx, src, ctx.add(base, ctx.mul(q, ctx.c64(16 * cols))))
+        d_at = _at(ctx, dst, ctx.add(base, ctx.mul(q, ctx.c64(16))))
+        A.op("trans_data_5hd", [d_at, s_at], src_stride=cols, dst_stride=rows, repeat=reps,
+             dst_rep=rows * step, src_rep=step)
+
+    if groups == 1:
+        call(ctx.c64(0))
+        return
+    loop = ctx.for_range(0, groups)
+    with ir.InsertionPoint(loop.body):
+        call(loop.induction_variable)
+        scf.YieldOp([])
+
+
+
+def _at(ctx, v: ir.Value, offset: ir.Value) -> ir.Value:
+    """v[offset], or v itself at offset 0."""
+    return v if ctx.const_of(offset) == 0 else ctx.at(v, offset)

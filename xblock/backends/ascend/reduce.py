@@ -2,7 +2,9 @@
 
 sum/max/min/argmax/argmin of a block fold to one 256-byte repeat and finish with a count-form
 ReduceSum/ReduceMax/ReduceMin (`tiles.reduce_all`); a 2-D block reduced along one axis runs one
-vector instruction per row or a count-form reduction per row. cumsum/cumprod are scalar loops.
+vector instruction per row or a count-form reduction per row. cumsum/cumprod down the rows of a 2-D
+block are one vector Add/Mul per row (bit-exact); along a row they are blocked vector scans over
+TransDataTo5HD transposes (`_scan_blocked`); what neither covers is a scalar loop, with a warning.
 
 prod, xor_sum and generic (`xl.reduce` with a combine function) have no vector instruction, and a
 combine function is arbitrary scalar code, so they run on the scalar unit as GetValue/SetValue
@@ -18,6 +20,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from .layout import transpose
 from .rules import rule
 from .tiles import (
     FOLD,
@@ -111,10 +114,131 @@ def _scan(ctx, op):
         raise ctx.error(f"scan '{kind}' is not supported yet")
     src = op.operands[0]
     shape = shape_of(src.type)
-    if axis != len(shape) - 1:
-        raise ctx.error("scans run along the last axis only")
-    t = ctx.tile(src)
     elem = elem_of(op.results[0].type)
+    real = [d for d, s in enumerate(shape) if s != 1]
+    vec = elem in SCAN_ELEMS and elem_of(src.type) == elem
+    if shape[axis] == 1 and elem_of(src.type) == elem:  # a scan of one element: a copy
+        t = ctx.tile(src)
+        out = ctx.new_tile(elem, shape, ctx.name_for(op), result=op.results[0])
+        A.op("data_copy", [out.value, t.value, ctx.c64(t.padded)])
+        ctx.vmap[op.results[0]] = out
+        return
+    if vec and len(real) == 2 and axis == real[0] and real[1] == len(shape) - 1 \
+            and (shape[-1] * SIZE[elem]) % 32 == 0:
+        t = ctx.tile(src)
+        out = ctx.new_tile(elem, shape, ctx.name_for(op), result=op.results[0])
+        _scan_rows(ctx, kind, t, out, shape[real[0]], shape[-1], reverse)
+        ctx.vmap[op.results[0]] = out
+        return
+    if axis != len(shape) - 1 and real != [axis] and real:
+        raise ctx.error("scans run along the last axis, or along the rows of a 2-D block whose rows are whole "
+                        "32-byte blocks, only")
+    cols = shape[axis] if real == [axis] else shape[-1]
+    if vec and not reverse and (cols * SIZE[elem]) % 32 == 0:
+        t = ctx.tile(src)
+        out = ctx.new_tile(elem, shape, ctx.name_for(op), result=op.results[0])
+        _scan_blocked(ctx, kind, t, out, numel(shape) // cols, cols)
+        ctx.vmap[op.results[0]] = out
+        return
+    why = ("reverse scans" if reverse else f"{elem} scans" if not vec else
+           f"rows of {cols} {elem} (not whole 32-byte blocks)")
+    ctx.warn(f"a {kind} of a {tuple(shape)} {elem} block runs as a scalar GetValue/SetValue loop (the vector "
+             f"scan covers f16/f32/i16/i32 rows of whole 32-byte blocks, not {why})")
+    _scan_scalar(ctx, op, kind, shape, elem, reverse)
+
+
+SCAN_ELEMS = ("f16", "f32", "i16", "i32")  # Add/Mul on the vector unit of A2
+
+
+def _scan_rows(ctx, kind, t, out, rows, cols, reverse) -> None:
+    """A scan down the columns of a rows x cols tile: out[r] = out[r - 1] op t[r], one vector
+    instruction per row, each lane in the sim's order (bit-exact)."""
+    api = "Add" if kind == "cumsum" else "Mul"
+    first, prev, step = (rows - 1, 1, -1) if reverse else (0, -1, 1)
+    A.op("data_copy", [ctx.at(out.value, first * cols), ctx.at(t.value, first * cols), ctx.c64(cols)])
+    if rows == 1:
+        return
+    loop = ctx.for_range(1, rows)
+    with ir.InsertionPoint(loop.body):
+        r = loop.induction_variable
+        if reverse:
+            r = ctx.sub(ctx.c64(rows - 1), r)
+        at = ctx.mul(r, ctx.c64(cols))
+        A.op("vec", [ctx.at(out.value, at), ctx.at(out.value, ctx.add(at, ctx.c64(prev * cols))),
+                     ctx.at(t.value, at), ctx.c64(cols)], api=api)
+        scf.YieldOp([])
+
+
+def _scan_blocked(ctx, kind, t, out, rows, n) -> None:
+    """An inclusive scan of each of `rows` rows of n elements (n * size a multiple of 32 bytes), with no
+    scalar access: a row, padded with the identity to 256 * k elements, is a (B x 16) matrix Y
+    (B = 16k). Z = Y^T (16 x B) is scanned down its rows (15 vector ops of B lanes): Z[w][b] is the
+    prefix of row b of Y up to column w. Y2 = Z^T; a scan down the rows of Y2 that starts from the
+    identity (B - 1 vector ops of 16 lanes) gives, in column 15, the exclusive prefix E of the row
+    totals; E is row 15 of that matrix transposed. Z[w] op= E for every w, and out = Z^T. Integer
+    scans are exact; a float scan adds each prefix of 16 in the sim's order, then the sum of the rows
+    before (within rounding of the sim's sequential order). Transposes: `layout.transpose`."""
+    elem = t.elem
+    api = "Add" if kind == "cumsum" else "Mul"
+    one = ctx.cst(elem, 0 if kind == "cumsum" else 1)
+    npad = round_up(n, 256)
+    b = npad // 16
+    pad = npad != n
+    y = ctx.temp(elem, npad) if pad else None
+    z, y2, c = ctx.temp(elem, npad), ctx.temp(elem, npad), ctx.temp(elem, npad)
+    ct = y if pad else ctx.temp(elem, npad)
+
+    def row(base):
+        src = t.value if base is None else ctx.at(t.value, base)
+        dst = out.value if base is None else ctx.at(out.value, base)
+        if pad:
+            A.op("duplicate", [y.value, one, ctx.c64(npad)])
+            A.op("data_copy", [y.value, src, ctx.c64(n)])
+            src = y.value
+        transpose(ctx, src, z.value, elem, b, 16)
+        _chain(ctx, api, z.value, b, 1, 16)
+        transpose(ctx, z.value, y2.value, elem, 16, b)
+        A.op("duplicate", [c.value, one, ctx.c64(16)])
+        _chain(ctx, api, c.value, 16, 1, b, y2.value)  # b >= 16
+        transpose(ctx, c.value, ct.value, elem, b, 16)
+        e = ctx.at(ct.value, 15 * b)
+        loop = ctx.for_range(0, 16)
+        with ir.InsertionPoint(loop.body):
+            at = ctx.at(z.value, ctx.mul(loop.induction_variable, ctx.c64(b)))
+            A.op("vec", [at, at, e, ctx.c64(b)], api=api)
+            scf.YieldOp([])
+        if pad:
+            transpose(ctx, z.value, y2.value, elem, 16, b)
+            A.op("data_copy", [dst, y2.value, ctx.c64(n)])
+        else:
+            transpose(ctx, z.value, dst, elem, 16, b)
+
+    if rows == 1:
+        row(None)
+        return
+    loop = ctx.for_range(0, rows)
+    with ir.InsertionPoint(loop.body):
+        row(ctx.mul(loop.induction_variable, ctx.c64(n)))
+        scf.YieldOp([])
+
+
+def _chain(ctx, api, v, count, first, rows, src=None) -> None:
+    """v[r] = v[r - 1] op src[r - 1] for r in [first, rows) (rows of `count` elements); with no `src`,
+    v[r] op= v[r - 1] in place."""
+    loop = ctx.for_range(first, rows)
+    with ir.InsertionPoint(loop.body):
+        at = ctx.mul(loop.induction_variable, ctx.c64(count))
+        before = ctx.sub(at, ctx.c64(count))
+        if src is None:
+            A.op("vec", [ctx.at(v, at), ctx.at(v, before), ctx.at(v, at), ctx.c64(count)], api=api)
+        else:
+            A.op("vec", [ctx.at(v, at), ctx.at(v, before), ctx.at(src, before), ctx.c64(count)], api=api)
+        scf.YieldOp([])
+
+
+def _scan_scalar(ctx, op, kind, shape, elem, reverse) -> None:
+    """The scan as a scalar GetValue/SetValue loop along the last axis, in the sim's order."""
+    t = ctx.tile(op.operands[0])
     et = ir.Type.parse(elem)
     out = ctx.new_tile(elem, shape, ctx.name_for(op), result=op.results[0])
     cols = shape[-1]
