@@ -1,6 +1,6 @@
 # The README's commands. Each creates (once) and reuses the local virtual environment .venv, with
 # only what `make demo` and `make test` need: xblock, its cuda extra (Triton) and the test tools.
-# `make dev` adds the rest (ruff for `make lint`, matplotlib for `xblock diff --plot`).
+# `make dev` adds the rest (ruff for `make lint`, lit).
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import sys
 from pathlib import Path
@@ -313,12 +314,65 @@ def cmd_bench(args) -> int:
     from .testing import do_bench
 
     mod, kernel = load_kernel(args.kernel)
+    if args.plot:
+        return bench_plot(args, mod, kernel)
     case = case_from_module(mod, _size(args.size, mod), args.dtype)
     run_args = case.copy_args()
     case.run(args.target, run_args)
     t = do_bench(lambda: case.run(args.target, run_args), warmup=args.warmup, rep=args.rep)
     print(f"{kernel.__name__} on {args.target}: median {t['median'] * 1e3:.3f} ms "
           f"(p20 {t['p20'] * 1e3:.3f}, p80 {t['p80'] * 1e3:.3f}, {t['n']} runs)")
+    return EXIT_OK
+
+
+def _gbps(run_args, seconds: float) -> float:
+    """Bytes of every array argument (each read or written once, the usual roofline count) per second."""
+    nbytes = sum(int(getattr(a, "nbytes", 0)) for a in run_args)
+    return nbytes / seconds / 1e9 if seconds > 0 else 0.0
+
+
+def bench_plot(args, mod, kernel) -> int:
+    """Time the file's case at each of its SIZES on every target of --targets and write a line plot of
+    GB/s against the problem size (one line per target), like Triton's perf_report."""
+    from .testing import do_bench
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--plot needs matplotlib: pip install matplotlib (or xblock's dev extra)") from None
+    sizes = [_size(args.size, mod)] if args.size else list(getattr(mod, "SIZES", []))
+    if not sizes:
+        raise UsageError("the kernel's file has no SIZES list: give --size")
+    names = [t.strip() for t in (args.targets or args.target).split(",") if t.strip()]
+    for t in names:
+        if t not in targets():
+            raise UsageError(f"unknown target {t!r}; known: {', '.join(targets())}")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for t in names:
+        xs, ys = [], []
+        for size in sizes:
+            case = case_from_module(mod, size, args.dtype)
+            run_args = case.copy_args()
+            case.run(t, run_args)
+            median = do_bench(lambda: case.run(t, run_args), warmup=args.warmup, rep=args.rep)["median"]
+            elems = math.prod(size) if isinstance(size, tuple) else int(size)
+            xs.append(elems)
+            ys.append(_gbps(run_args, median))
+            print(f"{kernel.__name__} on {t}, size {size}: {median * 1e3:.3f} ms, {ys[-1]:.2f} GB/s")
+        ax.plot(xs, ys, marker="o", label=t)
+    ax.set_xscale("log")
+    ax.set_xlabel("problem size (elements)")
+    ax.set_ylabel("GB/s (array bytes / median time)")
+    ax.set_title(f"{kernel.__name__} ({args.dtype or 'default dtype'})")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(args.plot)
+    plt.close(fig)
+    print(f"wrote {args.plot}")
     return EXIT_OK
 
 
@@ -562,6 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
     sp.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
     sp.add_argument("--rep", type=int, default=10, help="timed runs (default 10)")
+    sp.add_argument("--plot", help="write a PNG of GB/s against size, one line per target, over the file's SIZES "
+                                   "(or --size)")
+    sp.add_argument("--targets", help="with --plot: comma-separated targets, e.g. sim,cpu (default: --target)")
     sp.set_defaults(fn=cmd_bench)
 
     sp = command("profile", help="estimate a kernel's time per pipe on the Ascend cost model (from the CPU model's "

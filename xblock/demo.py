@@ -81,7 +81,7 @@ def _compile(case, target: str, dest: Path, exported: list, notes: _Notes, info=
 def _verdict(diffs: list, compile_s: float, run_s: float) -> tuple:
     ok = all(d.ok for d in diffs)
     err = max(d.max_abs for d in diffs)
-    return f"{'ok' if ok else 'FAIL'} {err:.1e}", f"{compile_s * 1e3:.0f}/{run_s * 1e3:.0f}", ok
+    return f"{'ok' if ok else 'FAIL'} {err:.1e}", f"{compile_s * 1e3:.0f}", f"{run_s * 1e3:.0f}", ok
 
 
 def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes: _Notes, info=None) -> tuple:
@@ -91,7 +91,7 @@ def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes:
         progress.stage(f"compiling for {target}")
         cell, seconds[target], failed = _compile(case, target, out_dir / target / name, exported, notes, info)
         if cell is not None:
-            cells[target] = (cell, "-")
+            cells[target] = (cell, "-", "-")
             failures += failed
     others = [t for t in targets if t not in cells and t != REFERENCE]
     outputs = list(case.outputs.values())
@@ -100,7 +100,7 @@ def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes:
         rep = diff(case.kernel, case.grid, *case.args, targets=others or [REFERENCE], reference=REFERENCE,
                    outputs=outputs, atol=case.atol, rtol=case.rtol, **case.meta)  # (no targets: diff runs all)
     except XBlockError as e:  # the reference itself fails: nothing can be compared
-        bad = (notes.cell("run error", f"{REFERENCE}: {e}"), "-")
+        bad = (notes.cell("run error", f"{REFERENCE}: {e}"), "-", "-")
         return [cells.get(t, bad) for t in targets], failures + 1
     if REFERENCE in targets and REFERENCE not in cells:  # the reference against numpy
         diffs = [compare(REFERENCE, o, rep.reference_outputs[i], case.expected[o], case.atol, case.rtol)
@@ -110,9 +110,9 @@ def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes:
     for st in (st for st in rep.statuses if st.target in others):
         if st.status == "skipped":
             cells[st.target] = (notes.cell("compiled, not run", f"{st.target}: {st.reason}"),
-                                f"{seconds[st.target] * 1e3:.0f}/-")
+                                f"{seconds[st.target] * 1e3:.0f}", "-")
         elif st.status == "error":
-            cells[st.target] = (notes.cell("run error", f"{st.target}: {st.reason}"), "-")
+            cells[st.target] = (notes.cell("run error", f"{st.target}: {st.reason}"), "-", "-")
             failures += 1
         else:
             *cells[st.target], ok = _verdict([r for r in rep.rows if r.target == st.target], seconds[st.target],
@@ -122,19 +122,19 @@ def _example_row(name: str, case, targets, out_dir: Path, exported: list, notes:
 
 
 _WIDTHS = (10, 12, 8)  # example, size, dtype
-_CELL, _TIME = 22, 11
+_CELL, _TIME = 22, 10
 
 
 def _line(first: list, cells: list) -> str:
     head = "  ".join(str(c).ljust(w) for c, w in zip(first, _WIDTHS))
-    return head + "".join(f"  {v:<{_CELL}} {t:>{_TIME}}" for v, t in cells)
+    return head + "".join(f"  {v:<{_CELL}} {c:>{_TIME}} {r:>{_TIME}}" for v, c, r in cells)
 
 
 def run_demo(out_dir: str = "out/demo", targets=None, examples=None, small: bool = False) -> int:
     """Run the demo; returns the process exit code (1 if any target that ran disagrees).
 
     Each row is printed as soon as its example has run on every target. A cell is the verdict and
-    the largest error against the reference; the time beside it is compile/run in milliseconds
+    the largest error against the reference; beside it the compile time and the run time in milliseconds
     (compile is a cache hit after the first demo).
 
     Args:
@@ -150,8 +150,8 @@ def run_demo(out_dir: str = "out/demo", targets=None, examples=None, small: bool
     notes = _Notes()
     print(f"xblock demo: examples x targets ({', '.join(targets)}); reference: numpy, then the {REFERENCE}")
     print(_line(["example", "size", "dtype"],
-                [(f"{t} vs {'numpy' if t == REFERENCE else REFERENCE}", "ms c/r") for t in targets]))
-    print(_line(["-" * w for w in _WIDTHS], [("-" * _CELL, "-" * _TIME) for _ in targets]))
+                [(f"{t} vs {'numpy' if t == REFERENCE else REFERENCE}", "compile ms", "run ms") for t in targets]))
+    print(_line(["-" * w for w in _WIDTHS], [("-" * _CELL, "-" * _TIME, "-" * _TIME) for _ in targets]))
     for name in names:
         mod = importlib.import_module(f"{__package__}.examples.{name}")
         size = _size(name, mod, small)
