@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .backends import REFERENCE, exporting_targets, targets
+from .backends import REFERENCE, exporting_targets, profiling_targets, targets
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_COMPILE = 0, 1, 2, 3
 
@@ -624,7 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("profile", help="estimate a kernel's time per pipe on the Ascend cost model (from the CPU model's "
                                  "counters)")
     sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
-    sp.add_argument("--target", "-t", default="ascend", help="ascend (the only target with a cost model)")
+    sp.add_argument("--target", "-t", default=profiling_targets()[0],
+                    help=", ".join(profiling_targets()) + " (the targets with a cost model)")
     sp.add_argument("--soc", default="910B3", help="SoC profile whose constants price the counters (default 910B3)")
     sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
     sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")

@@ -63,6 +63,11 @@ def exporting_targets() -> list[str]:
     return [name for name in _TARGETS if get_backend(name).export is not None]
 
 
+def profiling_targets() -> list[str]:
+    """The targets with a cost model (`xblock.profile`)."""
+    return [name for name in _TARGETS if get_backend(name).profile is not None]
+
+
 def all_option_names() -> frozenset:
     """Every launch option some target reads (popped from a launch's keyword arguments)."""
     names: set = set()

@@ -51,6 +51,7 @@ class Backend:
         device_name: `device_name()` names the device kernels run on here (autotune results are
             kept per target and device); by default the host and its core count.
         coverage: `coverage()` -> (ops with a lowering rule, {op: reason} the target refuses).
+        profile: `profile(kernel, grid, *args, **meta)` -> a cost-model estimate, where the target has one.
     """
 
     name: str
@@ -66,6 +67,7 @@ class Backend:
     claims_arguments: Callable = _never_claims
     device_name: Callable | None = None
     coverage: Callable | None = None
+    profile: Callable | None = None
 
     def __post_init__(self):
         if self.device_name is None:

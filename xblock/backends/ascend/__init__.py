@@ -28,6 +28,12 @@ def _export(kernel, directory):
     return export(kernel.asm, kernel.metadata, directory)
 
 
+def _profile(kernel, grid, *args, **meta):
+    from .profile import profile
+
+    return profile(kernel, grid, *args, **meta)
+
+
 def _coverage():
     """(the ops with a lowering rule, {xb op: reason} the target refuses); imports MLIR."""
     from .pipeline import coverage
@@ -42,6 +48,6 @@ def _toolchain_key() -> str:
 
 
 BACKEND = Backend("ascend", AscendOptions, _stages, _load, toolchain_key=_toolchain_key, binary_stages=("so",),
-                  export=_export, coverage=_coverage)
+                  export=_export, coverage=_coverage, profile=_profile)
 
 __all__ = ["BACKEND", "SOCS", "AscendOptions"]

@@ -329,6 +329,10 @@ def scalar_to_gm(ctx, gm, value, elem: str) -> None:
     """Store one scalar at `gm` (a GlobalTensor view) through UB: SetValue into a 32-byte scratch block,
     then a one-element DataCopyPad (MTE3 writes exactly those bytes). A GM SetValue would go through
     the core's DataCache, whose write-back of the whole 64-byte line races with other cores' rows."""
+    if not ctx.soc.has_data_copy_pad:  # 310P: no exact-length copy; the line is flushed at once
+        A.op("set_value", [gm, ctx.c64(0), value])
+        A.op("dcci", [gm])
+        return
     h = ctx.temp(elem, (32 // SIZE[elem],))
     A.op("set_value", [h.value, ctx.c64(0), value])
     ctx.sync("S_MTE3")

@@ -20,7 +20,6 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-from .layout import transpose
 from .rules import rule
 from .tiles import (
     FOLD,
@@ -33,6 +32,7 @@ from .tiles import (
     reduce_tmp_elems,
     scalar_convert,
 )
+from .transpose import transpose
 from .values import FLOAT, SIZE, Splat, elem_of, numel, round_up, shape_of
 
 SCALAR_KINDS = ("prod", "xor_sum", "generic")  # reductions without a vector instruction
