@@ -26,17 +26,48 @@ from .access import (
     tile_offset,
 )
 from .rules import rule
-from .tiles import after_scalar_writes, before_scalar_reads, fill
+from .tiles import after_scalar_writes, as_elem, before_scalar_reads, fill, finish, mask_of
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 
 
 @rule("xb.load")
 def _load(ctx, op):
+    seg = segments(op)
+    if seg[1] and seg[2] and str(op.result.type).startswith("tensor<") and \
+            not isinstance(ctx.vmap.get(op.operands[1 + seg[1]]), Splat):
+        return _load_then_select(ctx, op, op.operands[1], op.operands[2])
+    return _load_into(ctx, op, seg[2])
+
+
+def _load_then_select(ctx, op, mask, other):
+    """A load whose `other` is a block: the masked copy as without `other`, then Select(mask, loaded,
+    other) on the vector unit (the lanes the mask turns off are whatever the copy left there)."""
+    r = op.result
+    elem = elem_of(r.type)
+    ce = "f32" if elem == "bf16" else elem
+    if ce not in ("f16", "f32", "i32"):
+        raise ctx.error(f"a block `other` of a {elem} load is not supported on ascend (Select takes f16, bf16, "
+                        "f32 or i32): use a scalar `other`, or tl.where after the load")
+    _load_into(ctx, op, False)
+    shape = shape_of(r.type)
+    loaded = as_elem(ctx, ctx.vmap[r], ce)
+    alt = ctx.vmap.get(other)
+    alt = as_elem(ctx, alt if isinstance(alt, Splat) else ctx.tile(other), ce)
+    bits = mask_of(ctx, mask, shape)
+    out = ctx.new_tile(ce, shape, ctx.name_for(op), result=r if ce == elem else None)
+    f32 = A.local_type(ir.F32Type.get())
+    view = (lambda t: A.op("reinterpret", [t.value], f32)) if ce == "i32" else (lambda t: t.value)
+    A.op("select", [view(out), bits.value, view(loaded), view(alt), ctx.c64(out.count)],
+         mode="VSEL_TENSOR_TENSOR_MODE")
+    finish(ctx, op, out, ce)
+
+
+def _load_into(ctx, op, with_other: bool):
     r = op.result
     seg = segments(op)
     ptr = op.operands[0]
     mask = op.operands[1] if seg[1] else None
-    other = ctx.vmap.get(op.operands[1 + seg[1]]) if seg[2] else None
+    other = ctx.vmap.get(op.operands[1 + seg[1]]) if with_other else None
     elem = elem_of(r.type)
     if not str(r.type).startswith("tensor<"):
         return _scalar_load(ctx, op, ptr, mask, other, elem)
