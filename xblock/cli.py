@@ -6,6 +6,7 @@ Exit codes: 0 success; 1 numbers differ or a run failed; 2 bad usage; 3 compilat
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import math
 import os
@@ -46,7 +47,8 @@ def load_kernel(ref: str):
     path, name = ref.rsplit(":", 1)
     mod = load_module(path)
     if not hasattr(mod, name):
-        raise UsageError(f"{path} has no kernel named '{name}'")
+        close = difflib.get_close_matches(name, [n for n, v in vars(mod).items() if callable(v)], n=1)
+        raise UsageError(f"{path} has no kernel named '{name}'" + (f"; did you mean '{close[0]}'?" if close else ""))
     return mod, xblock.jit(getattr(mod, name))
 
 
@@ -149,7 +151,9 @@ def cmd_compile(args) -> int:
     ck = compile_from_args(args)
     stage = args.emit
     if stage not in ck.asm:
-        raise UsageError(f"target '{args.target}' has no stage '{stage}' (it has: {', '.join(ck.asm)})")
+        close = difflib.get_close_matches(stage, list(ck.asm), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UsageError(f"target '{args.target}' has no stage '{stage}'{hint} (it has: {', '.join(ck.asm)})")
     data = ck.asm[stage]
     if args.output:
         Path(args.output).write_bytes(data if isinstance(data, bytes) else data.encode())

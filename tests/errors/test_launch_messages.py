@@ -44,3 +44,11 @@ def test_a_shifted_binding_names_the_pointer_that_got_a_scalar():
 def test_a_missing_argument_shows_the_binding():
     with pytest.raises(xblock.LaunchError, match=r"missing argument 'n'; bound: .*out_ptr=ndarray"):
         add[(1,)](X, X, X, BLOCK=16, target="sim")
+
+
+def test_misspelled_keywords_get_a_suggestion():
+    with pytest.raises(xblock.LaunchError, match=r"unexpected argument 'BLOK'; did you mean 'BLOCK'\?") as info:
+        add[(1,)](X, X, X, 10, BLOK=16, target="sim")
+    assert len(_xblock_frames(info.value)) <= 1
+    with pytest.raises(xblock.LaunchError, match=r"unexpected argument 'num_wrps'; did you mean 'num_warps'\?"):
+        add[(1,)](X, X, X, 10, BLOCK=16, num_wrps=4, target="sim")

@@ -119,3 +119,17 @@ def test_doctor_lists_versions_targets_and_cache(tmp_path):
     for name in targets():
         assert f"\n  {name} " in r.stdout
     assert "numpy" in r.stdout and f"cache: {tmp_path}" in r.stdout and "g++" in r.stdout
+
+
+def test_a_misspelled_kernel_name_gets_a_suggestion(capsys):
+    from xblock.cli import main
+
+    assert main(["bench", "examples/add.py:add_kernl"]) != 0
+    assert "has no kernel named 'add_kernl'; did you mean 'add_kernel'?" in capsys.readouterr().err
+
+
+def test_a_misspelled_stage_gets_a_suggestion(capsys):
+    from xblock.cli import main
+
+    assert main(["compile", "examples/add.py:add_kernel", "--target", "sim", "--emit", "simprg"]) != 0
+    assert "has no stage 'simprg'; did you mean 'simprog'?" in capsys.readouterr().err

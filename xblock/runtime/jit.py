@@ -9,6 +9,7 @@ through the full path (bind, check, describe, compile or fetch), which remembers
 
 from __future__ import annotations
 
+import difflib
 import functools
 import keyword
 import operator
@@ -136,7 +137,9 @@ class JITFunction:
         bound = dict(zip(params, args))
         for k, v in kwargs.items():
             if k not in params:
-                raise self._error(f"got an unexpected argument '{k}'")
+                close = difflib.get_close_matches(k, [*params, *sorted(all_option_names())], n=1)
+                raise self._error(f"got an unexpected argument '{k}'" + (f"; did you mean '{close[0]}'?" if close
+                                                                          else ""))
             if k in bound:
                 raise self._error(f"got multiple values for argument '{k}'")
             bound[k] = v
