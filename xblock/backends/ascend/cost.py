@@ -36,7 +36,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...errors import XBlockError
 from .options import SOCS
+
+
+class ProfileError(XBlockError, ValueError):
+    """A profile that cannot be made (an unknown SoC, a target without a cost model)."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,7 @@ def soc_cost(soc: str) -> SocCost:
     if soc not in SOC_CONSTANTS:
         known = ", ".join(SOC_CONSTANTS)
         extra = " (a known Ascend SoC, but the cost model has no constants for it)" if soc in SOCS else ""
-        raise ValueError(f"unknown soc '{soc}' for the Ascend cost model{extra}; known: {known}")
+        raise ProfileError(f"unknown soc '{soc}' for the Ascend cost model{extra}; known: {known}")
     return SOC_CONSTANTS[soc]
 
 

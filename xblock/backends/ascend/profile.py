@@ -31,7 +31,7 @@ def profile(kernel, grid, *args, target: str = "ascend", soc: str = "910B3", **m
     from ...runtime.jit import JITFunction, jit
 
     if target != "ascend":
-        raise ValueError(f"xblock.profile: no cost model for target '{target}' (only 'ascend')")
+        raise cost.ProfileError(f"xblock.profile: no cost model for target '{target}' (only 'ascend')")
     cost.soc_cost(soc)  # an unknown soc fails before anything is compiled
     k = kernel if isinstance(kernel, JITFunction) else jit(kernel)
     ck = k.warmup(*args, target="ascend", soc=soc, **meta)
