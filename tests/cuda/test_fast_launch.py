@@ -102,14 +102,6 @@ def precompile_for_fast_launch():
     precompile(mixed_kernel, _mixed_args(None), dict(BLOCK=1024))
 
 
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU visible to torch")
-    return torch
-
-
 @pytest.fixture
 def python_launches(monkeypatch):
     """Counts the launches the C launch hands to the Python one."""

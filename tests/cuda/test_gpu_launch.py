@@ -25,14 +25,6 @@ def precompile_for_tests():
     xblock.compile(add_kernel, target="cuda", signature=SIGNATURE, constexprs={"BLOCK": 1024})
 
 
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU visible to torch")
-    return torch
-
-
 def test_add_on_gpu(torch):
     x, y = torch.randn(N, device="cuda"), torch.randn(N, device="cuda")
     out = torch.full((N,), float("nan"), device="cuda")
