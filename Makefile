@@ -7,7 +7,7 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.xblock-installed
 DEV_STAMP := $(VENV)/.xblock-dev-installed
 
-.PHONY: demo test dev lint bench docs fuzz clean
+.PHONY: demo test test-slow dev lint bench docs fuzz clean
 
 $(STAMP): pyproject.toml
 	@echo "make: installing xblock[cuda,test] into $(VENV) (once; about a minute, most of it Triton)"
@@ -26,7 +26,11 @@ demo: $(STAMP)
 	$(VPY) -m xblock demo
 
 test: $(STAMP)
-	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/test $(VPY) -m pytest -q -n 2 tests
+	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/test $(VPY) -m pytest -q -n 2 -m "not slow" tests
+
+# the long tests `make test` leaves out (tests/conftest.py SLOW); CI runs them after `make test`
+test-slow: $(STAMP)
+	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/test $(VPY) -m pytest -q -n 2 -m slow tests
 
 lint: $(DEV_STAMP)
 	$(VPY) -m ruff check xblock tests examples benchmarks tools

@@ -680,14 +680,14 @@ def main(argv=None) -> int:
     except CompilationError as e:
         print(str(e), file=sys.stderr)
         return EXIT_COMPILE
-    except XBlockError as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_MISMATCH
-    except (ValueError, TypeError, NotImplementedError) as e:
+    except (ValueError, TypeError, NotImplementedError) as e:  # bad usage, xblock's ArgumentError & co. too
         if os.environ.get("XBLOCK_DEBUG"):
             raise
         print(f"xblock: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except XBlockError as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_MISMATCH
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import numpy as np
 from . import progress
 from .backends import REFERENCE, TargetUnavailable, get_backend
 from .backends import targets as all_targets
-from .errors import XBlockError
+from .errors import UnknownNameError, XBlockError
 from .exporting import case_name, export_with_case, grid_formula, specialization
 from .numdiff import compare, diff
 
@@ -32,7 +32,7 @@ def _examples(names=None) -> list:
         if name not in EXAMPLES:
             close = difflib.get_close_matches(name, EXAMPLES, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ValueError(f"no example '{name}' (the examples: {', '.join(EXAMPLES)}){hint}")
+            raise UnknownNameError(f"no example '{name}' (the examples: {', '.join(EXAMPLES)}){hint}")
     return list(names or EXAMPLES)
 
 

@@ -41,6 +41,72 @@ class ExecutionError(XBlockError):
     """A kernel failed while running (out-of-bounds access, race, device assert), at a kernel line."""
 
 
+# Misuse of xblock's API. Each class also derives from the builtin exception that xblock raised
+# before it had its own types, so `except TypeError` (or ValueError, ...) around a call still works.
+class ArgumentError(XBlockError, TypeError):
+    """An argument an xblock function cannot take: not a kernel, a bad signature, an unsupported dtype,
+    an array argument that is not an array."""
+
+
+class OptionError(ArgumentError):
+    """A target option the target does not have, or a value it refuses (`num_warps=3`, `soc="910Z"`)."""
+
+
+class ConfigError(ArgumentError):
+    """An autotune Config, `@autotune`/`@heuristics`/`@jit` argument or `compile(config=...)` that xblock
+    cannot honour (a feature it lacks, a name that is not a parameter of the kernel)."""
+
+
+class MetaParameterConflictError(XBlockError, ValueError):
+    """A launch gives a value to a meta-parameter that the autotune config sets (Triton's ValueError)."""
+
+
+class CompileArgumentError(CompilationError, TypeError):
+    """`xblock.compile` called with arguments that do not fit the kernel (signature, constexprs, config,
+    options), rendered at the kernel's `def` line."""
+
+
+class LaunchArgumentError(LaunchError, TypeError):
+    """A launch argument or option the kernel's target cannot take (a GPU tensor on a host target,
+    `num_warps=3`), at the kernel's `def` line."""
+
+
+class GridError(XBlockError, ValueError):
+    """A launch grid that is not 1 to 3 non-negative integers within CUDA's limits."""
+
+
+class KernelCallError(XBlockError, RuntimeError):
+    """A kernel called like a Python function (launch it with `kernel[grid](...)`), or a language
+    builtin (`xl.load`, ...) called outside a kernel."""
+
+
+class DtypeError(XBlockError, ValueError):
+    """A dtype asked for what it does not have (`xl.int32.fp_mantissa_width`)."""
+
+
+class UnknownDtypeError(DtypeError, AssertionError):
+    """A dtype name the language does not have (`xl.dtype("fp33")`); still an AssertionError, as
+    Triton's `assert name in ...` there."""
+
+
+class BundleError(XBlockError, ValueError):
+    """A file that is not a cache bundle xblock can import (`xblock cache import`)."""
+
+
+class UnknownNameError(XBlockError, ValueError):
+    """A name that does not exist (a demo example, a case of a kernel file); the message lists those that do."""
+
+
+class ExportError(XBlockError, NotImplementedError):
+    """A compiled kernel whose target cannot write a project (`CompiledKernel.export`)."""
+
+
+def at_kernel(source, message: str) -> str:
+    """`message` about kernel `source` (a frontend KernelSource), rendered as LaunchError renders its
+    messages: `file.py:LINE: name: message`, LINE the kernel's `def` line."""
+    return f"{source.file}:{source.abs_line(source.tree.lineno)}: {source.name}: {message}"
+
+
 def debug() -> bool:
     return os.environ.get("XBLOCK_DEBUG", "") not in ("", "0")
 

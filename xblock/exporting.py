@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import UnknownNameError
+
 
 def dtype_name(dtype) -> str:
     return dtype if isinstance(dtype, str) else np.dtype(dtype).name
@@ -40,12 +42,12 @@ def case_by_name(mod, name: str) -> tuple:
     """(size, dtype) of the named case of a kernel file.
 
     Raises:
-        ValueError: naming the cases the file has.
+        UnknownNameError (a ValueError): naming the cases the file has.
     """
     names = case_names(mod)
     if name not in names:
         shown = ", ".join(names) or "none (the file has no SIZES and DTYPES)"
-        raise ValueError(f"no case '{name}' in {Path(mod.__file__).name}; its cases are: {shown}")
+        raise UnknownNameError(f"no case '{name}' in {Path(mod.__file__).name}; its cases are: {shown}")
     return names[name]
 
 

@@ -22,6 +22,10 @@ class TargetUnavailable(XBlockError):
     """The target exists but cannot compile or run here (not built yet, or missing a toolchain)."""
 
 
+class MissingToolError(TargetUnavailable, RuntimeError):
+    """A tool the target runs (`opt`, `llc` of a wheel) is missing from this installation."""
+
+
 def targets() -> list[str]:
     return list(_TARGETS)
 

@@ -55,6 +55,9 @@ OPS: list[ApiOp] = [
     ApiOp("vec_scalar", ("Adds", "Muls", "Maxs", "Mins"), "(dst, src, scalar, count) {api}", arity=(4, 0)),
     ApiOp("duplicate", ("Duplicate",), "(dst, scalar, count)", arity=(3, 0)),
     ApiOp("cast", ("Cast",), "(dst, src, count) {round}", arity=(3, 0)),
+    ApiOp("gather_mask", ("GatherMask", "GatherMaskParams"),
+          "(dst, src) {pattern, repeat, mask}: built-in pattern; normal mode over `repeat` 256-byte repeats "
+          "(mask 0), or counter mode over the first `mask` elements of one repeat", arity=(2, 0)),
     ApiOp("compare", ("Compare",), "(dst, src0, src1, count) {mode}", arity=(4, 0)),
     ApiOp("compare_scalar", ("CompareScalar",), "(dst, src0, scalar, count) {mode}", arity=(4, 0)),
     ApiOp("select", ("Select",), "(dst, mask, src0, src1 tensor or scalar, count) {mode}", arity=(5, 0)),
@@ -66,6 +69,8 @@ OPS: list[ApiOp] = [
     ApiOp("set_flag", ("SetFlag",), "(id) {event}", arity=(1, 0)),
     ApiOp("wait_flag", ("WaitFlag",), "(id) {event}", arity=(1, 0)),
     ApiOp("set_atomic_add", ("SetAtomicAdd",), "{dtype}", arity=(0, 0)),
+    ApiOp("set_atomic_max", ("SetAtomicMax",), "{dtype}", arity=(0, 0)),
+    ApiOp("set_atomic_min", ("SetAtomicMin",), "{dtype}", arity=(0, 0)),
     ApiOp("set_atomic_none", ("SetAtomicNone",), "", arity=(0, 0)),
     ApiOp("dcci", ("DataCacheCleanAndInvalid",), "(global)", arity=(1, 0)),
     # the Cube unit (AIC) and mixed AIC/AIV kernels (backends/ascend/cube.py)
@@ -162,7 +167,7 @@ def op(name: str, operands=(), result_type: ir.Type | None = None, /, *, loc=Non
     spec = _BY_NAME[name]
     req, opt = spec.arity
     if not req <= len(operands) <= req + opt:
-        raise ValueError(f"ascendc.{name} takes {req} to {req + opt} operands, got {len(operands)}")
+        raise ValueError(f"internal error: ascendc.{name} takes {req} to {req + opt} operands, got {len(operands)}")
     if opt:
         present = len(operands) - req
         attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([1] * req + [1] * present + [0] * (opt - present))

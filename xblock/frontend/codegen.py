@@ -21,7 +21,7 @@ from mlir.dialects import func, gpu
 from .. import language as xl
 from ..dialects import xb
 from ..dialects.locations import LIBRARY
-from ..errors import CompilationError, debug
+from ..errors import CompilationError, XBlockError, debug
 from ..language.core import _unwrap, constexpr, is_builtin, tensor
 from ..language.descriptors import aggregate, host_descriptor_type
 from .control import ControlFlow, _has_tensor, _is_py_value, flatten, lift_returns, rebuild, spec_key
@@ -146,7 +146,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                     ZeroDivisionError, AssertionError, RuntimeError, OverflowError) as e:
                 if debug():
                     raise
-                msg = str(e) if isinstance(e, (SemanticError, NameError)) else f"{type(e).__name__}: {e}"
+                msg = str(e) if isinstance(e, (SemanticError, NameError, XBlockError)) else f"{type(e).__name__}: {e}"
                 raise self.error(node, msg) from None
             except Exception as e:  # an MLIR or internal failure still points at the user's line
                 if debug():
@@ -573,9 +573,8 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
         entry = f.add_entry_block()
         args = {p: tensor(a, arg_types[p], ()) for p, a in zip(runtime, entry.arguments)}
         scope = {p: v for p, v in args.items() if p in ks.params}
-        scope.update({k: translate(v) for k, v in constexprs.items()  # e.g. OUT=tl.float8e4nv
-                      if k in ks.params and not isinstance(v, host_descriptor_type)})
         gen = CodeGenerator(ks, mb, scope)
+        scope.update(_constexpr_scope(gen, constexprs))
         mb.sources[ks.fn] = ks
         with ir.InsertionPoint(entry):
             _bind_host_descriptors(gen, args, constexprs)
@@ -584,6 +583,19 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
                 raise gen.error(gen.ret_node, "a kernel cannot return a value")
             func.ReturnOp([])
     return module
+
+
+def _constexpr_scope(gen, constexprs: dict) -> dict:
+    """The kernel's constexpr parameters as the kernel sees them (e.g. OUT=tl.float8e4nv, translated);
+    a value the language cannot hold is an error at the kernel's `def` line."""
+    scope = {}
+    for k, v in constexprs.items():
+        if k in gen.ks.params and not isinstance(v, host_descriptor_type):
+            try:
+                scope[k] = translate(v)
+            except TypeError as e:
+                raise gen.error(gen.ks.tree, f"constexpr '{k}': {e}") from None
+    return scope
 
 
 def _bind_host_descriptors(gen, args: dict, constexprs: dict) -> None:

@@ -9,6 +9,8 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ..errors import ArgumentError
+
 XBLOCK_KERNEL = "__xblock_kernel__"  # the marker attribute of xblock's JITFunction (set by the runtime)
 XBLOCK_TUNER = "__xblock_tuner__"  # the marker attribute of xblock's Autotuner and Heuristics wrappers
 TRITON_TUNERS = ("Autotuner", "Heuristics")  # Triton's @autotune / @heuristics wrappers (triton.runtime.autotuner)
@@ -40,7 +42,7 @@ def unwrap_function(obj):
         return unwrap_function(obj.fn)
     if inspect.isfunction(obj):
         return obj
-    raise TypeError(f"expected a function, an @xblock.jit or an @triton.jit kernel, got {obj!r}")
+    raise ArgumentError(f"expected a function, an @xblock.jit or an @triton.jit kernel, got {obj!r}")
 
 
 def is_jit_function(obj) -> bool:
@@ -84,7 +86,8 @@ class KernelSource:
         mod = ast.parse(self.src)
         node = mod.body[0]
         if not isinstance(node, ast.FunctionDef):
-            raise TypeError(f"{self.name} is not a function definition")
+            raise ArgumentError(f"{self.file}:{self.first_line}: {self.name} is not a function definition: a kernel "
+                                "is written with `def` (a lambda cannot be one)")
         return node
 
     @cached_property

@@ -8,6 +8,7 @@ from mlir import ir
 
 from .. import language as xl
 from ..dialects import xb
+from ..errors import ArgumentError
 from ..language.core import NAME_TO_DTYPE, dtype, pointer_type, tensor
 
 
@@ -43,12 +44,12 @@ def ir_type(dt: dtype, shape=()) -> ir.Type:
 def parse_signature_type(s: str) -> dtype:
     """A Triton signature string ("*fp16", "i32", "fp32", "u8") to a dtype."""
     if not isinstance(s, str):
-        raise TypeError(f"signature types are strings such as '*fp32' or 'i32', got {s!r}")
+        raise ArgumentError(f"signature types are strings such as '*fp32' or 'i32', got {s!r}")
     s = s.strip()
     if s.startswith("*"):
         return pointer_type(parse_signature_type(s[1:].lstrip("k")))
     if s not in NAME_TO_DTYPE:
-        raise TypeError(f"unknown type '{s}' in signature (expected e.g. '*fp32', 'i32', 'fp16', 'constexpr')")
+        raise ArgumentError(f"unknown type '{s}' in signature (expected e.g. '*fp32', 'i32', 'fp16', 'constexpr')")
     return NAME_TO_DTYPE[s]
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..errors import DtypeError, KernelCallError, UnknownDtypeError
+
 
 class dtype:
     """A scalar element type: int1, int8..int64, uint8..uint64, fp16, bf16, fp32, fp64, and the float8
@@ -25,7 +27,9 @@ class dtype:
                   "fp8e5b16": (2, 16)}
 
     def __init__(self, name: str):
-        assert name in self.SINT + self.UINT + self.FP + self.FP8 + ("void",), name
+        known = self.SINT + self.UINT + self.FP + self.FP8
+        if name not in known and name != "void":
+            raise UnknownDtypeError(f"unknown dtype {name!r} (known: {', '.join(known)})")
         self.name = name
 
     # -- classification, as triton.language.dtype
@@ -109,13 +113,13 @@ class dtype:
     @property
     def fp_mantissa_width(self) -> int:
         if self.name not in self._FP_LAYOUT:
-            raise ValueError(f"{self} is not a floating-point type")
+            raise DtypeError(f"{self} is not a floating-point type: it has no fp_mantissa_width")
         return self._FP_LAYOUT[self.name][0]
 
     @property
     def exponent_bias(self) -> int:
         if self.name not in self._FP_LAYOUT:
-            raise ValueError(f"{self} is not a floating-point type")
+            raise DtypeError(f"{self} is not a floating-point type: it has no exponent_bias")
         return self._FP_LAYOUT[self.name][1]
 
     def get_int_max_value(self) -> int:
@@ -328,7 +332,7 @@ class _Builtin:
 
     def __call__(self, *args, _semantic=None, **kwargs):
         if _semantic is None:
-            raise RuntimeError(
+            raise KernelCallError(
                 f"xblock.language.{self.fn.__name__}() can only be called inside a kernel being compiled"
             )
         return self.fn(*args, _semantic=_semantic, **kwargs)

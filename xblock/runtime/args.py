@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..language.descriptors import host_descriptor_type
 from .fastpath import NoFastPath, int_code
 
@@ -175,9 +176,9 @@ def bucket_rule(name, rule):
         return pow2_bucket
     if isinstance(rule, (list, tuple)) and rule and all(type(b) is int for b in rule):
         if list(rule) != sorted(set(rule)):
-            raise TypeError(f"buckets['{name}']: the bounds must be increasing, got {list(rule)}")
+            raise ConfigError(f"buckets['{name}']: the bounds must be increasing, got {list(rule)}")
         return _list_bucket(tuple(rule))
-    raise TypeError(f"buckets['{name}'] must be 'pow2' or a list of increasing ints, got {rule!r}")
+    raise ConfigError(f"buckets['{name}'] must be 'pow2' or a list of increasing ints, got {rule!r}")
 
 
 def bucket_code(bucket, mode: int):

@@ -22,7 +22,15 @@ import numpy as np
 
 from .. import progress, testing
 from ..backends import all_option_names, default_target, get_backend
-from ..errors import CompilationError, XBlockError
+from ..errors import (
+    ArgumentError,
+    CompilationError,
+    ConfigError,
+    KernelCallError,
+    MetaParameterConflictError,
+    XBlockError,
+    at_kernel,
+)
 from ..frontend.source import XBLOCK_TUNER, is_triton_tuner
 from . import pool
 from .cache import cache_dir, configured_dir
@@ -111,7 +119,7 @@ def _zero(v, name):
     elif hasattr(v, "zero_"):  # torch
         v.zero_()
     else:
-        raise TypeError(f"reset_to_zero: argument '{name}' is not a numpy array or a torch tensor")
+        raise ArgumentError(f"reset_to_zero: argument '{name}' is not a numpy array or a torch tensor")
 
 
 def _save(v, name):
@@ -119,7 +127,7 @@ def _save(v, name):
         return v.copy()
     if hasattr(v, "clone"):  # torch
         return v.clone()
-    raise TypeError(f"restore_value: argument '{name}' is not a numpy array or a torch tensor")
+    raise ArgumentError(f"restore_value: argument '{name}' is not a numpy array or a torch tensor")
 
 
 def _restore(v, saved):
@@ -170,7 +178,8 @@ class _Tuner:
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"{self.__name__} is a kernel: launch it with {self.__name__}[grid](...)")
+        raise KernelCallError(at_kernel(self.source, f"{self.__name__} is a kernel: launch it with "
+                                                     f"{self.__name__}[grid](...)"))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fn!r})"
@@ -183,8 +192,8 @@ class _Tuner:
         params = self.fn.source.params
         bad = [n for n in names if n not in params]
         if bad:
-            raise TypeError(f"{self.__name__}: {what} names {', '.join(map(repr, bad))}, which "
-                            f"{'is' if len(bad) == 1 else 'are'} not a parameter of the kernel")
+            raise ConfigError(at_kernel(self.source, f"{what} names {', '.join(map(repr, bad))}, which "
+                                        f"{'is' if len(bad) == 1 else 'are'} not a parameter of the kernel"))
 
 
 class Autotuner(_Tuner):
@@ -199,8 +208,8 @@ class Autotuner(_Tuner):
                  pre_hook=None, post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None,
                  cache_results=False):
         if use_cuda_graph:
-            raise TypeError("autotune(use_cuda_graph=True) is not supported by xblock "
-                            "(deprecated in Triton); pass do_bench= to time configs another way")
+            raise ConfigError(at_kernel(jit(fn).source, "autotune(use_cuda_graph=True) is not supported by xblock "
+                                        "(deprecated in Triton); pass do_bench= to time configs another way"))
         self.fn = jit(fn)
         self.__name__ = self.fn.__name__
         self.configs = [_as_config(c) for c in configs] or [Config({})]
@@ -210,8 +219,8 @@ class Autotuner(_Tuner):
         prune = dict(prune_configs_by or {})
         unknown = set(prune) - {"perf_model", "top_k", "early_config_prune"}
         if unknown:
-            raise TypeError(f"prune_configs_by key(s) not supported by xblock: {', '.join(sorted(unknown))} "
-                            "(known: early_config_prune, perf_model, top_k)")
+            raise ConfigError(at_kernel(self.source, f"prune_configs_by key(s) not supported by xblock: "
+                                        f"{', '.join(sorted(unknown))} (known: early_config_prune, perf_model, top_k)"))
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
         self.early_config_prune = prune.get("early_config_prune")
@@ -270,8 +279,9 @@ class Autotuner(_Tuner):
         _, meta, options = split
         conflicts = sorted((kwargs.keys() & meta.keys()) | (kwargs.keys() & options.keys()))
         if conflicts:
-            raise ValueError(f"Conflicting meta-parameters: {', '.join(conflicts)}. "
-                             "Make sure that you don't re-define auto-tuned symbols.")
+            raise MetaParameterConflictError(at_kernel(self.source, f"Conflicting meta-parameters: "
+                                                       f"{', '.join(conflicts)}. Make sure that you don't re-define "
+                                                       "auto-tuned symbols."))
         return {**kwargs, **meta, **options}
 
     def _key(self, nargs, kwargs) -> tuple:
@@ -358,7 +368,8 @@ class Autotuner(_Tuner):
             if isinstance(top_k, float) and top_k <= 1.0:
                 top_k = int(len(self.configs) * top_k)
             elif not isinstance(top_k, int):
-                raise TypeError("Error while pruning configs, top_k must be either 1) a float <= 1.0 or 2) an int")
+                raise ConfigError(at_kernel(self.source, "Error while pruning configs, top_k must be either "
+                                            "1) a float <= 1.0 or 2) an int"))
             if len(pruned) > top_k:
                 est = [self.perf_model(**nargs, **kwargs, **c.all_kwargs()) for c in pruned]
                 order = sorted(range(len(pruned)), key=lambda i: est[i])
@@ -583,7 +594,7 @@ def wrap(obj):
     if isinstance(obj, _Tuner):
         return obj
     if not is_triton_tuner(obj):
-        raise TypeError(f"expected an @autotune or @heuristics kernel, got {obj!r}")
+        raise TypeError(f"internal error: expected an @autotune or @heuristics kernel, got {obj!r}")
     try:
         return _WRAPPED[obj]
     except (KeyError, TypeError):
@@ -603,8 +614,8 @@ def _from_triton_autotuner(t) -> Autotuner:
     """Triton's Autotuner, read attribute by attribute (Triton 3.6), as xblock's."""
     timed = getattr(t, "num_warmups", None) is not None or getattr(t, "num_reps", None) is not None
     if getattr(t, "use_cuda_graph", False):
-        raise TypeError(f"{t.base_fn.__name__}: autotune(use_cuda_graph=True) is not supported by xblock "
-                        "(deprecated in Triton); pass do_bench= to time configs another way")
+        raise ConfigError(at_kernel(jit(t.base_fn).source, "autotune(use_cuda_graph=True) is not supported by "
+                                    "xblock (deprecated in Triton); pass do_bench= to time configs another way"))
     prune = {}
     if getattr(t, "early_config_prune", None) is not None:
         prune["early_config_prune"] = t.early_config_prune

@@ -16,6 +16,7 @@ import os
 import re
 import tarfile
 
+from ..errors import BundleError
 from .cache import FileCache
 
 BUNDLE_MANIFEST = "bundle.json"
@@ -91,35 +92,68 @@ def import_bundle(path, cache_dir=None) -> int:
     """Store every entry of a bundle in the cache (XBLOCK_CACHE_DIR by default); returns how many.
 
     Raises:
-        ValueError: the file is not an xblock bundle, or an entry is malformed.
+        BundleError (a ValueError): the file is not an xblock bundle, or an entry is malformed.
     """
     cache = FileCache(cache_dir)
-    with tarfile.open(path, "r:*") as tar:
+    with _open(path) as tar:
         members = {m.name: m for m in tar.getmembers() if m.isfile()}
-        if BUNDLE_MANIFEST not in members:
-            raise ValueError(f"{path} is not an xblock cache bundle (no {BUNDLE_MANIFEST})")
-        doc = json.loads(tar.extractfile(members[BUNDLE_MANIFEST]).read())
-        if doc.get("format") != FORMAT:
-            raise ValueError(f"{path}: unsupported bundle format {doc.get('format')}")
+        doc = _manifest(path, tar, members)
         n = 0
         for entry in doc["entries"]:
-            key = entry["key"]
-            if not _KEY.match(key) or not all(_FILE.match(f) for f in entry["files"]):
-                raise ValueError(f"{path}: malformed entry {key!r}")
-            files = {}
-            for name in entry["files"]:
+            key, files = _entry(path, entry)
+            data = {}
+            for name in files:
                 member = members.get(f"{key}/{name}")
                 if member is None:
-                    raise ValueError(f"{path}: entry {key} lacks {name}")
-                files[name] = tar.extractfile(member).read()
-            cache.put(key, files)
+                    raise BundleError(f"{path}: entry {key} lacks {name}")
+                data[name] = tar.extractfile(member).read()
+            cache.put(key, data)
             n += 1
         for name in doc.get(AUTOTUNE, []):
-            member = members.get(f"{AUTOTUNE}/{name}")
-            if not _FILE.match(name) or member is None:
-                raise ValueError(f"{path}: malformed autotune entry {name!r}")
-            _merge_choices(cache, name, json.loads(tar.extractfile(member).read()))
+            member = members.get(f"{AUTOTUNE}/{name}") if isinstance(name, str) else None
+            choices = _json(path, tar, member) if member is not None and _FILE.match(name) else None
+            if not isinstance(choices, dict):
+                raise BundleError(f"{path}: malformed autotune entry {name!r}")
+            _merge_choices(cache, name, choices)
     return n
+
+
+def _open(path) -> tarfile.TarFile:
+    """The bundle at `path`, opened for reading; a file that is not a tar archive is a BundleError."""
+    try:
+        return tarfile.open(path, "r:*")
+    except tarfile.ReadError as e:
+        raise BundleError(f"{path} is not an xblock cache bundle (not a tar archive: {e})") from None
+
+
+def _entry(path, entry) -> tuple[str, list]:
+    """(key, file names) of one entry of the manifest, checked."""
+    key = entry.get("key") if isinstance(entry, dict) else None
+    files = entry.get("files") if isinstance(entry, dict) else None
+    if not (isinstance(key, str) and _KEY.match(key) and isinstance(files, list)
+            and all(isinstance(f, str) and _FILE.match(f) for f in files)):
+        raise BundleError(f"{path}: malformed entry {key!r}")
+    return key, files
+
+
+def _json(path, tar: tarfile.TarFile, member):
+    try:
+        return json.loads(tar.extractfile(member).read())
+    except ValueError as e:
+        raise BundleError(f"{path}: {member.name} is not valid JSON ({e})") from None
+
+
+def _manifest(path, tar: tarfile.TarFile, members: dict) -> dict:
+    """The bundle's `bundle.json`, checked: its format, and a list of entries."""
+    if BUNDLE_MANIFEST not in members:
+        raise BundleError(f"{path} is not an xblock cache bundle (no {BUNDLE_MANIFEST})")
+    doc = _json(path, tar, members[BUNDLE_MANIFEST])
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else None
+        raise BundleError(f"{path}: unsupported bundle format {found} (this xblock reads format {FORMAT})")
+    if not isinstance(doc.get("entries"), list) or not isinstance(doc.get(AUTOTUNE, []), list):
+        raise BundleError(f"{path}: malformed {BUNDLE_MANIFEST} (no list of entries)")
+    return doc
 
 
 def _autotune_files(cache: FileCache):
@@ -153,8 +187,8 @@ def _merge_choices(cache: FileCache, name: str, choices: dict) -> None:
 
 def bundle_entries(path) -> list:
     """The entries listed in a bundle (key, name, target, files), without importing it."""
-    with tarfile.open(path, "r:*") as tar:
-        return json.loads(tar.extractfile(BUNDLE_MANIFEST).read())["entries"]
+    with _open(path) as tar:
+        return _manifest(path, tar, {m.name: m for m in tar.getmembers() if m.isfile()})["entries"]
 
 
 __all__ = ["export_bundle", "import_bundle", "bundle_entries"]

@@ -12,8 +12,19 @@ from dataclasses import asdict, dataclass, field, fields
 
 from .. import progress
 from .._version import __version__
-from ..backends import REFERENCE, all_option_names, get_backend
-from ..errors import CompilationError, XBlockWarning, surface
+from ..backends import REFERENCE, all_option_names, exporting_targets, get_backend
+from ..errors import (
+    ArgumentError,
+    CompilationError,
+    CompileArgumentError,
+    ConfigError,
+    ExportError,
+    GridError,
+    OptionError,
+    XBlockError,
+    XBlockWarning,
+    surface,
+)
 from ..frontend.source import KernelSource, is_jit_function, is_tuner, source_of, unwrap_function
 from .cache import FileCache, record
 
@@ -56,7 +67,9 @@ class CompiledKernel:
 
         backend = get_backend(self.target)
         if backend.export is None:
-            raise NotImplementedError(f"target '{self.target}' cannot export a project")
+            md = self.metadata
+            raise ExportError(f"{md.get('file')}:{md.get('line')}: {self.name}: target '{self.target}' cannot export "
+                              f"a project (targets that can: {', '.join(exporting_targets())})")
         backend.export(self, directory)
 
 
@@ -66,17 +79,17 @@ def _normalize_grid(grid, meta) -> tuple:
     if isinstance(grid, int):
         grid = (grid,)
     if isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__"):
-        raise ValueError(f"grid must be 1 to 3 non-negative integers, got {grid!r}")
+        raise GridError(f"grid must be 1 to 3 non-negative integers, got {grid!r}")
     for g in grid:
         if isinstance(g, float) or not hasattr(g, "__index__"):
-            raise ValueError(f"grid sizes must be integers (use triton.cdiv), got {g!r} in {tuple(grid)}")
+            raise GridError(f"grid sizes must be integers (use triton.cdiv), got {g!r} in {tuple(grid)}")
     grid = tuple(int(g) for g in grid)
     if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        raise ValueError(f"grid must be 1 to 3 non-negative sizes, got {grid}")
+        raise GridError(f"grid must be 1 to 3 non-negative sizes, got {grid}")
     for axis, (g, most) in enumerate(zip(grid, GRID_LIMITS)):
         if g > most:
-            raise ValueError(f"grid axis {axis} has {g} programs, more than the {most} CUDA allows on it "
-                             f"(every target keeps CUDA's limits: x < 2**31, y and z < 2**16)")
+            raise GridError(f"grid axis {axis} has {g} programs, more than the {most} CUDA allows on it "
+                            f"(every target keeps CUDA's limits: x < 2**31, y and z < 2**16)")
     return grid + (1,) * (3 - len(grid))
 
 
@@ -152,7 +165,8 @@ def build_options(backend, options: dict):
     names = {f.name for f in fields(backend.options_cls)}
     unknown = set(options) - names
     if unknown:
-        raise TypeError(f"unknown option(s) for target '{backend.name}': {', '.join(sorted(unknown))}")
+        raise OptionError(f"unknown option(s) for target '{backend.name}': {', '.join(sorted(unknown))} "
+                          f"(it has: {', '.join(sorted(names))})")
     return backend.options_cls(**options)
 
 
@@ -361,7 +375,7 @@ def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
     """Triton-style `signature` (dict or list of "*fp32", "i32", "constexpr") and constexprs."""
     constexprs = dict(constexprs or {})
     if signature is None:
-        raise TypeError("compile() needs a signature, e.g. {'x_ptr': '*fp32', 'n': 'i32'}")
+        raise ArgumentError("compile() needs a signature, e.g. {'x_ptr': '*fp32', 'n': 'i32'}")
     if isinstance(signature, (list, tuple)):
         runtime = [p for p in ks.params if p not in ks.constexpr_params and p not in constexprs]
         if len(signature) == len(ks.params):
@@ -369,14 +383,14 @@ def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
         elif len(signature) == len(runtime):
             signature = dict(zip(runtime, signature))
         else:
-            raise TypeError(f"the signature lists {len(signature)} types for {len(ks.params)} parameters "
-                            f"({len(runtime)} of them not constexpr)")
+            raise ArgumentError(f"the signature lists {len(signature)} types for {len(ks.params)} parameters "
+                                f"({len(runtime)} of them not constexpr)")
     unknown = set(signature) - set(ks.params)
     if unknown:
-        raise TypeError(f"signature names unknown parameters: {', '.join(sorted(unknown))}")
+        raise ArgumentError(f"signature names unknown parameters: {', '.join(sorted(unknown))}")
     unknown = set(constexprs) - set(ks.params)
     if unknown:
-        raise TypeError(f"constexprs name unknown parameters: {', '.join(sorted(unknown))}")
+        raise ArgumentError(f"constexprs name unknown parameters: {', '.join(sorted(unknown))}")
     arg_types = {}
     for p in ks.params:
         s = signature.get(p)
@@ -385,12 +399,12 @@ def parse_signature(ks: KernelSource, signature, constexprs) -> Specialization:
                 if p in ks.defaults:
                     constexprs[p] = ks.defaults[p]
                 else:
-                    raise TypeError(f"constexpr parameter '{p}' needs a value in constexprs")
+                    raise ArgumentError(f"constexpr parameter '{p}' needs a value in constexprs")
             continue
         if p in constexprs:
             continue
         if s is None:
-            raise TypeError(f"parameter '{p}' is missing from the signature")
+            raise ArgumentError(f"parameter '{p}' is missing from the signature")
         try:
             from ..frontend.types import parse_signature_type
         except ImportError:  # no MLIR (running precompiled kernels): the cache key checks the types
@@ -409,25 +423,25 @@ def config_values(config, option_names) -> tuple[dict, dict]:
 
     `config` is an `xblock.Config`, a `triton.Config` or a dict of meta-parameters. Launch options
     the target does not have (`option_names`, the backend's) are dropped, never an error; an option
-    no target has, or a Config feature xblock does not honour, is a TypeError naming it.
+    no target has, or a Config feature xblock does not honour, is a ConfigError (a TypeError) naming it.
     """
     if isinstance(config, dict):
         return dict(config), {}
     if not hasattr(config, "kwargs"):
-        raise TypeError(f"expected an xblock.Config, a triton.Config or a dict, got {config!r}")
+        raise ConfigError(f"expected an xblock.Config, a triton.Config or a dict, got {config!r}")
     if getattr(config, "ir_override", None) is not None:
-        raise TypeError("Config(ir_override=...) is not supported by xblock; to replace a stage by hand, "
-                        "use XBLOCK_DUMP_DIR and XBLOCK_OVERRIDE_DIR")
+        raise ConfigError("Config(ir_override=...) is not supported by xblock; to replace a stage by hand, "
+                          "use XBLOCK_DUMP_DIR and XBLOCK_OVERRIDE_DIR")
     known = {"kwargs", "pre_hook", "ir_override", "options", *CONFIG_LAUNCH_OPTIONS}
     extra = sorted(k for k, v in vars(config).items() if k not in known and v not in (None, 0, False))
     if extra:
-        raise TypeError(f"Config attribute(s) not supported by xblock: {', '.join(extra)}")
+        raise ConfigError(f"Config attribute(s) not supported by xblock: {', '.join(extra)}")
     options = {k: getattr(config, k) for k in CONFIG_LAUNCH_OPTIONS if getattr(config, k, None) is not None}
     more = dict(getattr(config, "options", None) or {})
     if more:
         unknown = set(more) - all_option_names()
         if unknown:
-            raise TypeError(f"Config option(s) no target has: {', '.join(sorted(unknown))}")
+            raise ConfigError(f"Config option(s) no target has: {', '.join(sorted(unknown))}")
     options.update(more)
     return dict(config.kwargs), {k: v for k, v in options.items() if k in option_names}
 
@@ -444,15 +458,15 @@ def _with_config(fn, config, backend, constexprs, options) -> tuple[dict, dict]:
     if isinstance(config, int) and not isinstance(config, bool):
         tuner = _autotuned(fn)
         if tuner is None:
-            raise TypeError(f"config={config} is an index into the autotune configs, but the kernel has none")
+            raise ConfigError(f"config={config} is an index into the autotune configs, but the kernel has none")
         if not -len(tuner.configs) <= config < len(tuner.configs):
-            raise TypeError(f"config={config} is out of range: the kernel has {len(tuner.configs)} autotune configs")
+            raise ConfigError(f"config={config} is out of range: the kernel has {len(tuner.configs)} autotune configs")
         config = tuner.configs[config]
     meta, opts = config_values(config, backend.option_names)
     constexprs = dict(constexprs or {})
     clash = sorted(k for k in meta.keys() & constexprs.keys() if constexprs[k] != meta[k])
     if clash:
-        raise TypeError(f"constexprs and config= give different values to: {', '.join(clash)}")
+        raise ConfigError(f"constexprs and config= give different values to: {', '.join(clash)}")
     return {**meta, **constexprs}, {**opts, **options}  # explicit launch options win over the Config's
 
 
@@ -471,7 +485,11 @@ def compile(fn, target: str = REFERENCE, signature=None, constexprs=None, config
     Returns:
         A CompiledKernel whose `asm` holds every stage.
     """
-    ks = source_of(fn)
+    try:
+        ks = source_of(fn)
+        def_line = ks.tree.lineno  # not a kernel, or a lambda: an ArgumentError here
+    except XBlockError as e:
+        raise surface(e) from None
     try:
         if config is not None:
             constexprs, options = _with_config(fn, config, get_backend(target), constexprs, options)
@@ -479,10 +497,11 @@ def compile(fn, target: str = REFERENCE, signature=None, constexprs=None, config
         return compile_specialization(ks, spec, target, options)
     except CompilationError as e:
         raise surface(e) from None
-    except TypeError as e:
+    except TypeError as e:  # the signature, constexprs, config or options: at the kernel's def line
         msg = str(e)
         if config is None and "needs a value in constexprs" in msg and is_tuner(fn):
             msg += (" (the kernel is wrapped in @autotune/@heuristics, which set meta-parameters at launch: "
                     "give them in constexprs, or pass config=INDEX or a Config)")
-        raise surface(CompilationError(ks.file, ks.abs_line(ks.tree.lineno), 1, msg,
-                                       ks.source_line(ks.tree.lineno))) from None
+        raise surface(CompileArgumentError(ks.file, ks.abs_line(def_line), 1, msg, ks.source_line(def_line))) from None
+    except XBlockError as e:  # an unknown or unavailable target, a missing toolchain
+        raise surface(e) from None

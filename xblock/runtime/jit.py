@@ -15,7 +15,16 @@ import keyword
 import operator
 
 from ..backends import all_option_names, default_target
-from ..errors import LaunchError, XBlockError, surface
+from ..errors import (
+    ConfigError,
+    KernelCallError,
+    LaunchArgumentError,
+    LaunchError,
+    OptionError,
+    XBlockError,
+    at_kernel,
+    surface,
+)
 from ..frontend.source import XBLOCK_KERNEL, is_tuner, source_of, unwrap_function
 from . import fastpath
 from .args import ArgError, bucket_code, bucket_rule, describe, describe_descriptor, from_dlpack, is_host_descriptor
@@ -71,7 +80,10 @@ class JITFunction:
         self._source = None
         self.do_not_specialize = set(do_not_specialize or ())  # names or indices, as Triton takes them
         self.do_not_specialize_on_alignment = set(do_not_specialize_on_alignment or ())
-        self.buckets = {name: bucket_rule(name, rule) for name, rule in (buckets or {}).items()}
+        try:
+            self.buckets = {name: bucket_rule(name, rule) for name, rule in (buckets or {}).items()}
+        except ConfigError as e:
+            raise ConfigError(at_kernel(self.source, str(e))) from None
         self.kernels: dict = {}
         self._digest = None
         self._modes = None  # parameter -> fastpath mode (0 all, 1 no alignment, 2 none), once resolved
@@ -100,11 +112,12 @@ class JITFunction:
         return launch
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"{self.__name__} is a kernel: launch it with {self.__name__}[grid](...)")
+        raise KernelCallError(at_kernel(self.source, f"{self.__name__} is a kernel: launch it with "
+                                                     f"{self.__name__}[grid](...)"))
 
-    def _error(self, msg) -> LaunchError:
+    def _error(self, msg, cls=LaunchError) -> LaunchError:
         ks = self.source
-        return LaunchError(ks.file, ks.abs_line(ks.tree.lineno), self.__name__, msg)
+        return cls(ks.file, ks.abs_line(ks.tree.lineno), self.__name__, msg)
 
     # -------------------------------------------------------------------------- specialization policy
     def modes(self) -> dict:
@@ -317,7 +330,10 @@ class JITFunction:
         if ck is None:
             if self._digest is None:
                 self._digest = dependency_digest(self.source)
-            ck = compile_specialization(self.source, spec, target, options, self._digest)
+            try:
+                ck = compile_specialization(self.source, spec, target, options, self._digest)
+            except OptionError as e:  # num_warps=3, soc="910Z": the launch's, at the kernel's def line
+                raise self._error(str(e), LaunchArgumentError) from None
             self.kernels[full_key] = ck
         return ck, bound, runtime
 

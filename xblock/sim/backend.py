@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.base import Backend, BaseOptions
-from ..errors import LaunchError
+from ..errors import ArgumentError, LaunchArgumentError, LaunchError
 from .memory import Memory
 
 
@@ -43,7 +43,7 @@ def _as_numpy(v):
         return v
     if hasattr(v, "detach") and hasattr(v, "device"):
         if str(v.device) != "cpu":
-            raise TypeError("the sim target runs on the host: pass CPU arrays or tensors")
+            raise ArgumentError("the sim target runs on the host: pass CPU arrays or tensors")
         if str(v.dtype).startswith("torch.float8"):  # numpy has no float8: the ml_dtypes type of its bits
             import ml_dtypes
 
@@ -51,7 +51,7 @@ def _as_numpy(v):
                 getattr(ml_dtypes, str(v.dtype)[len("torch."):]))
         return v.detach().numpy() if str(v.dtype) != "torch.bfloat16" else v.detach().view(
             __import__("torch").int16).numpy()
-    raise TypeError(f"cannot pass {type(v).__name__} to a sim kernel")
+    raise ArgumentError(f"cannot pass {type(v).__name__} to a sim kernel")
 
 
 def _load(asm: dict, metadata: dict, overrides: dict | None = None):
@@ -90,7 +90,10 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
         for name, sig, v in zip(names, sigs, args):
             if sig.startswith("*"):
                 vals.append(None)
-                arrays.append(_as_numpy(v))
+                try:
+                    arrays.append(_as_numpy(v))
+                except ArgumentError as e:
+                    raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"], str(e)) from None
                 arr_names.append(name)
             else:
                 vals.append(np.array([v], dtype=_SCALAR[sig]))

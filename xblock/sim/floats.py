@@ -36,7 +36,7 @@ def fp_to_fp(a: np.ndarray, src: str, dst: str, rounding: str) -> np.ndarray:
             return _from_fp8(np.asarray(a), src, dst)
         if rounding == "rtz" and src == "f32":
             return _rtz_f16(a) if dst == "f16" else _rtz_bf16(a)
-    raise ValueError(f"no fp_to_fp from {src} to {dst} (rounding {rounding!r})")
+    raise ValueError(f"internal error: no fp_to_fp from {src} to {dst} (rounding {rounding!r})")
 
 
 def _to_fp8(a, src, dst, rounding):

@@ -257,7 +257,7 @@ def _apply_atomic(kind, view, idx, vals, cmp):
             elif kind == "cas":
                 new = np.where(cur == cmp[lanes], v, cur)
             else:
-                raise ValueError(f"unknown atomic kind {kind}")
+                raise ValueError(f"internal error: unknown atomic kind {kind}")
             view[i] = new
             keep = np.ones(pending.size, dtype=bool)
             keep[np.sort(first)] = False

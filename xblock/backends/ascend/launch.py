@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import ExecutionError, LaunchError
+from ...errors import ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
 from ...runtime.cache import cache_dir
 from ..common.native import library_path, load_library
 from .emit import tiling_header, tiling_struct_name
@@ -188,7 +188,7 @@ def _as_numpy(v):
         return v
     if hasattr(v, "detach") and hasattr(v, "device"):
         if str(v.device) != "cpu":
-            raise TypeError("the ascend target runs on the CPU model: pass numpy arrays or CPU tensors")
+            raise ArgumentError("the ascend target runs on the CPU model: pass numpy arrays or CPU tensors")
         t = v.detach()
         if str(t.dtype) == "torch.bfloat16":
             import ml_dtypes
@@ -196,7 +196,7 @@ def _as_numpy(v):
 
             return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
         return t.numpy()
-    raise TypeError(f"the ascend target runs on the CPU model: pass numpy arrays, not {type(v).__name__}")
+    raise ArgumentError(f"the ascend target runs on the CPU model: pass numpy arrays, not {type(v).__name__}")
 
 
 def load(asm: dict, metadata: dict):
@@ -231,7 +231,7 @@ def load(asm: dict, metadata: dict):
                 else:
                     scalars[n] = v
         except TypeError as e:
-            raise LaunchError(metadata["file"], metadata["line"], metadata["name"], str(e)) from None
+            raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"], str(e)) from None
         for i in written or ():
             if isinstance(args[i], np.ndarray) and not args[i].flags.writeable:
                 raise LaunchError(metadata["file"], metadata["line"], metadata["name"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...errors import OptionError
 from ..base import BaseOptions
 
 
@@ -80,9 +81,9 @@ class AscendOptions(BaseOptions):
 
     def __post_init__(self):
         if self.soc not in SOCS:
-            raise TypeError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
+            raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
         if self.buffer_num not in (1, 2):
-            raise TypeError("buffer_num must be 1 or 2")
+            raise OptionError(f"buffer_num must be 1 or 2, got {self.buffer_num!r}")
 
     @property
     def profile(self) -> SocProfile:

@@ -66,6 +66,12 @@ def claims_arguments(args) -> bool:
     return bool(arrays) and all(isinstance(a, np.ndarray) for a in arrays)
 
 
+def _roofline():
+    from .roofline import roofline
+
+    return roofline()
+
+
 def _coverage():
     """(the ops with a lowering rule, {xb op: reason} the target refuses); imports MLIR."""
     from . import pipeline  # noqa: F401  (imports the rule modules, which fill the table)
@@ -75,4 +81,4 @@ def _coverage():
 
 
 BACKEND = Backend("cpu", CpuOptions, _stages, _load, _toolchain_key, binary_stages=("so",),
-                  claims_arguments=claims_arguments, coverage=_coverage)
+                  claims_arguments=claims_arguments, coverage=_coverage, roofline=_roofline)

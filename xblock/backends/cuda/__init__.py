@@ -102,6 +102,12 @@ def _to_host(t):
     return t.cpu().numpy()
 
 
+def _roofline():
+    from .roofline import roofline
+
+    return roofline()
+
+
 def _coverage():
     """(the ops with a lowering rule, {xb op: reason} the target refuses); imports MLIR, not Triton."""
     from . import pipeline  # noqa: F401  (imports the rule module, which fills the table)
@@ -112,4 +118,5 @@ def _coverage():
 
 BACKEND = Backend("cuda", CudaOptions, _stages, _load, _toolchain_key, binary_stages=("cubin",),
                   availability=_availability, to_device=_to_device, to_host=_to_host,
-                  claims_arguments=claims_arguments, device_name=_device_name, coverage=_coverage)
+                  claims_arguments=claims_arguments, device_name=_device_name, coverage=_coverage,
+                  roofline=_roofline)

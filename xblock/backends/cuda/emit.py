@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..common.rules import LoweringError
+
 # Triton's I32 enums, as `tt.load`/`tt.store`/`tt.atomic_*`/`tt.dot` store them (3.6 through 3.9).
 CACHE_MODIFIER = {"": 1, "none": 1, "ca": 2, "cg": 3, "wb": 4, "cs": 5, "wt": 6, "cv": 7}
 EVICTION_POLICY = {"": 1, "evict_normal": 1, "normal": 1, "evict_first": 2, "evict_last": 3}
@@ -36,7 +38,10 @@ class TTIRDialect:
         if evict == "normal":
             evict = "evict_normal"
         if cache not in CACHE_MODIFIER or evict not in EVICTION_POLICY:
-            raise ValueError(f"unknown cache modifier '{cache}' or eviction policy '{evict}'")
+            caches = ", ".join("." + c for c in CACHE_MODIFIER if c not in ("", "none"))
+            evicts = ", ".join(e for e in EVICTION_POLICY if e.startswith("evict_"))
+            raise LoweringError(f"unknown cache modifier '{cache}' or eviction policy '{evict}' (cache modifiers: "
+                                f"{caches}; eviction policies: {evicts})")
         if self.cache_policy:
             if cache == "none" and evict == "evict_normal":
                 return {}  # an optional attribute since 3.9

@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
+from ...errors import OptionError
 from ..base import BaseOptions
 
 DEFAULT_ARCH = 90  # compute capability compiled for when no GPU says otherwise (an H100/H200)
@@ -73,7 +74,7 @@ class CudaOptions(BaseOptions):
             arch = int(arch.lower().replace("sm_", "").replace("sm", ""))
         object.__setattr__(self, "arch", int(arch))
         if self.num_warps <= 0 or self.num_warps & (self.num_warps - 1):
-            raise TypeError(f"num_warps must be a power of 2, got {self.num_warps}")
+            raise OptionError(f"num_warps must be a power of 2, got {self.num_warps}")
 
     def triton_options(self) -> dict:
         """The options dict handed to Triton's `CUDABackend.parse_options`."""

@@ -8,6 +8,7 @@ machine, `kernel[grid](*tensors, **meta)` then finds it in `XBLOCK_CACHE_DIR` (o
 
 from __future__ import annotations
 
+from ...errors import ArgumentError
 from ...runtime.jit import jit
 
 _NUMPY_TO_TORCH = {"float16": "torch.float16", "bfloat16": "torch.bfloat16", "float32": "torch.float32",
@@ -35,7 +36,7 @@ class TensorSpec:
         name = str(dtype).replace("torch.", "")
         name = getattr(dtype, "name", name) if not isinstance(dtype, str) and hasattr(dtype, "name") else name
         if name not in _NUMPY_TO_TORCH:
-            raise TypeError(f"TensorSpec: unsupported dtype {dtype}")
+            raise ArgumentError(f"TensorSpec: unsupported dtype {dtype} (known: {', '.join(sorted(_NUMPY_TO_TORCH))})")
         self.dtype = _DtypeName(_NUMPY_TO_TORCH[name])
         self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         self._ptr = 0x7F0000000000 if aligned else 0x7F0000000004
