@@ -37,6 +37,8 @@ def add_body(x_ptr, y_ptr, out_ptr, n, BLOCK: xl.constexpr):
 
 
 add = xblock.jit(add_body)
+add_python = xblock.jit(add_body)  # the same kernel launched through the Python hot path (no C memo): the
+add_python._make_dispatch = lambda: None  # launch before the C memo of runtime/fastpath.py, for comparison
 
 
 def per_launch(fn, launches: int, rounds: int, sync=None) -> float:
@@ -75,6 +77,7 @@ def bench_cpu(launches: int, rounds: int) -> dict:
     named = {
         "xblock kernel[grid](...), cpu": lambda: add[grid](x, y, out, 16, BLOCK=16, target="cpu"),
         "xblock kernel[grid](...), cpu, target implied": lambda: add[grid](x, y, out, 16, BLOCK=16),
+        "the same, through the Python hot path (no C memo)": lambda: add_python[grid](x, y, out, 16, BLOCK=16),
         "its compiled launcher alone": lambda: ck.launcher((1, 1, 1), (x, y, out, 16)),
         "numpy np.add(x, y, out=out), 16 elements": lambda: np.add(x, y, out=out),
     }
@@ -106,8 +109,10 @@ def bench_cuda(launches: int, rounds: int) -> dict | None:
     add[grid](x, y, out, n, BLOCK=1024)
     torch.testing.assert_close(out, x + y)
     triton_add[grid](x, y, out, n, BLOCK=1024)
+    add_python[grid](x, y, out, n, BLOCK=1024)
     named = {
         "xblock kernel[grid](...), cuda": lambda: add[grid](x, y, out, n, BLOCK=1024),
+        "the same, through the Python hot path (no C memo)": lambda: add_python[grid](x, y, out, n, BLOCK=1024),
         "Triton kernel[grid](...)": lambda: triton_add[grid](x, y, out, n, BLOCK=1024),
         "torch.add(x, y, out=out)": lambda: torch.add(x, y, out=out),
     }
@@ -120,14 +125,16 @@ def profile(launches: int = 10000) -> None:
 
     x, y = np.ones(16, np.float32), np.ones(16, np.float32)
     out = np.zeros(16, np.float32)
-    add[(1,)](x, y, out, 16, BLOCK=16, target="cpu")
-    add[(1,)](x, y, out, 16, BLOCK=16, target="cpu")
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(launches):
-        add[(1,)](x, y, out, 16, BLOCK=16, target="cpu")
-    prof.disable()
-    pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+    for kernel in (add, add_python):
+        kernel[(1,)](x, y, out, 16, BLOCK=16, target="cpu")
+        kernel[(1,)](x, y, out, 16, BLOCK=16, target="cpu")
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(launches):
+            kernel[(1,)](x, y, out, 16, BLOCK=16, target="cpu")
+        prof.disable()
+        print("C memo" if kernel is add else "Python hot path (no C memo)")
+        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
 
 
 def precompile_cuda(arch: int) -> None:
@@ -142,7 +149,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--launches", type=int, default=5000)
     p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--profile", action="store_true", help="print a cProfile of 10k warm cpu launches")
+    p.add_argument("--profile", action="store_true", help="print a cProfile of 10k warm cpu launches "
+                   "(of the Python hot path too: a hit of the C memo runs no Python to profile)")
     p.add_argument("--precompile-cuda", type=int, metavar="ARCH", help="compile the cuda kernel (e.g. 90), then exit")
     args = p.parse_args()
     if args.precompile_cuda:

@@ -236,6 +236,13 @@ def stage(name: str) -> None:
         steps[-1].stage(name)
 
 
+def note(text: str) -> None:
+    """Print a line now where progress is shown (what the autotuner's cost model pruned)."""
+    if enabled():
+        with _DISPLAY.lock:
+            _DISPLAY._console().print(text, markup=False, soft_wrap=True)
+
+
 @contextlib.contextmanager
 def transient():
     """Steps opened inside leave no line when they end (the demo prints its own table)."""

@@ -52,6 +52,8 @@ class Backend:
             kept per target and device); by default the host and its core count.
         coverage: `coverage()` -> (ops with a lowering rule, {op: reason} the target refuses).
         profile: `profile(kernel, grid, *args, **meta)` -> a cost-model estimate, where the target has one.
+        roofline: `roofline()` -> the target's `common.roofline.Roofline` constants, with which the
+            autotuner's cost model prices a kernel's counted work (where the target has no `profile`).
     """
 
     name: str
@@ -68,6 +70,7 @@ class Backend:
     device_name: Callable | None = None
     coverage: Callable | None = None
     profile: Callable | None = None
+    roofline: Callable | None = None
 
     def __post_init__(self):
         if self.device_name is None:

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -29,10 +30,11 @@ from ..errors import (
     KernelCallError,
     MetaParameterConflictError,
     XBlockError,
+    XBlockWarning,
     at_kernel,
 )
 from ..frontend.source import XBLOCK_TUNER, is_triton_tuner
-from . import pool
+from . import cost_model, pool
 from .cache import cache_dir, configured_dir
 from .compiler import CONFIG_LAUNCH_OPTIONS, config_values
 
@@ -222,6 +224,10 @@ class Autotuner(_Tuner):
             raise ConfigError(at_kernel(self.source, f"prune_configs_by key(s) not supported by xblock: "
                                         f"{', '.join(sorted(unknown))} (known: early_config_prune, perf_model, top_k)"))
         self.perf_model = prune.get("perf_model")
+        if isinstance(self.perf_model, str) and self.perf_model != cost_model.MODEL:
+            raise ConfigError(at_kernel(self.source, f"prune_configs_by perf_model={self.perf_model!r}: a function of "
+                                        f"the arguments and meta-parameters, or {cost_model.MODEL!r} (xblock's cost "
+                                        "model of the target)"))
         self.configs_top_k = prune.get("top_k", 1.0)
         self.early_config_prune = prune.get("early_config_prune")
         # As Triton: a user's pre_hook/post_hook replaces the ones reset_to_zero/restore_value make.
@@ -247,6 +253,7 @@ class Autotuner(_Tuner):
         self.best_config = None
         self.configs_timings: dict = {}
         self.bench_time = 0.0
+        self.model_ranking = None  # what the cost model did at the latest tuning (perf_model="xblock")
         self._checked = False
         self._split: dict = {}  # (id(config), target) -> (config, meta-parameters, launch options)
 
@@ -363,7 +370,7 @@ class Autotuner(_Tuner):
                 raise AutotuneError("No valid autotuner configs after pruning. "
                                     "`early_config_prune` should return at least one config.")
             pruned = [_as_config(c) for c in pruned]
-        if self.perf_model:
+        if self.perf_model and self.perf_model != cost_model.MODEL:  # xblock's model prunes in _tune
             top_k = self.configs_top_k
             if isinstance(top_k, float) and top_k <= 1.0:
                 top_k = int(len(self.configs) * top_k)
@@ -386,6 +393,7 @@ class Autotuner(_Tuner):
             config = self._decode(saved[skey])
             if config is not None:
                 return config
+        pruned = self._model_prune(pruned, args, kwargs, grid, target)
         start = time.time()
         with progress.step(f"autotuning {self.__name__} on {target}", total=len(pruned)) as step:
             timings = self._compile_and_bench(pruned, args, nargs, kwargs, grid, target, step)
@@ -403,6 +411,29 @@ class Autotuner(_Tuner):
             print(f"xblock autotuning for function {self.__name__} on {target},\nwith key as {key},\n"
                   f"finished after {self.bench_time:.2f}s,\nbest config selected: {best};")
         return best
+
+    def _model_prune(self, configs, args, kwargs, grid, target) -> list:
+        """The cost model's best `top_k` of `configs` (perf_model="xblock"), ranked before any compile and
+        reported; all of them, with a warning, where the model cannot rank them."""
+        if self.perf_model != cost_model.MODEL:
+            return configs
+        top_k = self.configs_top_k
+        if isinstance(top_k, bool) or not (isinstance(top_k, int) or (isinstance(top_k, float) and top_k <= 1.0)):
+            raise ConfigError(at_kernel(self.source, "Error while pruning configs, top_k must be either "
+                                        "1) a float <= 1.0 or 2) an int"))
+        with progress.step(f"ranking {len(configs)} configs of {self.__name__} on {target} with the cost model"):
+            ranking = self.model_ranking = cost_model.rank(self, configs, args, kwargs, grid, target, top_k)
+        if ranking.note:
+            file, line = ranking.where
+            if not line:
+                ks = self.source
+                file, line = ks.file, ks.abs_line(ks.tree.lineno)
+            warnings.warn_explicit(f"{self.__name__}: {ranking.report()}", XBlockWarning, file, line)
+        elif ranking.pruned:
+            progress.note(f"{self.__name__} on {target}: {ranking.report()}")
+        if _print_autotuning() and (ranking.note or ranking.pruned):
+            print(f"xblock autotuning for function {self.__name__} on {target}: {ranking.report()}")
+        return ranking.kept
 
     def _bench(self, args, nargs, kwargs, config, grid, target) -> float:
         meta = self._meta(config, kwargs, target)
@@ -445,6 +476,8 @@ class Autotuner(_Tuner):
         if target is None:
             target = default_target([v for v in (*args, *kwargs.values()) if hasattr(v, "shape")])
         configs = self.prune_configs(kwargs, nargs)
+        if grid is not None:  # the cost model needs the grid; without it, every config is compiled
+            configs = self._model_prune(configs, args, kwargs, grid, target)
         for _, error, _ in self._compile_all(configs, args, kwargs, target):
             if error is not None:
                 raise error
@@ -531,6 +564,11 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
         key: argument names; a change of their values (and of any argument's dtype) tunes again.
         prune_configs_by: {'early_config_prune': fn(configs, named_args, **kwargs) -> configs,
             'perf_model': fn(**args, **meta) -> estimated time, 'top_k': int, or float <= 1 (a share)}.
+            perf_model='xblock' is xblock's cost model of the target (`runtime/cost_model.py`): the
+            configs are ranked from their xb IR (cpu, cuda: a roofline of bytes and flops over the
+            grid) or the target's own estimate (ascend), and only the best top_k are compiled and
+            benchmarked; the pruned ones are reported (progress, XBLOCK_PRINT_AUTOTUNING=1) and in
+            `model_ranking`. A kernel it cannot count keeps every config, with a warning.
         reset_to_zero / restore_value: array arguments (numpy or torch) zeroed before each
             benchmark run (and once after tuning) / restored after each benchmark run.
         pre_hook(kwargs, reset_only=False) / post_hook(kwargs, exception): replace the hooks

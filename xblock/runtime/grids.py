@@ -116,6 +116,7 @@ class GridMemo:
         self.params = params
         self.index = {p: i for i, p in enumerate(params)}
         self.reads: dict = {}  # grid -> itemgetter over the bound values, or False (evaluate every time)
+        self.read_positions: dict = {}  # grid -> positions of the values it reads (memoized grids only)
         self.results: dict = {}
 
     def grid(self, grid, vals):
@@ -142,10 +143,15 @@ class GridMemo:
                 self.reads[grid] = False
         return g3
 
+    def positions(self, grid):
+        """The positions of the values `grid` reads, as a tuple; None when it is evaluated every time."""
+        return self.read_positions.get(grid) if self.reads.get(grid) else None
+
     def _getter(self, grid, meta):
         if meta.untracked or not _pure(grid) or any(k not in self.index for k in meta.read):
             return False
         idx = sorted({self.index[k] for k in meta.read})
+        self.read_positions[grid] = tuple(idx)
         if not idx:
             return lambda vals: ()
         return operator.itemgetter(*idx) if len(idx) > 1 else (lambda vals, i=idx[0]: (vals[i],))

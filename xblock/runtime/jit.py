@@ -1,10 +1,13 @@
 """`@xblock.jit` and `kernel[grid](...)`: bind arguments, specialize, compile once, launch.
 
-A launch first runs the kernel's *binder*, a function generated once per kernel with the kernel's
-own signature: Python binds the arguments (defaults, keywords), and the binder returns one code per
-argument (`fastpath`: the C helper's, or the same computed in Python) plus the values. A launch
-whose codes were seen before calls the launcher of that launch's kernel directly; any other goes
-through the full path (bind, check, describe, compile or fetch), which remembers it.
+Once a kernel ran, `kernel[grid]` is the C helper's Launch (`fastpath.dispatch`): calling it binds
+the arguments, computes one code per argument and finds a launch seen before in a memo without
+running Python; any other launch comes back here (`_miss`). There, a launch first runs the kernel's
+*binder*, a function generated once per kernel with the kernel's own signature: Python binds the
+arguments (defaults, keywords), and the binder returns one code per argument (`fastpath`: the C
+helper's, or the same computed in Python) plus the values. A launch whose codes were seen before
+calls the launcher of that launch's kernel directly; any other goes through the full path (bind,
+check, describe, compile or fetch), which remembers it, in both memos.
 """
 
 from __future__ import annotations
@@ -88,7 +91,8 @@ class JITFunction:
         self._digest = None
         self._modes = None  # parameter -> fastpath mode (0 all, 1 no alignment, 2 none), once resolved
         self._binder = None  # see _make_binder
-        self._fast: dict = {}  # launch codes -> (launcher, runtime argument picker, CompiledKernel)
+        self._fast = _Memo()  # launch codes -> (launcher, runtime argument picker, CompiledKernel)
+        self._dispatch = None  # the C memo of launches (fastpath.dispatch), made with the binder
         self._grids = None
 
     @property
@@ -101,6 +105,8 @@ class JITFunction:
         return f"JITFunction({self.fn.__module__}:{self.__name__})"
 
     def __getitem__(self, grid):
+        if self._dispatch is not None:
+            return self._dispatch[grid]
         run = self.run
 
         def launch(*args, **kwargs):
@@ -265,6 +271,7 @@ class JITFunction:
             self._grids = GridMemo(self.source.params)
             if binder is None:
                 return ck
+            self._dispatch = self._fast.dispatch = self._make_dispatch()
             try:
                 codes, vals, opts = binder(*args, **kwargs)
                 fkey = (codes, target, tuple(opts.items())) if opts else (codes, target)
@@ -274,6 +281,32 @@ class JITFunction:
         if fkey is not None:
             self._remember(fkey, ck, vals)
         return ck
+
+    def _make_dispatch(self):
+        """The C memo of this kernel's launches (None without the C helper, or with bucketed parameters,
+        whose codes the binder computes in Python)."""
+        if self.buckets:
+            return None
+        ks = self.source
+        modes = self.modes()
+        codes = [fastpath.CONSTEXPR if p in ks.constexpr_params else modes.get(p, 0) for p in ks.params]
+        options = {"target", *(n for n in launch_option_names() if n not in ks.params)}
+        return fastpath.dispatch(self, ks.params, codes, ks.defaults, options, JITFunction._miss,
+                                 JITFunction._grid_miss, XBlockError, surface)
+
+    def _miss(self, key, grid, args, kwargs):
+        """A launch the C memo does not have: the Python path, then the C memo learns it (key not None)."""
+        try:
+            ck = self.run(*args, grid=grid, **kwargs)
+        except XBlockError as e:  # shown from here: no frame of xblock's below the user's call
+            raise surface(e) from None
+        if key is not None and self._dispatch is not None:
+            self._dispatch.learn(key, ck)
+        return ck
+
+    def _grid_miss(self, grid, vals):
+        """(grid3, positions of the values it read or None) of a callable grid, for the C memo."""
+        return self._grids.grid(grid, vals), self._grids.positions(grid)
 
     def _remember(self, fkey, ck, vals) -> None:
         if len(self._fast) > MEMO_LIMIT:
@@ -336,6 +369,20 @@ class JITFunction:
                 raise self._error(str(e), LaunchArgumentError) from None
             self.kernels[full_key] = ck
         return ck, bound, runtime
+
+
+class _Memo(dict):
+    """The Python hot path's memo; clearing it clears the C memo too (`dispatch`), so that the next
+    launch of each kind takes the full path again."""
+
+    def __init__(self):
+        super().__init__()
+        self.dispatch = None
+
+    def clear(self) -> None:
+        super().clear()
+        if self.dispatch is not None:
+            self.dispatch.clear()
 
 
 def _show(v) -> str:

@@ -215,6 +215,9 @@ def _with_direct_path(launch, lib, metadata, threads, asserts, bounds):
         launch(grid, args)
 
     fast.library, fast.callback = launch.library, launch.callback
+    # what the C memo of launches (runtime/fastpath.py, `dispatch`) needs to do what `fast` does, in C
+    fast.c_direct = (entry, kinds, mask, sizes, status_slot, bounds_slot, threads,
+                     lambda status, grid, args: _assert_failed(asserted, status, grid, metadata, args))
     return fast
 
 
