@@ -51,7 +51,28 @@ def test_a_block_other_in_a_2d_tile():
     np.testing.assert_array_equal(o, np.where((rr < 37) & (cc < 13), x, y - 1))
 
 
-def test_a_block_other_of_int8_is_a_clear_error():
-    x = np.zeros(64, np.int8)
-    with pytest.raises(xblock.CompilationError, match="a block `other` of a i8 load is not supported on ascend"):
-        xblock.jit(load_or_loaded)[(1,)](x, x.copy(), x.copy(), 60, BLOCK=64, target="ascend")
+def test_a_block_other_of_int8_is_selected_in_half_and_of_int64_is_a_clear_error():
+    x, y = (np.arange(64) * 7 % 256 - 128).astype(np.int8), (np.arange(64) % 5 - 2).astype(np.int8)
+    o = np.zeros(64, np.int8)
+    xblock.jit(load_or_loaded)[(1,)](x, y, o, 60, BLOCK=64, target="ascend")
+    np.testing.assert_array_equal(o, np.where(np.arange(64) < 60, x, y))
+    z = np.zeros(64, np.int64)
+    with pytest.raises(xblock.CompilationError, match="a block `other` of a i64 load is not supported on ascend"):
+        xblock.jit(load_or_loaded)[(1,)](z, z.copy(), z.copy(), 60, BLOCK=64, target="ascend")
+
+
+@triton.jit
+def bools_or_block(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.load(y_ptr + offs)
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=y > 0.5))
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 190])
+def test_a_bool_load_with_a_block_other_combines_the_bit_masks(n):
+    rng = np.random.default_rng(n)
+    x = rng.random(192) < 0.5
+    y = rng.random(192).astype(np.float32)
+    o = np.zeros(192, bool)
+    xblock.jit(bools_or_block)[(3,)](x, y, o, n, BLOCK=64, target="ascend")
+    np.testing.assert_array_equal(o, np.where(np.arange(192) < n, x, y > 0.5))

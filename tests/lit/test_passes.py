@@ -5,7 +5,7 @@ import textwrap
 from mlir import ir
 
 from xblock.dialects import xb
-from xblock.passes import canonicalize, dce, fold_constants, inline_calls, record_values, verify
+from xblock.passes import canonicalize, dce, fold_constants, inline_calls, record_values, strip_mine, verify
 
 from .golden import filecheck, strip_locs
 
@@ -149,3 +149,39 @@ def test_xb_record_values(tmp_path):
     """, out)
     assert [r["line"] for r in md["records"]] == [4, 5]
     assert md["record_size"] == 32 and md["arg_types"][-1] == "*fp32"
+
+
+def test_xb_strip_mine(tmp_path):
+    # protects: a 64-wide block in 4 chunks of 16: the max in a loop carrying a scalar, then the
+    # store in a second loop that reloads its chunk; `arange` becomes arange(0, 16) + chunk * 16
+    out = run_pass("""
+        func.func @k(%p: !xb.ptr<f32>, %o: !xb.ptr<f32>) attributes {xb.kernel, xb.arg_names = ["p", "o"]} {
+          %r = "xb.arange"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32>
+          %s = "xb.splat"(%p) : (!xb.ptr<f32>) -> tensor<64x!xb.ptr<f32>>
+          %q = "xb.addptr"(%s, %r) : (tensor<64x!xb.ptr<f32>>, tensor<64xi32>) -> tensor<64x!xb.ptr<f32>>
+          %v = "xb.load"(%q) {cache = "", evict = "", volatile = false, operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x!xb.ptr<f32>>) -> tensor<64xf32>
+          %m = "xb.reduce"(%v) ({
+          }) {axis = 0 : i32, kind = "max", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64xf32>) -> f32
+          %b = "xb.splat"(%m) : (f32) -> tensor<64xf32>
+          %d = arith.subf %v, %b : tensor<64xf32>
+          %t = "xb.splat"(%o) : (!xb.ptr<f32>) -> tensor<64x!xb.ptr<f32>>
+          %u = "xb.addptr"(%t, %r) : (tensor<64x!xb.ptr<f32>>, tensor<64xi32>) -> tensor<64x!xb.ptr<f32>>
+          "xb.store"(%u, %d) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x!xb.ptr<f32>>, tensor<64xf32>) -> ()
+          return
+        }
+    """, lambda m: strip_mine.run(m, 4))
+    check(tmp_path, """
+        // CHECK-NOT: tensor<64x
+        // CHECK: %[[MAX:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args(%[[ACC:.*]] = {{.*}}) -> (f32)
+        // CHECK: arith.muli %[[K]], %c16_i32
+        // CHECK: "xb.arange"() {end = 16 : i32, start = 0 : i32}
+        // CHECK: "xb.load"{{.*}} -> tensor<16xf32>
+        // CHECK: "xb.reduce"
+        // CHECK-NEXT: kind = "max"
+        // CHECK: scf.yield
+        // CHECK: scf.for
+        // CHECK: "xb.load"{{.*}} -> tensor<16xf32>
+        // CHECK: "xb.splat"(%[[MAX]]) : (f32) -> tensor<16xf32>
+        // CHECK: "xb.store"
+        // CHECK-NOT: tensor<64x
+    """, out)

@@ -28,6 +28,13 @@ def _trace(value, entry, found: set, depth: int = 0) -> bool:
     return all(_trace(op.operands[i], entry, found, depth + 1) for i in _THROUGH[op.name])
 
 
+def roots(value, entry: ir.Block) -> frozenset | None:
+    """The positions (among `entry`'s arguments) of the kernel arguments pointer `value` may point
+    into, or None when it cannot tell."""
+    found: set = set()
+    return frozenset(found) if _trace(value, entry, found) else None
+
+
 def analyze(module: ir.Module) -> list[int] | None:
     """Positions (among the kernel's runtime arguments) of the arguments a store or atomic writes.
 

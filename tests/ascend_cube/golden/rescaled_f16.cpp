@@ -86,7 +86,7 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
         // test_cube_handoff.py:50: for k0 in range(0, K, BK):
         LocalTensor<float> acc = calcBuf.GetWithOffset<float>(1024, 0);
         if ASCEND_IS_AIV {
-            Duplicate(acc[0], 0.0f, 1024);
+            Duplicate(acc, 0.0f, 1024);
         }
         for (int32_t k0 = 0; k0 < K; k0 += 32) {
             // test_cube_handoff.py:56: alpha = tl.load(s_ptr + offs_m, mask=offs_m < M, other=1.0)

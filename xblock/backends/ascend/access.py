@@ -16,7 +16,8 @@ from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from ...passes.pointer_structure import Quasi, QuasiMask
-from .tiles import before_scalar_reads, fill
+from .casts import mask_bytes
+from .tiles import before_scalar_reads, fill, mask_of
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 
 
@@ -258,9 +259,13 @@ def store_tile(ctx, op, atomic: str | None):
     elem = elem_of(value.type)
     held = ctx.vmap.get(value)
     if elem == "i1" and not (isinstance(held, Tile) and held.elem == "i1"):
-        # only bools read from memory are bytes here; masks are bit masks
-        raise ctx.error("storing computed bools (a comparison or a constant) to memory is not supported on "
-                        "ascend yet: store `mask.to(tl.int32)` to an int32 array instead")
+        # a mask (Compare's bits, bounds, a constant) stored as bools: a byte each, 0 or 1
+        shape = shape_of(value.type)
+        t = ctx.new_tile("i1", shape, result=value)
+        mask_bytes(ctx, mask_of(ctx, value, shape), t)
+        if isinstance(held, Tile):
+            ctx.release(held)
+        ctx.vmap[value] = t
     acc = ctx.ps.tile_access(ptr, mask)
     sz = SIZE[elem]
     if needs_scalar_loop(ctx, acc, sz):
@@ -274,7 +279,7 @@ def store_tile(ctx, op, atomic: str | None):
     out = A.op("deque", [], t.value.type, queue=t.queue.name)
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
     if atomic:
-        A.op("set_atomic_add", [], dtype=elem)
+        A.op(f"set_atomic_{atomic}", [], dtype=elem)  # add, max or min
     if dense(acc, sz) and not acc.limited:
         A.op("data_copy", [gm, out, ctx.c64(acc.rows * acc.cols)])
     else:

@@ -203,6 +203,12 @@ ENTRIES: list[Api] = [
         "CrossCoreWaitFlag(uint16 flagId)", c81=_C_COMMON),
     Api("SetAtomicAdd", "function", _ATOMIC, "template <T> SetAtomicAdd(): later GM writes accumulate",
         c81="interface/kernel_operator_set_atomic_intf.h"),
+    *[Api(f"SetAtomic{m}", "function", _ATOMIC, f"template <T> SetAtomic{m}(): later copies to GM keep the "
+          f"{what} of the copied and the held element [A2: T int8_t/int16_t/half/bfloat16_t/int32_t/float; "
+          f"UB/L0C/L1 -> GM; not on 310P]", c81="interface/kernel_operator_set_atomic_intf.h",
+          note=f"support and types: ADK docs/zh/api/SIMD-API/基础API/原子操作/SetAtomic{m}(ISASI).md "
+               f"({ADK9_DOCS})")
+      for m, what in (("Max", "larger"), ("Min", "smaller"))],
     Api("SetAtomicNone", "function", _ATOMIC, "SetAtomicNone(): end the atomic mode",
         c81="interface/kernel_operator_set_atomic_intf.h", emit_in=("8.x",), pair="DisableDmaAtomic",
         note="deprecated in CANN 9 (header comment: use DisableDmaAtomic); also declared at "
@@ -253,6 +259,17 @@ ENTRIES: list[Api] = [
     Api("RoundMode", "enum", _MODE, "enum class RoundMode : uint8_t", adk=ADK9_IMPL, c81=_C_MODE),
     *_members("RoundMode", ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC"),
               _MODE, ADK9_IMPL, _C_MODE),
+    Api("GatherMask", "function", _I + "kernel_operator_vec_gather_mask_intf.h",
+        "template <T, mode> GatherMask(LocalTensor<T> dst, LocalTensor<T> src0, const uint8 src1Pattern, "
+        "const bool reduceMode, const uint32 mask, const GatherMaskParams&, uint64& rsvdCnt) [built-in pattern "
+        "1..7 (1: even, 2: odd, 3-6: one of four, 7: all); A2: 16- and 32-bit T; normal mode reads 256 B a "
+        "repeat, counter mode `mask` elements a repeat; picked elements packed from dst[0]]",
+        c81="interface/kernel_operator_vec_gather_mask_intf.h",
+        note="semantics: ADK docs/zh/api/SIMD-API/基础API/Memory矢量计算/比较与选择/GatherMask.md "
+             f"({ADK9_DOCS})"),
+    Api("GatherMaskParams", "struct", _I + "kernel_struct_gather.h",
+        "GatherMaskParams(uint8 src0BlockStride, uint16 repeatTimes, uint16 src0RepeatStride, uint8 "
+        "src1RepeatStride) [strides in 32-B DataBlocks]", c81="interface/kernel_struct_gather.h"),
     Api("Compare", "function", _CMPSEL, "template <T, U> Compare(LocalTensor<U> dstMask, src0, src1, CMPMODE, "
         "uint32 count)", c81=_C_CMPSEL),
     Api("CompareScalar", "function", _CMPSEL, "template <T, U> CompareScalar(LocalTensor<U> dstMask, src0, "

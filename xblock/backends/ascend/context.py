@@ -21,7 +21,7 @@ from ...errors import XBlockWarning
 from ...passes.pointer_structure import PointerStructure
 from .builders import Builders
 from .rules import TARGET
-from .tiles import materialize
+from .tiles import fill, materialize
 from .values import SIZE, TILE_ALIGN, Queue, Scratch, Splat, Struct, Tile, numel, round_up
 
 QUEUE_BUFFERS = 8  # queue buffers per TPosition on A2: one event id each (REFERENCE.md, TQue)
@@ -279,8 +279,7 @@ class LoweringContext(Builders):
 
     def duplicate(self, t: Tile, s: Splat, count) -> None:
         """Fill `count` elements of `t` with the splat value (bit patterns for types Duplicate lacks)."""
-        count = count if isinstance(count, ir.Value) else self.c64(count)
-        A.op("duplicate", [t.value, self.splat_scalar(s), count])
+        fill(self, t, 0, count, s)
 
     def iota(self, shape: tuple, dim: int) -> Tile:
         """A float tile whose element i holds its index along `dim`, built once before the grid loop."""

@@ -326,7 +326,12 @@ def _emit_fixpipe(ctx, store, c1, plan, relu):
             on = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(u), ctx.c64(0)).result
             m = arith.SelectOp(on, m, ctx.c64(0)).result
         gm = ctx.at(ctx.vmap[acc.root], ctx.gm_offset(store.operands[0], acc.base))
-        A.op("fixpipe", [gm, c1, n, m, ctx.c64(plan.base_m), ctx.lin(acc.row_stride)], quant=QUANT[("f32", out)],
-             relu=relu)
+        stride = ctx.lin(acc.row_stride)
+        if (c := acc.row_stride.as_const()) is not None and c < acc.cols:
+            # Fixpipe needs dstStride >= nSize. Rows closer than that are apart only in the code when
+            # one row is stored (a specialized M or N of 1): then the stride is not used
+            one_row = arith.CmpIOp(arith.CmpIPredicate.sle, m, ctx.c64(1)).result
+            stride = arith.SelectOp(one_row, arith.MaxSIOp(stride, n).result, stride).result
+        A.op("fixpipe", [gm, c1, n, m, ctx.c64(plan.base_m), stride], quant=QUANT[("f32", out)], relu=relu)
 
 

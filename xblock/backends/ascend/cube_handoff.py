@@ -230,9 +230,10 @@ def lower_handoff_dot(ctx, dot) -> None:
     ub = [i for i in (0, 1) if accs[i] is None]
     if ub:
         _flag("wait", IN_FREE, "AIV")
+        tiles = {i: ctx.tile(site.dot.operands[i]) for i in ub}  # a constant block is filled here (V)
         ctx.sync("V_MTE3")
         for i in ub:
-            _put_operand(ctx, site, i)
+            _put_operand(ctx, site, i, tiles[i])
         _flag("set", IN_READY, "AIV", "PIPE_MTE3")
         _flag("wait", IN_READY, "AIC")
     a, b = (_operand(ctx, site, i, accs[i]) for i in (0, 1))
@@ -293,7 +294,7 @@ def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> N
     t = ctx.new_tile("f32", shape, ctx.name_for(_op(result.owner)) if plain else None)
     if not plain:
         ctx.temps.append(t)
-    A.op("data_copy", [t.value, _slot(ctx, h, "f32", 0), ctx.c64(BM * BN)])
+    A.op("data_copy", [t.value, _slot(ctx, h, "f32", 0), ctx.c64(round_up(BM * BN, 8))])  # whole 32-byte blocks
     _flag("set", OUT_FREE, "AIV", "PIPE_MTE2")
     ctx.sync("MTE2_V")
     if bits is not None:  # columns >= n_valid (and rows >= m_valid) to 0, in place
@@ -358,11 +359,10 @@ def _in_offset(h, site, i) -> int:
     return round_up(h.out_bytes, SLOT_ALIGN) + site.in_offsets[i]
 
 
-def _put_operand(ctx, site, i) -> None:
-    """The vector core's block for operand i to the input slot (UB -> GM)."""
+def _put_operand(ctx, site, i, t) -> None:
+    """The vector core's block for operand i (its tile `t`) to the input slot (UB -> GM)."""
     h = state(ctx).handoff
     v = site.dot.operands[i]
-    t = ctx.tile(v)
     if t.elem != site.plan.in_dtype:
         raise ctx.error(f"the operands of a dot must have one type: {elem_of(site.dot.operands[0].type)} and "
                         f"{elem_of(site.dot.operands[1].type)}")

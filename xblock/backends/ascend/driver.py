@@ -31,6 +31,7 @@ class Lowering(LoweringContext):
     def __init__(self, module: ir.Module, options, metadata: dict):
         super().__init__(options, metadata)
         self.xb_module = module
+        self.overflow = None  # the UB plan, when it exceeds the SoC's unified buffer (pipeline splits blocks)
 
     # ----- skeleton ----------------------------------------------------------------------
     def run(self) -> ir.Module:
@@ -155,6 +156,7 @@ class Lowering(LoweringContext):
             q.decl.attributes["num"] = ir.IntegerAttr.get(self.i64, q.num)
         plan = self.ub_plan()
         if plan["total"] > self.soc.ub_usable:
+            self.overflow = plan
             parts = ", ".join(f"{q.name} {q.num} x {q.bytes} B" for q in self.queues)
             raise self.error(
                 f"this kernel's blocks need {plan['total']} B of unified buffer ({parts}, scratch "

@@ -34,7 +34,7 @@ class CStyle:
     cmpi = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]
     cmpf = [None, "==", ">", ">=", "<", "<=", "!=", None, "==", ">", ">=", "<", "<=", "!=", None, None]
     casts = ("arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.fptosi", "arith.extf",
-             "arith.truncf", "arith.index_cast", "arith.uitofp", "arith.bitcast")
+             "arith.truncf", "arith.index_cast", "arith.uitofp", "arith.fptoui", "arith.bitcast")
     indent_unit = "    "
 
     def ctype(self, t) -> str:
@@ -110,7 +110,9 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         if n == "arith.constant":
             return self.literal(op)
         if n in self.binary:
-            return f"({self.expr(op.operands[0])} {self.binary[n]} {self.expr(op.operands[1])})"
+            e = f"({self.expr(op.operands[0])} {self.binary[n]} {self.expr(op.operands[1])})"
+            t = str(op.result.type)  # C++ computes 8- and 16-bit integers in int: wrap back to the type
+            return f"static_cast<{self.ctype(t)}>{e}" if t in ("i8", "i16", "ui8", "ui16") else e
         if n == "arith.cmpi":
             p = self.cmpi[int(ir.IntegerAttr(op.attributes['predicate']).value)]
             return f"({self.expr(op.operands[0])} {p} {self.expr(op.operands[1])})"
@@ -131,6 +133,13 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
             return f"(-{self.expr(op.operands[0])})"
         if n == "arith.bitcast":  # the same bits as another type (static_cast would convert the value)
             return f"__builtin_bit_cast({self.ctype(op.result.type)}, {self.expr(op.operands[0])})"
+        if n in ("arith.extui", "arith.uitofp") and str(op.operands[0].type) not in ("i1", "index"):
+            # zero extension: through the unsigned type of the source's width (C++ scalars are signed)
+            src = "u" + self.ctype(op.operands[0].type)
+            return f"static_cast<{self.ctype(op.result.type)}>(static_cast<{src}>({self.expr(op.operands[0])}))"
+        if n == "arith.fptoui":
+            dst = "u" + self.ctype(op.result.type)
+            return f"static_cast<{self.ctype(op.result.type)}>(static_cast<{dst}>({self.expr(op.operands[0])}))"
         if n in self.casts:
             return f"static_cast<{self.ctype(op.result.type)}>({self.expr(op.operands[0])})"
         if n == "ascendc.block_idx":
@@ -513,6 +522,15 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         self.line(f"Cast({self.expr(d)}, {self.expr(s)}, RoundMode::{self.attr(op, 'round')}, "
                   f"{self.as_int(n, 'uint32_t')});")
 
+    def op_gather_mask(self, op):
+        d, s = op.operands
+        mask = self.attr(op, "mask")
+        cnt = self.fresh("rsvdCnt")
+        self.line(f"uint64_t {cnt} = 0;")
+        self.line(f"GatherMask({self.expr(d)}, {self.expr(s)}, static_cast<uint8_t>({self.attr(op, 'pattern')}), "
+                  f"{'true' if mask else 'false'}, {mask}, GatherMaskParams(1, {self.attr(op, 'repeat')}, 8, 0), "
+                  f"{cnt});")
+
     def op_compare(self, op):
         d, a, b, n = op.operands
         self.line(f"Compare({self.expr(d)}, {self.expr(a)}, {self.expr(b)}, CMPMODE::{self.attr(op, 'mode')}, "
@@ -559,6 +577,12 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
 
     def op_set_atomic_add(self, op):
         self.line(f"SetAtomicAdd<{self.ctype(self.attr(op, 'dtype'))}>();")
+
+    def op_set_atomic_max(self, op):
+        self.line(f"SetAtomicMax<{self.ctype(self.attr(op, 'dtype'))}>();")
+
+    def op_set_atomic_min(self, op):
+        self.line(f"SetAtomicMin<{self.ctype(self.attr(op, 'dtype'))}>();")
 
     def op_set_atomic_none(self, op):
         self.by_version("SetAtomicNone();", "DisableDmaAtomic();")

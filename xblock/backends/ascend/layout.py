@@ -19,7 +19,7 @@ from mlir.dialects import scf
 
 from ...dialects import ascendc as A
 from .rules import rule
-from .tiles import after_scalar_writes, before_scalar_reads, mask_of
+from .tiles import after_scalar_writes, before_scalar_reads, fill, mask_of
 from .transpose import can_transpose, transpose
 from .values import SIZE, Splat, Struct, Tile, elem_of, numel, shape_of
 
@@ -131,7 +131,7 @@ def _broadcast_tile(ctx, t, out, src_shape, shape) -> None:
     if numel(src_shape) == 1:
         before_scalar_reads(ctx)
         s = A.op("get_value", [t.value, ctx.c64(0)], ir.Type.parse(t.elem))
-        A.op("duplicate", [out.value, s, ctx.c64(out.count)])
+        fill(ctx, out, 0, out.count, Splat(t.elem, shape, scalar=s))  # (8- and 64-bit lanes as 16/32-bit)
     elif len(shape) == 2 and src_shape[0] == 1 and (shape[1] * sz) % 32 == 0:
         loop = ctx.for_range(0, shape[0])
         with ir.InsertionPoint(loop.body):
@@ -144,7 +144,7 @@ def _broadcast_tile(ctx, t, out, src_shape, shape) -> None:
         with ir.InsertionPoint(loop.body):
             i = loop.induction_variable
             s = A.op("get_value", [t.value, i], ir.Type.parse(t.elem))
-            A.op("duplicate", [ctx.at(out.value, ctx.mul(i, ctx.c64(shape[1]))), s, ctx.c64(shape[1])])
+            fill(ctx, out, ctx.mul(i, ctx.c64(shape[1])), shape[1], Splat(t.elem, shape, scalar=s))
             scf.YieldOp([])
     else:
         ctx.warn(f"a broadcast from {src_shape} to {shape} (rows not whole 32-byte blocks) runs as a scalar "

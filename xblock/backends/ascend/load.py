@@ -26,8 +26,9 @@ from .access import (
     tile_offset,
 )
 from .rules import rule
-from .tiles import after_scalar_writes, as_elem, before_scalar_reads, fill, finish, mask_of
+from .tiles import after_scalar_writes, as_elem, before_scalar_reads, fill, finish, mask_of, select_types
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
+from .vmath import Bits
 
 
 @rule("xb.load")
@@ -44,10 +45,12 @@ def _load_then_select(ctx, op, mask, other):
     other) on the vector unit (the lanes the mask turns off are whatever the copy left there)."""
     r = op.result
     elem = elem_of(r.type)
-    ce = "f32" if elem == "bf16" else elem
-    if ce not in ("f16", "f32", "i32"):
-        raise ctx.error(f"a block `other` of a {elem} load is not supported on ascend (Select takes f16, bf16, "
-                        "f32 or i32): use a scalar `other`, or tl.where after the load")
+    if elem == "i1":
+        return _bool_load_then_select(ctx, op, mask, other)
+    if select_types(elem) is None:
+        raise ctx.error(f"a block `other` of a {elem} load is not supported on ascend (Select takes 16- and 32-bit "
+                        "lanes): use a scalar `other`, or tl.where after the load")
+    ce, fview = select_types(elem)
     _load_into(ctx, op, False)
     shape = shape_of(r.type)
     loaded = as_elem(ctx, ctx.vmap[r], ce)
@@ -55,11 +58,28 @@ def _load_then_select(ctx, op, mask, other):
     alt = as_elem(ctx, alt if isinstance(alt, Splat) else ctx.tile(other), ce)
     bits = mask_of(ctx, mask, shape)
     out = ctx.new_tile(ce, shape, ctx.name_for(op), result=r if ce == elem else None)
-    f32 = A.local_type(ir.F32Type.get())
-    view = (lambda t: A.op("reinterpret", [t.value], f32)) if ce == "i32" else (lambda t: t.value)
+    ftype = A.local_type(ir.Type.parse(fview)) if fview else None
+    view = (lambda t: A.op("reinterpret", [t.value], ftype)) if fview else (lambda t: t.value)
     A.op("select", [view(out), bits.value, view(loaded), view(alt), ctx.c64(out.count)],
          mode="VSEL_TENSOR_TENSOR_MODE")
-    finish(ctx, op, out, ce)
+    finish(ctx, op, out, ce, exact=True)
+
+
+def _bool_load_then_select(ctx, op, mask, other):
+    """A bool load whose `other` is a block: the masked copy, then the bit masks of the three blocks
+    combined as (mask & loaded) | (~mask & other), 16 bits at a time (Select has no 8-bit lanes)."""
+    r = op.result
+    shape = shape_of(r.type)
+    _load_into(ctx, op, False)
+    bits = Bits(ctx, shape, "ui8")
+    on, loaded, alt = (mask_of(ctx, v, shape) for v in (mask, r, other))
+    out = ctx.new_tile("ui8", shape, ctx.name_for(op))
+    bits.logic("and", out, on, loaded)
+    off = bits.invert(bits.new(), on)
+    bits.logic("and", off, off, alt)
+    bits.logic("or", out, out, off)
+    bits.done(off)
+    ctx.vmap[r] = out
 
 
 def _load_into(ctx, op, with_other: bool):

@@ -28,6 +28,7 @@ from .tiles import (
     mask_of,
     negate,
     reciprocal,
+    select_types,
     structured,
     vec,
     vec_scalar,
@@ -194,21 +195,28 @@ def _scalar_math(ctx, op):
     ctx.vmap[op.result] = v
 
 
-@rule("arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci")
+UNSIGNED_CASTS = ("arith.extui", "arith.uitofp", "arith.fptoui")
+
+
+@rule("arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci", "arith.fptoui")
 @block_only
 def _cast(ctx, op):
+    """Element-type conversions (casts.plan: Cast pairs, exact chains, wrapping narrowing)."""
     r = op.result
     if structured(ctx, r):
         ctx.vmap[r] = Struct(r)
         return
+    if elem_of(op.operands[0].type) == "i1":
+        return _from_mask(ctx, op)
     src = ctx.vmap.get(op.operands[0])
     e = elem_of(r.type)
+    unsigned = op.name in UNSIGNED_CASTS
     if isinstance(src, Splat):
-        ctx.vmap[r] = as_elem(ctx, src, e)
+        ctx.vmap[r] = as_elem(ctx, src, e, unsigned)
         return
     src = ctx.tile(op.operands[0])
     out = ctx.new_tile(e, src.shape, ctx.name_for(op), result=r)
-    cast(ctx, out, src)
+    cast(ctx, out, src, unsigned=unsigned)
     ctx.vmap[r] = out
 
 
@@ -244,10 +252,9 @@ def _int_logic(ctx, op):
         ctx.vmap[r] = Struct(r)
         return
     if op.name == "arith.cmpi":
-        mode = {0: "EQ", 1: "NE", 2: "LT", 3: "LE", 4: "GT", 5: "GE"}.get(
-            int(ir.IntegerAttr(op.attributes["predicate"]).value))
-        if mode is None:
-            raise ctx.error("unsigned comparisons of data blocks are not supported")
+        pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
+        mode = ("EQ", "NE", "LT", "LE", "GT", "GE", "LT", "LE", "GT", "GE")[pred]
+        unsigned = pred >= 6  # ult, ule, ugt, uge: zero-extended operands
         if elem_of(op.operands[0].type) == "i1" and mode in ("EQ", "NE"):  # masks: xor (and not) of the bits
             shape = shape_of(r.type)
             bits = Bits(ctx, shape, "ui8")
@@ -257,10 +264,17 @@ def _int_logic(ctx, op):
                 bits.invert(out, out)
             ctx.vmap[r] = out
             return
-        a = as_elem(ctx, ctx.tile(op.operands[0]), "f32")  # exact below 2**24
-        b = as_elem(ctx, ctx.tile(op.operands[1]), "f32")
+        x, y = op.operands
+        if isinstance(ctx.vmap.get(x), Splat) and not isinstance(ctx.vmap.get(y), Splat):
+            x, y, mode = y, x, MIRROR[mode]
+        a = ctx.tile(x)
+        b = ctx.vmap.get(y) if isinstance(ctx.vmap.get(y), Splat) else ctx.tile(y)
+        a, b = as_elem(ctx, a, "f32", unsigned), as_elem(ctx, b, "f32", unsigned)  # exact below 2**24
         out = ctx.new_tile("ui8", shape_of(r.type), ctx.name_for(op))
-        A.op("compare", [out.value, a.value, b.value, ctx.c64(a.padded)], mode=mode)
+        if isinstance(b, Splat):
+            A.op("compare_scalar", [out.value, a.value, ctx.splat_scalar(b), ctx.c64(a.padded)], mode=mode)
+        else:
+            A.op("compare", [out.value, a.value, b.value, ctx.c64(a.padded)], mode=mode)
     else:
         if elem_of(r.type) != "i1":
             raise ctx.error(f"{op.name} on integer data blocks is not supported")
@@ -281,10 +295,10 @@ def _select(ctx, op):
         ctx.vmap[r] = Struct(r)
         return
     elem = elem_of(r.type)
-    ce = "f32" if elem in ("bf16",) else elem
-    reinterp = ce in ("i32",)
-    if ce not in ("f16", "f32", "i32"):
-        raise ctx.error(f"select on {elem} blocks is not supported")
+    if select_types(elem) is None:
+        raise ctx.error(f"select on {elem} blocks is not supported on ascend: the 910B vector unit selects 16- and "
+                        f"32-bit lanes")
+    ce, fview = select_types(elem)
     a, b = (ctx.vmap.get(o) for o in op.operands[1:])
     if not is_block(op.operands[0]) and isinstance(a, Splat) and isinstance(b, Splat) and a.elem == b.elem:
         # a scalar condition between two uniform blocks: a uniform block (C++ `c ? a : b`)
@@ -299,39 +313,39 @@ def _select(ctx, op):
         ctx.duplicate(t, a, t.count)
         a = t
     out = ctx.new_tile(ce, shape_of(r.type), ctx.name_for(op), result=r if ce == elem else None)
-    f32 = A.local_type(ir.F32Type.get())
-    view = (lambda t: A.op("reinterpret", [t.value], f32)) if reinterp else (lambda t: t.value)
+    ftype = A.local_type(ir.Type.parse(fview)) if fview else None
+    view = (lambda t: A.op("reinterpret", [t.value], ftype)) if fview else (lambda t: t.value)
     n = ctx.c64(out.count)
     if isinstance(b, Splat):
         s = ctx.splat_scalar(b)
-        if reinterp:
-            s = arith.BitcastOp(ir.F32Type.get(), s).result
+        if fview:
+            s = arith.BitcastOp(ir.Type.parse(fview), s).result
         A.op("select", [view(out), mask.value, view(a), s, n], mode="VSEL_TENSOR_SCALAR_MODE")
     else:
         A.op("select", [view(out), mask.value, view(a), view(b), n], mode="VSEL_TENSOR_TENSOR_MODE")
-    finish(ctx, op, out, ce)
+    finish(ctx, op, out, ce, exact=True)
 
 
 @rule("arith.extui", "arith.uitofp")
 @block_only
 def _from_mask(ctx, op):
-    """A mask block as numbers (`(x > 0).to(tl.int32)`, libdevice's signbit): Select 1.0 or 0.0, then Cast."""
+    """A mask block as numbers (`(x > 0).to(tl.int32)`, libdevice's signbit): Select 1.0 (-1.0 for a
+    signed extension) or 0.0, then an exact Cast; an unsigned integer block converts as `_cast` does."""
     r = op.result
     if elem_of(op.operands[0].type) != "i1":
-        raise ctx.error(f"{op.name} from {elem_of(op.operands[0].type)} blocks is not supported (from masks it is)")
+        return _cast(ctx, op)
     elem = elem_of(r.type)
-    if elem not in ("f16", "bf16", "f32", "i32"):
-        raise ctx.error(f"a mask converted to {elem} is not supported (to int32 or a float type it is)")
-    mask = mask_of(ctx, op.operands[0])
+    mask = mask_of(ctx, op.operands[0], shape_of(r.type))
     vm = VMath(ctx, shape_of(r.type))
     out = dst_tile(ctx, op, "f32") if elem == "f32" else ctx.temp("f32", shape_of(r.type))
-    A.op("select", [out.value, mask.value, vm.const(1.0).value, ctx.cst("f32", 0.0), ctx.c64(out.count)],
+    one = -1.0 if op.name in ("arith.extsi", "arith.sitofp") else 1.0
+    A.op("select", [out.value, mask.value, vm.const(one).value, ctx.cst("f32", 0.0), ctx.c64(out.count)],
          mode="VSEL_TENSOR_SCALAR_MODE")
     if elem == "f32":
         ctx.vmap[r] = out
         return
     res = ctx.new_tile(elem, out.shape, ctx.name_for(op), result=r)
-    cast(ctx, res, out)
+    cast(ctx, res, out, exact=True)
     ctx.vmap[r] = res
 
 

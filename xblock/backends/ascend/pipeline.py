@@ -3,16 +3,18 @@
 Layout of the backend (each module imports only those below it; rule modules never each other):
 - `__init__`: the `Backend`; imports this module (and MLIR) only when something compiles.
 - `pipeline` (here): the stages `make_<ext>`, `coverage()`, and the one place that imports the
-  rule modules, which fill the table in `rules` as they load.
+  rule modules, which fill the table in `rules` as they load. `make_ascendc` lowers a kernel whose
+  blocks overflow the unified buffer again, split into chunks by `passes/strip_mine.py`.
 - rule modules: `lowering` (element-wise ops, constants, splats, the grid), `bits` (integer bit
-  operations and umulhi), `load`, `store`,
-  `atomics`, `layout` (expand_dims, reshape, broadcast, trans), `reduce` (reductions and scans,
-  with the scalar-loop fallback), `shapes` (join, split, cat, gather, histogram), `control`
-  (scf.for/if/while), `debug` (device_assert), `cube`
+  operations and umulhi), `intmath` (unsigned max/min, integer abs), `load`, `store`,
+  `atomics`, `layout` (expand_dims, reshape, broadcast, trans), `reduce` (reductions, with the
+  scalar-loop fallback), `scan` (scans on rows, with `combine`), `shapes` (join, split, cat,
+  gather, histogram), `control` (scf.for/if/while), `debug` (device_assert), `cube`
   (xb.dot and its K loop on the Cube unit).
 - `driver`: the one walk (kernel skeleton, rule per op, liveness, the UB plan check).
 - helpers: `context` (the rule context `ctx`: lowered values, tiles, queues, names, errors),
-  `tiles` (element types, result tiles, vector calls, materializing structure, fences), `vmath`
+  `tiles` (element types, result tiles, vector calls, materializing structure, fences), `casts`
+  (conversions between element types, fills), `vmath`
   (math the vector API has no instruction for, composed from those it has),
   `access` (DataCopy/DataCopyPad parameters, gathers and scatters), `cube_match`, `cube_mixed`,
   `cube_plan` (the Cube path's patterns, AIC/AIV protocol and tile plan), `builders`, `values`,
@@ -24,11 +26,15 @@ Layout of the backend (each module imports only those below it; rule modules nev
 from __future__ import annotations
 
 import functools
+import warnings
+from dataclasses import asdict, dataclass
 
 from mlir import ir
 
 from ...dialects import ascendc, xb
-from . import atomics, bits, control, cube, debug, layout, load, lowering, reduce, shapes, store  # noqa: F401  (register rules)
+from ...errors import CompilationError
+from ...passes import strip_mine, verify
+from . import atomics, bits, control, cube, debug, intmath, layout, load, lowering, reduce, scan, shapes, store  # noqa: F401  (register rules)
 from .api_surface import check_source
 from .driver import Lowering
 from .emit import emit
@@ -37,16 +43,113 @@ from .rules import coverage  # noqa: F401  (complete here, where every rule modu
 
 
 def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
-    """xb -> ascendc dialect; records the UB plan, tiling fields and warnings in the metadata."""
-    low = Lowering(module, options, metadata)
-    with module.context:
-        out = low.run()
-        out.operation.verify()
-    metadata["ub_plan"] = low.ub_plan()
-    metadata["tiling_fields"] = low.fields
-    metadata["warnings"] = low.warnings
+    """xb -> ascendc dialect; records the UB plan, tiling fields and warnings in the metadata.
+
+    Blocks that overflow the unified buffer are computed in chunks: the lowering runs again on copies
+    of the module that `xb-strip-mine` split into 2, 4, 8, ... chunks until one fits (`metadata["split"]`
+    says how); if none does, the first error stands, with the reason. Only the warnings of the lowering
+    kept are shown.
+    """
+    tried = _lower(module, metadata, options)
+    if tried.low.overflow is not None:
+        tried = _split_to_fit(module, metadata, options, tried)
+    _show(tried.shown)
+    if tried.error is not None:
+        raise tried.error
+    metadata.update(tried.meta)
+    metadata["ub_plan"] = tried.low.ub_plan()
+    metadata["tiling_fields"] = tried.low.fields
+    metadata["warnings"] = tried.low.warnings
     metadata["soc"] = options.soc
-    return out.operation.get_asm(enable_debug_info=True)
+    return tried.out.operation.get_asm(enable_debug_info=True)
+
+
+@dataclass
+class _Attempt:
+    """One lowering of an xb module: the result or the error, its metadata and its warnings."""
+
+    low: Lowering
+    out: ir.Module | None
+    error: CompilationError | None
+    meta: dict
+    shown: list
+
+
+def _lower(module: ir.Module, metadata: dict, options) -> _Attempt:
+    """One lowering, its warnings recorded (an unexpected exception shows them and propagates)."""
+    meta = dict(metadata)
+    low = Lowering(module, options, meta)
+    out = error = None
+    try:
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            try:
+                with module.context:
+                    out = low.run()
+                    out.operation.verify()
+            except CompilationError as e:
+                error = e
+    except Exception:
+        _show(shown)
+        raise
+    return _Attempt(low, out, error, meta, shown)
+
+
+def _show(shown: list) -> None:
+    for w in shown:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _split_to_fit(module: ir.Module, metadata: dict, options, first: _Attempt) -> _Attempt:
+    """The lowering of the module split into the fewest chunks that fit, or `first` with the reason.
+
+    When those chunks fit only with single-buffered queues, twice as many chunks are taken if they
+    fit double-buffered (the copy-in of the next chunk overlaps the work on this one)."""
+    factor, last = 2, None
+    while True:
+        try:
+            tried, split = _split(module, metadata, options, factor)
+        except strip_mine.Refused as r:
+            if r.exhausted and last is not None:
+                split, total = last
+                return _with_reason(first, f"in {split.describe()} they still need {total} B")
+            return _with_reason(first, f"cannot split this kernel's: {r.reason}", r.loc)
+        if tried.error is None:
+            if _single_buffered(tried.low):
+                try:
+                    more, more_split = _split(module, metadata, options, factor * 2)
+                    if more.error is None and not _single_buffered(more.low):
+                        tried, split = more, more_split
+                except strip_mine.Refused:
+                    pass
+            tried.meta["split"] = asdict(split)
+            return tried
+        if tried.low.overflow is None:
+            return _with_reason(first, f"in {split.describe()} the kernel does not lower: {tried.error.message}")
+        last = (split, tried.low.overflow["total"])
+        factor *= 2
+
+
+def _split(module: ir.Module, metadata: dict, options, factor: int):
+    """The lowering of a copy of the module split into `factor` chunks, and the split."""
+    with module.context:
+        copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+        split = strip_mine.run(copy, factor)
+        verify(copy, strip_mine.NAME)
+    return _lower(copy, metadata, options), split
+
+
+def _single_buffered(low: Lowering) -> bool:
+    return bool(low.queues) and all(q.num == 1 for q in low.queues)
+
+
+def _with_reason(attempt: _Attempt, detail: str, loc=None) -> _Attempt:
+    """`attempt` whose unified-buffer error says why computing the blocks in chunks did not help."""
+    e = attempt.error
+    at = f" (line {loc[1]})" if loc and loc[1] and loc[1] != e.line else ""
+    error = CompilationError(e.file, e.line, e.col, f"{e.message} (xblock computes blocks that do not fit in "
+                             f"chunks, but {detail}{at})", e.source_line)
+    return _Attempt(attempt.low, None, error, attempt.meta, attempt.shown)
 
 
 def parse_ascendc(text: str) -> ir.Module:

@@ -21,8 +21,12 @@ BEFORE_WALK: list = []
 
 # xb op -> why ascend refuses it: the error users get at the op's line
 UNSUPPORTED: dict[str, str] = {
-    "xb.atomic_cas": "xb.atomic_cas (atomic_cas) is not supported: the AscendC reference documents only the "
-                     "atomic-add copy path (SetAtomicAdd), no compare-and-swap",
+    "xb.atomic_cas": "atomic_cas (xb.atomic_cas) is not supported on ascend: it needs AscendC's scalar AtomicCas "
+                     "(basic_api/kernel_operator_atomic_intf.h), which asc-devkit documents for Ascend 950PR/950DT "
+                     "only, not for Atlas A2 (910B) (asc-devkit docs/zh/api/SIMD-API/基础API/原子操作/AtomicCas.md); "
+                     "Atlas A2 has only the data-copy atomics SetAtomicAdd/SetAtomicMax/SetAtomicMin, which return "
+                     "nothing, so a lock (`while atomic_cas(lock, 0, 1) == 1`) cannot be built; run the kernel with "
+                     "target=\"sim\" or \"cpu\"",
     "arith.remf": "fmod (libdevice.fmod, libdevice.remainder, `%` on floats) is not supported on ascend: the "
                   "AscendC vector API (REFERENCE.md) has no float remainder, and x - trunc(x / y) * y in float "
                   "is not exact",

@@ -1,7 +1,8 @@
 """The floor under the rules: element types, result tiles, vector calls and fills of blocks.
 
 Rule modules build on these and never on each other. `as_elem`/`cast` move a block between
-element types (bf16 math goes through float: the vector unit has no bf16 arithmetic), `dst_tile`
+element types (`casts`, below this module, plans the conversions and the fills; bf16 math goes
+through float and int8 math through int16: the vector unit has neither), `dst_tile`
 and `finish` place an op's result (in place into a loop accumulator or an `if`'s result where
 possible), `materialize` turns a symbolic integer or mask block into a tile, `reduce_all` folds a
 tile to one scalar, and the scalar-access fences order GetValue/SetValue against the vector unit.
@@ -12,12 +13,11 @@ from __future__ import annotations
 import functools
 import math
 
-import ml_dtypes
-import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
 from ...dialects import ascendc as A
+from .casts import cast, const_convert, fill, scalar_convert  # noqa: F401  (fill: for the rule modules)
 from .values import FLOAT, SIZE, Splat, Tile, elem_of, round_up, shape_of
 
 VEC_TYPES = {"Add": ("f16", "f32", "i16", "i32"), "Sub": ("f16", "f32", "i16", "i32"),
@@ -30,9 +30,12 @@ def is_block(v: ir.Value) -> bool:
 
 
 def compute_elem(ctx, elem: str, api: str) -> str:
-    """The element type an instruction runs in: bf16 through float; an error where there is none."""
+    """The element type an instruction runs in: bf16 through float, int8 through int16 (whose low byte
+    wraps as int8 arithmetic does; `finish` narrows back); an error where there is none."""
     if elem == "bf16":
         return "f32"
+    if elem == "i8" and api in ("Add", "Sub", "Mul", "Max", "Min"):
+        return "i16"
     allowed = VEC_TYPES.get(api, ("f16", "f32"))
     if elem not in allowed:
         raise ctx.error(f"the vector unit of {ctx.soc.name} has no {api} for {elem} "
@@ -40,54 +43,20 @@ def compute_elem(ctx, elem: str, api: str) -> str:
     return elem
 
 
-def as_elem(ctx, x, elem: str):
-    """A Tile or Splat converted to `elem` (Cast into a temporary tile, or a scalar conversion)."""
+def as_elem(ctx, x, elem: str, unsigned: bool = False):
+    """A Tile or Splat converted to `elem` (Cast into a temporary tile, or a scalar conversion);
+    `unsigned`: an unsigned integer source (extui, uitofp) or destination (fptoui)."""
     if isinstance(x, Splat):
         if x.elem == elem:
             return x
         if x.scalar is None:
-            return Splat(elem, x.shape, const=x.const)
-        return Splat(elem, x.shape, scalar=scalar_convert(ctx, x.scalar, elem))
+            return Splat(elem, x.shape, const=const_convert(x.const, x.elem, elem, unsigned))
+        return Splat(elem, x.shape, scalar=scalar_convert(ctx, x.scalar, elem, unsigned))
     if x.elem == elem:
         return x
     t = ctx.temp(elem, x.shape)
-    cast(ctx, t, x)
+    cast(ctx, t, x, unsigned=unsigned)
     return t
-
-
-def scalar_convert(ctx, v: ir.Value, elem: str) -> ir.Value:
-    src = str(v.type)
-    t = ir.Type.parse(elem)
-    if src == elem:
-        return v
-    if src in FLOAT and elem in FLOAT:
-        return (arith.ExtFOp if SIZE[elem] > SIZE[src] or src == "bf16" else arith.TruncFOp)(t, v).result
-    if src in FLOAT:
-        return arith.FPToSIOp(t, v).result
-    if elem in FLOAT:
-        return arith.SIToFPOp(t, v).result
-    return (arith.ExtSIOp if SIZE[elem] > SIZE[src] else arith.TruncIOp)(t, v).result
-
-
-ROUND = {("f16", "f32"): "CAST_NONE", ("bf16", "f32"): "CAST_NONE", ("f32", "f16"): "CAST_RINT",
-         ("f32", "bf16"): "CAST_RINT", ("i32", "f32"): "CAST_NONE", ("f32", "i32"): "CAST_TRUNC",
-         ("i16", "f32"): "CAST_NONE", ("i8", "f16"): "CAST_NONE", ("f16", "i32"): "CAST_TRUNC",
-         ("bf16", "i32"): "CAST_TRUNC", ("f16", "i8"): "CAST_TRUNC"}
-
-
-def cast(ctx, dst: Tile, src: Tile, count=None) -> None:
-    """Cast src into dst with the round mode A2 allows; through float where no direct pair exists."""
-    pair = (src.elem, dst.elem)
-    count = ctx.c64(count if count is not None else src.count)
-    if pair in ROUND:
-        A.op("cast", [dst.value, src.value, count], round=ROUND[pair])
-        return
-    if (src.elem, "f32") in ROUND and ("f32", dst.elem) in ROUND:
-        mid = ctx.temp("f32", src.shape)
-        A.op("cast", [mid.value, src.value, count], round=ROUND[(src.elem, "f32")])
-        A.op("cast", [dst.value, mid.value, count], round=ROUND[("f32", dst.elem)])
-        return
-    raise ctx.error(f"no Cast from {src.elem} to {dst.elem} on {ctx.soc.name}")
 
 
 UNIFORM_SHAPES = ("xb.splat", "xb.broadcast", "xb.expand_dims", "xb.reshape")
@@ -158,15 +127,26 @@ def _in_block(op, block: ir.Block):
     return o
 
 
-def finish(ctx, op, tile: Tile, elem: str) -> None:
-    """Bind op's result: `tile` computed in `elem`, cast to the result's type when they differ."""
+def finish(ctx, op, tile: Tile, elem: str, exact: bool = False) -> None:
+    """Bind op's result: `tile` computed in `elem`, cast to the result's type when they differ
+    (`exact`: the values are whole numbers in the result type's range, see casts.plan)."""
     want = elem_of(op.result.type)
     if want == elem:
         ctx.vmap[op.result] = tile
         return
     out = ctx.new_tile(want, tile.shape, ctx.name_for(op), result=op.result)
-    cast(ctx, out, tile)
+    cast(ctx, out, tile, exact=exact)
     ctx.vmap[op.result] = out
+
+
+def select_types(elem: str):
+    """(the type a Select of `elem` blocks runs in, the float type whose view it moves the bits
+    through or None), or None: Select takes half and float lanes on A2; bf16 and int8 values
+    convert exactly (to float, to half), int16/int32 bits move unchanged through half/float views."""
+    ce = {"bf16": "f32", "i8": "f16"}.get(elem, elem)
+    if ce not in ("f16", "f32", "i16", "i32"):
+        return None
+    return ce, {"i32": "f32", "i16": "f16"}.get(ce)
 
 
 def negate(ctx, s: Splat) -> Splat:
@@ -229,47 +209,30 @@ def structured(ctx, r) -> bool:
 
 
 def divmod_tile(ctx, op, bind: bool = True) -> Tile:
-    """C's truncating x / y or x % y of int32 blocks. The vector unit divides floats only: the
-    quotient is a float Div cast to int32 with CAST_TRUNC, exact while |x| + |y| < 2**24.
+    """C's truncating x / y or x % y of integer blocks. The vector unit divides floats only: the
+    quotient is a float Div truncated to int32, exact while |x| + |y| < 2**24 (int8 and int16 always:
+    they divide in int32 lanes, zero-extended for divui/remui, and wrap back).
     `bind`: the tile is op's result (else a temporary, e.g. for `materialize`)."""
     elem = elem_of(op.result.type)
-    if elem != "i32":
-        raise ctx.error(f"integer division of {elem} blocks is not supported (int32 is)")
-    x, y = ctx.tile(op.operands[0]), ctx.tile(op.operands[1])
+    if elem not in ("i8", "i16", "i32"):
+        raise ctx.error(f"integer division of {elem} blocks is not supported on ascend: the 910B vector unit has "
+                        f"no 64-bit lanes (int8, int16 and int32 divide)")
+    unsigned = op.name in ("arith.divui", "arith.remui")
+    x, y = (as_elem(ctx, ctx.tile(o), "i32", unsigned) for o in op.operands)
     q = ctx.temp("f32", x.shape)
-    vec(ctx, "Div", q, as_elem(ctx, x, "f32"), as_elem(ctx, y, "f32"))
+    wide = unsigned and elem == "i32"  # uint32: through float as unsigned values, truncated back as such
+    vec(ctx, "Div", q, as_elem(ctx, x, "f32", wide), as_elem(ctx, y, "f32", wide))
     name, result = (ctx.name_for(op), op.result) if bind else (None, None)
-    if op.name in ("arith.divsi", "arith.divui"):
-        out = ctx.new_tile("i32", x.shape, name, result=result)
-        cast(ctx, out, q)
-        return out
-    qi = ctx.temp("i32", x.shape)
-    cast(ctx, qi, q)
-    vec(ctx, "Mul", qi, qi, y)
-    out = ctx.new_tile("i32", x.shape, name, result=result)
-    vec(ctx, "Sub", out, x, qi)
+    out = ctx.new_tile(elem, x.shape, name, result=result)
+    rem = op.name in ("arith.remsi", "arith.remui")
+    qi = out if elem == "i32" and not rem else ctx.temp("i32", x.shape)
+    cast(ctx, qi, q, unsigned=wide)
+    if rem:
+        vec(ctx, "Mul", qi, qi, y)
+        vec(ctx, "Sub", out if elem == "i32" else qi, x, qi)
+    if elem != "i32":
+        cast(ctx, out, qi)
     return out
-
-
-def fill(ctx, t: Tile, offset, count, s: Splat) -> None:
-    """Duplicate `s` into count elements of t from offset (through 16-bit patterns where needed)."""
-    view, scalar, scale = t.value, None, 1
-    if t.elem in ("f32", "f16", "i32", "i16"):
-        scalar = ctx.splat_scalar(s)
-    elif s.scalar is None and t.elem in ("bf16", "i8", "ui8"):
-        if t.elem == "bf16":
-            bits = int(np.array(s.const, dtype=ml_dtypes.bfloat16).view(np.int16))
-        else:
-            b = int(np.array(int(s.const)).astype(np.int8).view(np.uint8))
-            bits, scale = int(np.array(b | (b << 8), dtype=np.uint16).view(np.int16)), 2
-        view = A.op("reinterpret", [t.value], A.local_type(ir.Type.parse("i16")))
-        scalar = ctx.cst("i16", bits)
-    else:
-        raise ctx.error(f"cannot fill a {t.elem} block with a runtime value")
-    if scale != 1:
-        offset = arith.DivSIOp(offset, ctx.c64(scale)).result
-        count = arith.DivSIOp(count, ctx.c64(scale)).result
-    A.op("duplicate", [ctx.at(view, offset), scalar, count])
 
 
 def after_scalar_writes(ctx, t: Tile) -> None:
@@ -345,12 +308,20 @@ def materialize(ctx, v: ir.Value) -> Tile:
         raise ctx.error("internal: integer block without structure")
     if elem == "i32":
         return _affine_i32(ctx, a, shape)
-    if elem in ("i8", "i16") and all(s.is_zero() for s in a.strides):
+    if elem in ("i8", "i16", "i64") and not all(s.is_zero() for s in a.strides):
+        # exact int32 lanes, then sign-extended or wrapped as C (and Triton) convert them
+        lanes = _affine_i32(ctx, a, shape)
+        out = ctx.new_tile(elem, shape)
+        cast(ctx, out, lanes)
+        ctx.release(lanes)
+        return out
+    if elem in ("i8", "i16", "i64"):
         # every lane the same: the scalar wrapped to the element's width as C (and Triton) wraps it,
         # not through float, whose cast back would saturate (-1 - 250 * 6289 is 613 in int16)
         t = ctx.new_tile(elem, shape)
-        narrow = arith.TruncIOp(ir.IntegerType.get_signless(SIZE[elem] * 8), ctx.lin(a.base)).result
-        ctx.duplicate(t, Splat(elem, shape, scalar=narrow), t.padded)
+        v = ctx.to64(ctx.lin(a.base))
+        narrow = v if elem == "i64" else arith.TruncIOp(ir.IntegerType.get_signless(SIZE[elem] * 8), v).result
+        fill(ctx, t, 0, t.padded, Splat(elem, shape, scalar=narrow))
         return t
     f = ctx.new_tile("f32", shape)
     base = arith.SIToFPOp(ir.F32Type.get(), ctx.lin(a.base)).result

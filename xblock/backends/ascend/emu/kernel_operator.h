@@ -172,7 +172,11 @@ struct State {
     // SetFlag/WaitFlag: pending sequence number + 1 per (event, id), 0 when none
     uint64_t flags[64][8] = {};
     uint64_t carry[64][8][P_NUM] = {};  // what the setting pipe knew (visible[*][from]) at SetFlag
-    int atomic = 0;  // 0 none, 1 add
+    int atomic = 0;  // the data-copy atomic: 0 none, 1 add, 2 max, 3 min (SetAtomicAdd/Max/Min)
+    const void* atomic_type = nullptr;  // the T it was set for (atomic_tag<T>())
+    // the last small GM read (spin_watch): where, how many bytes, their value, and how often in a row
+    const uint8_t* spin_at = nullptr;
+    uint64_t spin_n = 0, spin_bits = 0, spin_reads = 0;
     int kernel_type = -1;  // KERNEL_TASK_TYPE_DEFAULT of the running kernel, -1 when none (cube.h)
     // this core's DataCache (line address -> line), and the lines stored into this launch
     std::unordered_map<uintptr_t, DLine> dcache;
@@ -210,6 +214,7 @@ inline void begin_block(int64_t idx, int64_t num) {
     s.pipe_alive = false;
     s.ub_used = s.buffers = s.que_buffers_in = s.que_buffers_out = 0;
     s.atomic = 0;
+    s.spin_reads = 0;
     s.kernel_type = -1;
     s.dcache.clear();
     if (idx == 0) s.scalar_lines.clear();  // block 0 starts a launch
@@ -350,7 +355,33 @@ inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t 
 
 // GM access of n bytes at p inside the buffer holding `base`: bounds and counters; a DMA access
 // (dma) is also checked against the DataCache (dc_dma).
-inline void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write, bool dma = true) {
+// A block that reads the same few GM bytes over and over, unchanged, writing nothing to GM in between,
+// waits for another core to change them (a flag or a lock). Blocks run one after another here, so no
+// other core runs meanwhile: the wait would never end. The model stops it after kSpinLimit such reads.
+constexpr uint64_t kSpinLimit = uint64_t(1) << 22;
+inline void spin_watch(const char* api, const Region& r, const uint8_t* q, uint64_t n, bool write, Site site) {
+    State& s = st();
+    if (write || n > 8) {
+        s.spin_reads = 0;
+        return;
+    }
+    uint64_t bits = 0;
+    std::memcpy(&bits, q, n);
+    if (s.spin_reads == 0 || s.spin_at != q || s.spin_n != n || s.spin_bits != bits) {
+        s.spin_at = q, s.spin_n = n, s.spin_bits = bits, s.spin_reads = 1;
+        return;
+    }
+    if (++s.spin_reads < kSpinLimit) return;
+    fail(api, "block " + std::to_string(s.block_idx) + " cannot make progress: it read the same " + std::to_string(n) +
+                  " B of GM (byte offset " + std::to_string(static_cast<long long>(q - r.base)) + " of '" + r.name +
+                  "') " + std::to_string(kSpinLimit) + " times in a row, unchanged, writing nothing to GM: it waits "
+                  "for another core (a flag or a lock another program sets), and this model runs the blocks one "
+                  "after another, so nothing else can change them (run programs that wait for one another with "
+                  "target=\"sim\")" + where(site));
+}
+
+inline void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write, bool dma = true,
+                     Site site = Site{}) {
     if (n == 0) return;
     const Region& r = gm_region(api, base);
     const uint8_t* q = static_cast<const uint8_t*>(p);
@@ -358,6 +389,7 @@ inline void gm_check(const char* api, const void* base, const void* p, uint64_t 
         fail(api, std::string(write ? "writes " : "reads ") + std::to_string(n) + " B of GM at byte offset " +
                       std::to_string(static_cast<long long>(q - r.base)) + " of '" + r.name + "' (" +
                       std::to_string(r.bytes) + " B)");
+    spin_watch(api, r, q, n, write, site);
     if (write)
         st().gm_write += n;
     else
@@ -492,7 +524,7 @@ inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t 
 
 template <typename T>
 inline T scalar_gm_read(const char* api, const void* base, const T* p, Site site) {
-    gm_check(api, base, p, sizeof(T), false, false);
+    gm_check(api, base, p, sizeof(T), false, false, site);
     st().scalar_gm++;
     const Region& r = gm_region(api, base);
     const uint8_t* q = reinterpret_cast<const uint8_t*>(p);
@@ -710,17 +742,22 @@ inline void touch(const char* api, const LocalTensor<T>& t, int pipe, bool write
         xbemu::ub_read(api, pipe, t.ptr_, n * sizeof(T));
 }
 
+template <typename T, typename... Us>
+constexpr bool one_of() { return (std::is_same<T, Us>::value || ...); }
 template <typename T>
 inline float tof(T v) { return static_cast<float>(v); }
 
 // Integer vector arithmetic is integer arithmetic on the hardware (int16/int32 lanes), wrapping in
 // two's complement; only half and float compute in floating point. Unsigned types of at least int's
 // width keep the wrap defined in C++ (a uint16 product would otherwise overflow int).
+template <typename T, bool = (sizeof(T) < sizeof(unsigned))>
+struct wrap_type { using type = unsigned; };  // (bool included: make_unsigned<bool> is ill-formed)
+template <typename T>
+struct wrap_type<T, false> { using type = typename std::make_unsigned<T>::type; };
 template <typename T>
 inline T arith(char op, T x, T y) {
     if constexpr (std::is_integral<T>::value) {
-        using U = typename std::conditional<(sizeof(T) < sizeof(unsigned)), unsigned,
-                                            typename std::make_unsigned<T>::type>::type;
+        using U = typename wrap_type<T>::type;
         U a = static_cast<U>(x), b = static_cast<U>(y);
         return static_cast<T>(op == '+' ? a + b : op == '-' ? a - b : a * b);
     } else {
@@ -1008,11 +1045,34 @@ inline void DataCacheCleanAndInvalid(const LocalTensor<T>& dst) {
     dst.live("DataCacheCleanAndInvalid");  // scalar UB access is not cached in the model: nothing to do
 }
 
+// The data-copy atomics (ADK docs/zh/api/SIMD-API/基础API/原子操作/SetAtomicAdd.md, SetAtomicMax(ISASI).md,
+// SetAtomicMin(ISASI).md): later copies to GM combine with what GM holds, element by element, in T:
+// int8_t, int16_t, half, bfloat16_t, int32_t or float on Atlas A2. A copy of another type while one is
+// on, or a NaN under max/min (what the hardware does then is not documented), stops the model.
+namespace detail {
 template <typename T>
-inline void SetAtomicAdd() {
-    if (xbemu::st().atomic) xbemu::fail("SetAtomicAdd", "atomic mode already on");
-    xbemu::st().atomic = 1;
+inline const void* atomic_tag() {
+    static const char tag = 0;
+    return &tag;
 }
+template <typename T>
+inline void set_atomic(const char* api, int kind) {
+    static_assert(std::is_same<T, int8_t>::value || std::is_same<T, int16_t>::value || std::is_same<T, half>::value ||
+                      std::is_same<T, bfloat16_t>::value || std::is_same<T, int32_t>::value ||
+                      std::is_same<T, float>::value,
+                  "SetAtomicAdd/Max/Min: T must be int8_t, int16_t, half, bfloat16_t, int32_t or float on Atlas A2");
+    if (xbemu::st().atomic) xbemu::fail(api, "atomic mode already on (DisableDmaAtomic first)");
+    xbemu::st().atomic = kind;
+    xbemu::st().atomic_type = atomic_tag<T>();
+}
+}  // namespace detail
+
+template <typename T>
+inline void SetAtomicAdd() { detail::set_atomic<T>("SetAtomicAdd", 1); }
+template <typename T>
+inline void SetAtomicMax() { detail::set_atomic<T>("SetAtomicMax", 2); }
+template <typename T>
+inline void SetAtomicMin() { detail::set_atomic<T>("SetAtomicMin", 3); }
 #if XBEMU_CANN_VERSION >= 9
 inline void DisableDmaAtomic() { xbemu::st().atomic = 0; }
 #endif
@@ -1079,8 +1139,22 @@ inline void gm_store(const char* api, const GlobalTensor<T>& dst, uint64_t off, 
                      uint64_t seq) {
     xbemu::gm_check(api, dst.base_, dst.addr_ + off, n * sizeof(T), true);
     xbemu::mte3_gm_write(api, reinterpret_cast<const uint8_t*>(dst.addr_ + off), n * sizeof(T), seq);
-    if (xbemu::st().atomic) {
-        for (uint64_t i = 0; i < n; i++) dst.addr_[off + i] = static_cast<T>(tof(dst.addr_[off + i]) + tof(src[i]));
+    if (int kind = xbemu::st().atomic) {
+        static const char* names[] = {"", "SetAtomicAdd", "SetAtomicMax", "SetAtomicMin"};
+        if (xbemu::st().atomic_type != atomic_tag<T>())
+            xbemu::fail(api, std::string("copies another type than the one ") + names[kind] + " was set for");
+        for (uint64_t i = 0; i < n; i++) {
+            T& g = dst.addr_[off + i];
+            if (kind == 1) {
+                g = arith('+', g, src[i]);  // integers wrap, half/bfloat16 round once from float
+                continue;
+            }
+            if constexpr (!std::is_integral<T>::value) {
+                if (std::isnan(tof(g)) || std::isnan(tof(src[i])))
+                    xbemu::fail(api, std::string(names[kind]) + " of a NaN: the hardware's result is not documented");
+            }
+            if (kind == 2 ? greater(src[i], g) : less(src[i], g)) g = src[i];
+        }
     } else {
         std::memcpy(dst.addr_ + off, src, n * sizeof(T));
     }
@@ -1381,8 +1455,14 @@ XBEMU_SCALAR(Maxs, detail::greater<T>(x, s) ? x : s)
 XBEMU_SCALAR(Mins, detail::less<T>(x, s) ? x : s)
 #undef XBEMU_SCALAR
 
+// Duplicate.md, Atlas A2: T is int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t or float.
+template <typename T>
+constexpr bool is_duplicable() {
+    return detail::one_of<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>();
+}
 template <typename T>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
+    static_assert(is_duplicable<T>(), "Duplicate: 16- and 32-bit types only on A2 (no 8- or 64-bit lanes)");
     detail::count_ok<T>("Duplicate", count);
     detail::touch("Duplicate", dst, xbemu::P_V, true, count);
     for (int32_t i = 0; i < count; i++) dst.ptr_[i] = scalarValue;
@@ -1392,6 +1472,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const uint8_t repeatTime,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
+    static_assert(is_duplicable<T>(), "Duplicate: 16- and 32-bit types only on A2 (no 8- or 64-bit lanes)");
     const uint64_t per = 256 / sizeof(T);
     if (mask > per) xbemu::fail("Duplicate", "mask " + std::to_string(mask) + " above " + std::to_string(per) +
                                                  " elements per repeat for this type");
@@ -1407,78 +1488,180 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
 }
 
 namespace detail {
+// Cast's arithmetic (ADK docs/zh/api/SIMD-API/基础API/数据结构/precision_conversion.md): a value is
+// rounded with the round mode (CAST_NONE = CAST_RINT where precision is lost); a result outside the
+// destination's range saturates ("溢出默认按照饱和模式处理"), integer to integer too (int32 -> int16
+// of 2^31 - 1 is 2^15 - 1, int64 -> int32 of 2^31 is 2^31 - 1). NaN to an integer gives 0 (not
+// documented; modelled). Every source value is exact in long double.
 template <typename T>
-inline T cvt(float x, RoundMode m, const char* api) {
-    double r;
+inline long double wide(T v) {
+    if constexpr (std::is_integral<T>::value) return static_cast<long double>(v);
+    else return static_cast<long double>(static_cast<float>(v));
+}
+inline long double round_int(long double x, RoundMode m, const char* api) {
     switch (m) {
         case RoundMode::CAST_NONE:
-        case RoundMode::CAST_RINT: r = std::nearbyint(x); break;
-        case RoundMode::CAST_FLOOR: r = std::floor(x); break;
-        case RoundMode::CAST_CEIL: r = std::ceil(x); break;
-        case RoundMode::CAST_ROUND: r = std::round(x); break;
-        case RoundMode::CAST_TRUNC: r = std::trunc(x); break;
+        case RoundMode::CAST_RINT: return std::nearbyint(x);
+        case RoundMode::CAST_FLOOR: return std::floor(x);
+        case RoundMode::CAST_CEIL: return std::ceil(x);
+        case RoundMode::CAST_ROUND: return std::round(x);
+        case RoundMode::CAST_TRUNC: return std::trunc(x);
         default: xbemu::fail(api, "round mode not modelled");
     }
-    if (std::is_integral<T>::value) {
-        if (std::isnan(r)) return T(0);
-        double lo = static_cast<double>(std::numeric_limits<T>::min());
-        double hi = static_cast<double>(std::numeric_limits<T>::max());
-        return static_cast<T>(r < lo ? lo : (r > hi ? hi : r));
-    }
+    return x;
+}
+template <typename T>
+inline T saturate(long double r) {
+    if (std::isnan(r)) return T(0);
+    if (r <= static_cast<long double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (r >= static_cast<long double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
     return static_cast<T>(r);
+}
+// The next value of a float type F (bits B) from a finite v toward +inf (dir > 0) or -inf.
+template <typename F, typename B>
+inline F step(F v, int dir) {
+    B b;
+    std::memcpy(&b, static_cast<const void*>(&v), sizeof b);
+    const B sign = B(1) << (8 * sizeof(B) - 1);
+    if ((b & ~sign) == 0) b = dir > 0 ? B(1) : B(sign | 1);
+    else if (((b & sign) == 0) == (dir > 0)) b = B(b + 1);
+    else b = B(b - 1);
+    std::memcpy(static_cast<void*>(&v), &b, sizeof b);
+    return v;
+}
+// x rounded to the float type F with the round mode. Sources of half and bfloat16 results (float,
+// int16) are exact in float, so the float conversion below rounds once.
+template <typename F, typename B>
+inline F round_float(long double x, RoundMode m, const char* api) {
+    F r = static_cast<F>(static_cast<float>(x));
+    if (m == RoundMode::CAST_NONE || m == RoundMode::CAST_RINT || std::isnan(x)) return r;
+    if (m == RoundMode::CAST_ODD) xbemu::fail(api, "CAST_ODD not modelled");
+    long double rv = wide(r);
+    if (rv == x) return r;
+    F lo = r, hi = r;
+    if (std::isinf(rv)) (rv > 0 ? lo : hi) = step<F, B>(r, rv > 0 ? -1 : 1);  // past the largest finite
+    else if (rv < x) hi = step<F, B>(r, 1);
+    else lo = step<F, B>(r, -1);
+    switch (m) {
+        case RoundMode::CAST_FLOOR: return lo;
+        case RoundMode::CAST_CEIL: return hi;
+        case RoundMode::CAST_TRUNC: return x > 0 ? lo : hi;
+        case RoundMode::CAST_ROUND: {
+            long double dl = x - wide(lo), dh = wide(hi) - x;
+            return dl < dh ? lo : (dh < dl ? hi : (x > 0 ? hi : lo));
+        }
+        default: xbemu::fail(api, "round mode not modelled");
+    }
+    return r;
+}
+// float -> float rounds to a whole number ("取整": 0.5 is 0.0 under CAST_RINT, 1.0 under CAST_CEIL).
+template <typename T>
+inline T convert(long double x, bool from_int, bool to_whole, RoundMode m, const char* api) {
+    if (to_whole) return static_cast<T>(round_int(x, m, api));
+    if constexpr (std::is_integral<T>::value) return saturate<T>(from_int ? x : round_int(x, m, api));
+    else if constexpr (std::is_same<T, float>::value) return round_float<float, uint32_t>(x, m, api);
+    else if constexpr (std::is_same<T, half>::value) return round_float<half, uint16_t>(x, m, api);
+    else return round_float<bfloat16_t, uint16_t>(x, m, api);
 }
 template <typename T, typename U>
 constexpr bool same2() { return std::is_same<T, U>::value; }
+// The round modes A2 allows for dst T from src U: 0 = no such Cast; bit 1 = CAST_NONE; bit 2 = the
+// five rounding modes; bit 4 = CAST_ODD (ADK Cast.md, table of Atlas A2; int32 -> half needs
+// SetDeqScale, not modelled).
+template <typename T, typename U>
+constexpr int cast_modes() {
+    constexpr int N = 1, L = 2, O = 4;
+    if constexpr (one_of<U, int8_t, uint8_t>() && same2<T, half>()) return N;
+    else if constexpr (same2<U, int16_t>() && same2<T, half>()) return N | L;
+    else if constexpr (one_of<U, int16_t, half, bfloat16_t>() && same2<T, float>()) return N;
+    else if constexpr (same2<U, half>() && one_of<T, int8_t, uint8_t>()) return N | L;
+    else if constexpr (same2<U, half>() && one_of<T, int16_t, int32_t>()) return L;
+    else if constexpr (same2<U, bfloat16_t>() && same2<T, int32_t>()) return L;
+    else if constexpr (same2<U, int32_t>() && same2<T, int16_t>()) return N;
+    else if constexpr (same2<U, int32_t>() && same2<T, float>()) return N | L;
+    else if constexpr (same2<U, int32_t>() && same2<T, int64_t>()) return N;
+    else if constexpr (same2<U, float>() && one_of<T, int16_t, bfloat16_t, int32_t, float, int64_t>()) return L;
+    else if constexpr (same2<U, float>() && same2<T, half>()) return N | L | O;
+    else if constexpr (same2<U, int64_t>() && same2<T, int32_t>()) return N;
+    else if constexpr (same2<U, int64_t>() && same2<T, float>()) return L;
+    else return 0;
+}
 }  // namespace detail
 
-// Legal (src, dst, mode) combinations on A2 follow the reference's Cast table.
+// Legal (src, dst, mode) combinations on A2 follow the ADK's Cast table for Atlas A2.
 template <typename T, typename U>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
                  const uint32_t count) {
     const char* api = "Cast";
     using namespace detail;
-    bool none = roundMode == RoundMode::CAST_NONE;
-    bool lossy_modes = roundMode == RoundMode::CAST_RINT || roundMode == RoundMode::CAST_FLOOR ||
-                       roundMode == RoundMode::CAST_CEIL || roundMode == RoundMode::CAST_ROUND ||
-                       roundMode == RoundMode::CAST_TRUNC;
-    bool ok;
-    if ((same2<U, half>() || same2<U, bfloat16_t>() || same2<U, int16_t>()) && same2<T, float>())
-        ok = none;
-    else if ((same2<U, int8_t>() || same2<U, uint8_t>()) && same2<T, half>())
-        ok = none;
-    else if (same2<U, float>() && same2<T, half>())
-        ok = true;
-    else if (same2<U, int32_t>() && same2<T, float>())
-        ok = true;
-    else if ((same2<U, float>() && (same2<T, bfloat16_t>() || same2<T, int32_t>() || same2<T, int16_t>() ||
-                                     same2<T, float>())) ||
-             ((same2<U, half>() || same2<U, bfloat16_t>()) && same2<T, int32_t>()) ||
-             (same2<U, half>() && same2<T, int16_t>()))
-        ok = lossy_modes;
-    else if (same2<U, half>() && same2<T, int8_t>())
-        ok = true;
-    else
-        xbemu::fail(api, "this source/destination type pair has no Cast on A2");
-    if (!ok) xbemu::fail(api, "round mode not allowed for this type pair on A2");
+    constexpr int modes = cast_modes<T, U>();
+    if (modes == 0) xbemu::fail(api, "this source/destination type pair has no Cast on A2");
+    const int bit = roundMode == RoundMode::CAST_NONE ? 1 : (roundMode == RoundMode::CAST_ODD ? 4 : 2);
+    if (!(modes & bit)) xbemu::fail(api, "round mode not allowed for this type pair on A2");
     count_ok<T>(api, count);
     xbemu::st().vec_repeats += (uint64_t(count) * (sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U)) + 255) / 256 -
                                (uint64_t(count) * sizeof(T) + 255) / 256;
     touch(api, src, xbemu::P_V, false, count);
     touch(api, dst, xbemu::P_V, true, count);
-    for (uint32_t i = 0; i < count; i++) {
-        float x = tof(src.ptr_[i]);
-        if (std::is_floating_point<T>::value && !same2<T, float>() && !std::is_integral<T>::value) {
-            dst.ptr_[i] = static_cast<T>(x);  // to half: round to nearest even
-        } else if (same2<T, bfloat16_t>()) {
-            dst.ptr_[i] = static_cast<T>(x);
-        } else if (same2<T, float>() && same2<U, float>()) {
-            dst.ptr_[i] = cvt<T>(x, roundMode, api);
-        } else if (std::is_integral<T>::value) {
-            dst.ptr_[i] = cvt<T>(x, roundMode, api);
-        } else {
-            dst.ptr_[i] = static_cast<T>(x);
+    for (uint32_t i = 0; i < count; i++)
+        dst.ptr_[i] = convert<T>(wide(src.ptr_[i]), std::is_integral<U>::value, same2<T, float>() && same2<U, float>(),
+                                 roundMode, api);
+}
+
+// ----- GatherMask with a built-in pattern (vec_gather_mask_intf.h; GatherMask.md) -----------------
+// Pattern 1..7 picks, in each repeat, the even elements, the odd ones, the 1st/2nd/3rd/4th of every
+// four, or all; the picked elements are written one after another from dst[0]. Normal mode
+// (reduceMode false): each repeat reads 256 bytes (mask unused). Counter mode (true; A2 "配置方式一"):
+// each repeat reads the first `mask` elements. T: 16- and 32-bit types on A2.
+enum class GatherMaskMode : uint8_t { VERSION_V1 = 0, VERSION_V2 = 1 };
+struct GatherMaskParams {
+    GatherMaskParams() {}
+    GatherMaskParams(const uint8_t src0BlockStrideIn, const uint16_t repeatTimesIn, const uint16_t src0RepeatStrideIn,
+                     const uint8_t src1RepeatStrideIn)
+        : src0BlockStride(src0BlockStrideIn), repeatTimes(repeatTimesIn), src0RepeatStride(src0RepeatStrideIn),
+          src1RepeatStride(src1RepeatStrideIn) {}
+    uint8_t src0BlockStride = 1;
+    uint16_t repeatTimes = 0;
+    uint16_t src0RepeatStride = 8;
+    uint8_t src1RepeatStride = 8;
+};
+template <typename T>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t src1Pattern,
+                       const bool reduceMode, const uint32_t mask, const GatherMaskParams& params, uint64_t& rsvdCnt) {
+    const char* api = "GatherMask";
+    static_assert(detail::one_of<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>(),
+                  "GatherMask: 16- and 32-bit types only on A2");
+    if (src1Pattern < 1 || src1Pattern > 7) xbemu::fail(api, "src1Pattern " + std::to_string(src1Pattern) +
+                                                                  " outside the built-in patterns 1..7");
+    const uint64_t per = 256 / sizeof(T), blk = 32 / sizeof(T);
+    const uint64_t n = reduceMode ? mask : per;
+    if (reduceMode && (mask == 0 || mask > per))
+        xbemu::fail(api, "counter-mode mask " + std::to_string(mask) + " outside [1, " + std::to_string(per) +
+                             "] elements of one repeat (longer masks are not modelled)");
+    if (params.src0BlockStride == 0) xbemu::fail(api, "src0BlockStride 0");
+    const int p = src1Pattern;
+    auto picked = [p](uint64_t k) {
+        return p == 7 || (p <= 2 ? k % 2 == uint64_t(p - 1) : k % 4 == uint64_t(p - 3));
+    };
+    uint64_t span = 0, out = 0;
+    for (uint32_t r = 0; r < params.repeatTimes; r++)
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t e = r * params.src0RepeatStride * blk + (k / blk) * params.src0BlockStride * blk + k % blk;
+            span = e + 1 > span ? e + 1 : span;
+            out += picked(k);
         }
-    }
+    xbemu::vec_count(uint64_t(params.repeatTimes) * 256);
+    detail::touch(api, src0, xbemu::P_V, false, span);
+    detail::touch(api, dst, xbemu::P_V, true, out);
+    std::vector<T> vals;
+    vals.reserve(out);
+    for (uint32_t r = 0; r < params.repeatTimes; r++)
+        for (uint64_t k = 0; k < n; k++)
+            if (picked(k))
+                vals.push_back(src0.ptr_[r * params.src0RepeatStride * blk + (k / blk) * params.src0BlockStride * blk +
+                                         k % blk]);
+    for (uint64_t i = 0; i < out; i++) dst.ptr_[i] = vals[i];
+    rsvdCnt = out;
 }
 
 namespace detail {

@@ -1,0 +1,133 @@
+"""Kernels the differential fuzzer (tools/fuzz.py, seed 11) found wrong or model-rejected on ascend,
+as small conformance tests against numpy (docs/RELIABILITY.md, campaign 8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xblock
+
+triton = pytest.importorskip("triton")
+tl = triton.language
+
+
+@triton.jit
+def narrow_scalar_shift(a_ptr, s_ptr, o_ptr):
+    pid = tl.program_id(0)
+    a = tl.load(a_ptr + pid)
+    s = tl.load(s_ptr + pid)
+    tl.store(o_ptr + pid, (a << (s & 7)).to(tl.int32) + (a * a).to(tl.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16])
+def test_scalar_arithmetic_of_narrow_ints_wraps_in_its_type(dtype):
+    """C++ computes int8/int16 scalars in int: the generated code casts each result back (36 << 6 is
+    0 in int8, not 2304)."""
+    a = np.array([36, -3, 127, 100, -128, 7], dtype)
+    s = np.array([6, 7, 1, 9, 3, 0], dtype)
+    o = np.zeros(6, np.int32)
+    xblock.jit(narrow_scalar_shift)[(6,)](a, s, o, target="ascend")
+    with np.errstate(over="ignore"):
+        want = (a << (s & 7)).astype(np.int32) + (a * a).astype(np.int32)
+    np.testing.assert_array_equal(o, want)
+
+
+@triton.jit
+def dot_stored_transposed(a_ptr, b_ptr, c_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    r, c, k = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.dot(tl.load(a_ptr + r[:, None] * BK + k[None, :]), tl.load(b_ptr + k[:, None] * BN + c[None, :]))
+    tl.store(c_ptr + r[:, None] + c[None, :] * M, acc, mask=(r < M)[:, None] & (c < N)[None, :])
+
+
+def test_a_dot_result_of_one_row_whose_rows_are_closer_than_its_columns():
+    """M = 1 is specialized, so the rows of the store are 1 element apart, under its 16 columns:
+    Fixpipe wants dstStride >= nSize, and with one valid row the stride is not used (the model
+    stopped the kernel before)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((16, 16)).astype(np.float16), rng.standard_normal((16, 16)).astype(np.float16)
+    c = np.zeros(16, np.float32)
+    xblock.jit(dot_stored_transposed)[(1,)](a, b, c, 1, 13, BM=16, BN=16, BK=16, target="ascend")
+    want = (a.astype(np.float32) @ b.astype(np.float32))[0, :13]
+    np.testing.assert_allclose(c[:13], want, rtol=2e-3, atol=2e-3)
+    assert not c[13:].any()
+
+
+@triton.jit
+def int_sums(x_ptr, o0, o1, o2, o3, R: tl.constexpr, C: tl.constexpr):
+    r = tl.arange(0, R)[:, None]
+    c = tl.arange(0, C)[None, :]
+    x = tl.load(x_ptr + r * C + c)
+    tl.store(o0 + tl.arange(0, C), tl.sum(x, axis=0))
+    tl.store(o1 + tl.arange(0, R), tl.max(x, axis=1))
+    tl.store(o2, tl.sum(tl.reshape(x, (R * C,)), axis=0))
+    tl.store(o3, tl.min(tl.reshape(x, (R * C,)), axis=0))
+
+
+@pytest.mark.parametrize("rows,cols", [(4, 8), (2, 2), (8, 16), (3, 5)])
+def test_int32_reductions_are_exact_past_2_24(rows, cols):
+    """ReduceSum & co. take half or float only: int32 sums went through float and lost the low bits
+    of values past 2**24; now the integer Add/Max/Min fold halves, then scalars finish."""
+    x = (np.arange(rows * cols, dtype=np.int64) * 977 + 2**24 + 1).astype(np.int32).reshape(rows, cols)
+    x[0, 0] = -2**31 + 5
+    outs = [np.zeros(cols, np.int32), np.zeros(rows, np.int32), np.zeros(1, np.int32), np.zeros(1, np.int32)]
+    xblock.jit(int_sums)[(1,)](x, *outs, R=rows, C=cols, target="ascend")
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(outs[0], x.sum(0, dtype=np.int32))
+        np.testing.assert_array_equal(outs[1], x.max(1))
+        np.testing.assert_array_equal(outs[2], [x.sum(dtype=np.int32)])
+        np.testing.assert_array_equal(outs[3], [x.min()])
+
+
+@triton.jit
+def column_min_plus(x_ptr, y_ptr, o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    m = (r < M)[:, None] & (c < N)[None, :]
+    x = tl.load(x_ptr + r[:, None] * N + c[None, :], mask=m, other=0.0)
+    y = tl.load(y_ptr + r[:, None] * N + c[None, :], mask=m, other=-0.5)
+    tl.store(o_ptr + r[:, None] * N + c[None, :], y + tl.min(x, 0, keep_dims=True), mask=m)
+
+
+@pytest.mark.parametrize("m,n", [(1, 1), (2, 2), (2, 1)])
+def test_a_column_reduction_of_rows_shorter_than_32_bytes(m, n):
+    """Rows of 2 floats (8 bytes): the vector unit cannot start an instruction at row 1 (the model
+    stopped the kernel: UB address not 32-byte aligned); scalar loops reduce them."""
+    rng = np.random.default_rng(m * 10 + n)
+    x, y = rng.standard_normal((m, n)).astype(np.float32), rng.standard_normal((m, n)).astype(np.float32)
+    o = np.zeros((m, n), np.float32)
+    xblock.jit(column_min_plus)[(1,)](x, y, o, m, n, BM=2, BN=2, target="ascend")
+    xp = np.zeros((2, 2), np.float32)
+    xp[:m, :n] = x
+    np.testing.assert_allclose(o, y + xp.min(0, keepdims=True)[:, :n], rtol=1e-6)
+
+
+@triton.jit
+def row_max(x_ptr, o_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    tl.store(o_ptr + r, tl.max(tl.load(x_ptr + r[:, None] * BN + c[None, :]), axis=1))
+
+
+def test_a_row_reduction_of_rows_shorter_than_32_bytes():
+    x = np.random.default_rng(3).standard_normal((4, 2)).astype(np.float32)
+    o = np.zeros(4, np.float32)
+    xblock.jit(row_max)[(1,)](x, o, BM=4, BN=2, target="ascend")
+    np.testing.assert_array_equal(o, x.max(1))
+
+
+@triton.jit
+def dot_of_constants(o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    v = tl.dot(tl.full((BM, BK), 2.0, tl.float16), tl.full((BK, BN), 1.0, tl.float16))
+    tl.store(o_ptr + r[:, None] * N + c[None, :], v, mask=(r < M)[:, None] & (c < N)[None, :])
+
+
+@pytest.mark.parametrize("bm,bk", [(1, 1), (16, 16)])
+def test_a_dot_of_constant_blocks(bm, bk):
+    """The vector core fills the operands, then copies them to the Cube's input slot: the copy waits
+    for the fill (V -> MTE3), and the result comes back in whole 32-byte blocks."""
+    o = np.zeros((bm, bm), np.float32)
+    xblock.jit(dot_of_constants)[(1,)](o, bm, bm, BM=bm, BN=bm, BK=bk, target="ascend")
+    np.testing.assert_array_equal(o, np.full((bm, bm), 2.0 * bk, np.float32))
