@@ -68,3 +68,21 @@ def test_debug_mode_keeps_internal_frames(monkeypatch):
     with pytest.raises(Exception) as info:
         xblock.compile(bad, target="sim", signature={"x_ptr": "*fp32", "n": "i32"})
     assert any("/xblock/frontend/" in f for f in _frames(info.value)), _frames(info.value)
+
+
+@xblock.autotune(configs=[xblock.Config({"BLOCK": 16}), xblock.Config({"BLOCK": 32})], key=[])
+@xblock.jit
+def tuned_oob(x_ptr, BLOCK: xl.constexpr):
+    xl.store(x_ptr + xl.arange(0, BLOCK), 1.0)
+
+
+def test_an_autotuned_launch_error_has_no_runtime_frames(monkeypatch):
+    monkeypatch.delenv("XBLOCK_DEBUG", raising=False)
+    x = np.zeros(8, np.float32)
+    with pytest.raises(xblock.XBlockError) as info:
+        tuned_oob[(1,)](x, target="sim")
+    err = info.value
+    assert err.__suppress_context__
+    frames = _frames(err)
+    assert not [f for f in frames if "/xblock/" in f and not f.endswith("autotune.py")], frames
+    assert len([f for f in frames if f.endswith("autotune.py")]) <= 1, frames

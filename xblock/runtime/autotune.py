@@ -32,6 +32,7 @@ from ..errors import (
     XBlockError,
     XBlockWarning,
     at_kernel,
+    surface,
 )
 from ..frontend.source import XBLOCK_TUNER, is_triton_tuner
 from . import cost_model, pool
@@ -177,7 +178,13 @@ class _Tuner:
         return self.fn.source.fn
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+        def launch(*args, **kwargs):
+            try:
+                return self.run(*args, grid=grid, **kwargs)
+            except XBlockError as e:  # shown from here, as JITFunction's launches: no frame of xblock's
+                raise surface(e) from None
+
+        return launch
 
     def __call__(self, *args, **kwargs):
         raise KernelCallError(at_kernel(self.source, f"{self.__name__} is a kernel: launch it with "
