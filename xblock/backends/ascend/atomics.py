@@ -14,7 +14,6 @@ every other atomic is an error naming the API it would need; xb.atomic_cas is in
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import scf
 
 from ...dialects import ascendc as A
 from .access import gm_tensor, segments, store_tile
@@ -93,10 +92,4 @@ def _scalar_atomic(ctx, op, which: str, elem: str) -> None:
         A.op("set_atomic_none", [])
         ctx.sync("MTE3_S")  # the scratch block may be written again by the next scalar
 
-    if segments(op)[2]:
-        ifop = scf.IfOp(ctx.scalar(op.operands[2]), [], has_else=False)
-        with ir.InsertionPoint(ifop.then_block):
-            put()
-            scf.YieldOp([])
-    else:
-        put()
+    ctx.when(ctx.scalar(op.operands[2]) if segments(op)[2] else None, put)

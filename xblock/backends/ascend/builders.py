@@ -93,6 +93,23 @@ class Builders:
         A.op("set_flag", [e], event=event)
         A.op("wait_flag", [e], event=event)
 
+    def line_base(self, m, n: int, post: int):
+        """The first element of line `m` of a block seen as [pre, n, post] (the lines run along n)."""
+        if post == 1:
+            return self.mul(m, self.c64(n))
+        return self.add(self.mul(arith.DivSIOp(m, self.c64(post)).result, self.c64(n * post)),
+                        arith.RemSIOp(m, self.c64(post)).result)
+
+    def when(self, cond, body) -> None:
+        """`body()` under the scalar condition `cond` (no `if` when cond is None)."""
+        if cond is None:
+            body()
+            return
+        ifop = scf.IfOp(cond, [], has_else=False)
+        with ir.InsertionPoint(ifop.then_block):
+            body()
+            scf.YieldOp([])
+
     def for_range(self, lb, ub, step=1):
         """An scf.for over i64 [lb, ub); returns the op (body via .body, index via .induction_variable)."""
         lb = lb if isinstance(lb, ir.Value) else self.c64(lb)

@@ -237,11 +237,7 @@ def _scalar_reduce(ctx, op, kind: str, axis: int) -> None:
     loop = ctx.for_range(0, pre * post)
     with ir.InsertionPoint(loop.body):
         m = loop.induction_variable
-        if post == 1:
-            base = ctx.mul(m, ctx.c64(n))
-        else:
-            base = ctx.add(ctx.mul(arith.DivSIOp(m, ctx.c64(post)).result, ctx.c64(n * post)),
-                           arith.RemSIOp(m, ctx.c64(post)).result)
+        base = ctx.line_base(m, n, post)
         for out, v in zip(outs, fold(base)):
             A.op("set_value", [out.value, m, scalar_convert(ctx, v, out.elem)])
         scf.YieldOp([])

@@ -258,11 +258,7 @@ def _scalar(ctx, op, kind, shape, axis, reverse) -> None:
     lanes = ctx.for_range(0, pre * post)
     with ir.InsertionPoint(lanes.body):
         m = lanes.induction_variable
-        if post == 1:
-            base = ctx.mul(m, ctx.c64(n))
-        else:
-            base = ctx.add(ctx.mul(arith.DivSIOp(m, ctx.c64(post)).result, ctx.c64(n * post)),
-                           arith.RemSIOp(m, ctx.c64(post)).result)
+        base = ctx.line_base(m, n, post)
 
         def at(j):
             j = ctx.sub(ctx.c64(n - 1), j) if reverse else j

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import scf
-
 from ...dialects import ascendc as A
 from .access import gm_tensor, scalar_to_gm, segments, store_tile
 from .rules import rule
@@ -25,10 +22,4 @@ def _store(ctx, op):
     def put():
         scalar_to_gm(ctx, gm, ctx.scalar(value), A.elem_of(root.type))
 
-    if seg[2]:
-        ifop = scf.IfOp(ctx.scalar(op.operands[2]), [], has_else=False)
-        with ir.InsertionPoint(ifop.then_block):
-            put()
-            scf.YieldOp([])
-    else:
-        put()
+    ctx.when(ctx.scalar(op.operands[2]) if seg[2] else None, put)
