@@ -76,3 +76,25 @@ def test_a_bool_load_with_a_block_other_combines_the_bit_masks(n):
     o = np.zeros(192, bool)
     xblock.jit(bools_or_block)[(3,)](x, y, o, n, BLOCK=64, target="ascend")
     np.testing.assert_array_equal(o, np.where(np.arange(192) < n, x, y > 0.5))
+
+
+@triton.jit
+def where_of_bools(c_ptr, x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    m = i < n
+    c = tl.load(c_ptr + i, mask=m, other=0) > 0
+    x = tl.load(x_ptr + i, mask=m, other=0.0)
+    y = tl.load(y_ptr + i, mask=m, other=0.0)
+    tl.store(o_ptr + i, tl.where(c, x > 0.5, y < 0.2), mask=m)
+
+
+@pytest.mark.parametrize("n", [1, 63, 64])
+def test_where_between_bool_blocks_combines_the_bit_masks(n):
+    rng = np.random.default_rng(n)
+    c = rng.integers(-3, 3, 64).astype(np.int32)
+    x, y = rng.random(64).astype(np.float32), rng.random(64).astype(np.float32)
+    o = np.zeros(64, bool)
+    xblock.jit(where_of_bools)[(1,)](c, x, y, o, n, BLOCK=64, target="ascend")
+    want = np.where(c > 0, x > 0.5, y < 0.2)
+    want[n:] = False
+    np.testing.assert_array_equal(o, want)

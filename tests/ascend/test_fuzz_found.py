@@ -131,3 +131,24 @@ def test_a_dot_of_constant_blocks(bm, bk):
     o = np.zeros((bm, bm), np.float32)
     xblock.jit(dot_of_constants)[(1,)](o, bm, bm, BM=bm, BN=bm, BK=bk, target="ascend")
     np.testing.assert_array_equal(o, np.full((bm, bm), 2.0 * bk, np.float32))
+
+
+@triton.jit
+def bool_permute_and_broadcast(x_ptr, o_ptr, b_ptr, R: tl.constexpr, C: tl.constexpr):
+    r = tl.arange(0, R)[:, None]
+    c = tl.arange(0, C)[None, :]
+    m = tl.load(x_ptr + r * C + c) > 0.5
+    tl.store(o_ptr + tl.arange(0, C)[:, None] * R + tl.arange(0, R)[None, :], tl.trans(m))
+    col = tl.load(x_ptr + tl.arange(0, R) * C) > 0.5
+    tl.store(b_ptr + r * C + c, tl.broadcast_to(col[:, None], (R, C)))
+
+
+@pytest.mark.parametrize("rows,cols", [(16, 16), (4, 8), (32, 16)])
+def test_bool_blocks_permute_and_broadcast(rows, cols):
+    """Bit masks move as half lanes of 1.0/0.0 and are compared back (a permute of a bool block was
+    refused; a broadcast one stored directly freed its queue buffer before use)."""
+    x = np.random.default_rng(rows + cols).random((rows, cols)).astype(np.float32)
+    o, b = np.zeros((cols, rows), bool), np.zeros((rows, cols), bool)
+    xblock.jit(bool_permute_and_broadcast)[(1,)](x, o, b, R=rows, C=cols, target="ascend")
+    np.testing.assert_array_equal(o, (x > 0.5).T)
+    np.testing.assert_array_equal(b, np.broadcast_to((x[:, 0] > 0.5)[:, None], (rows, cols)))

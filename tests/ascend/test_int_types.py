@@ -137,3 +137,25 @@ def test_bools_to_and_from_ints():
                     flag.astype(np.float16) - (x == 0).astype(np.float16), np.where(flag, x, -x)]
         for k, (g, w) in enumerate(zip(outs["ascend"], want)):
             np.testing.assert_array_equal(g, w, err_msg=f"numpy output {k}, n = {n}")
+
+
+@xblock.jit
+def int64_bit_ops(x_ptr, y_ptr, o1, o2, o3, o4, s, B: xl.constexpr):
+    i = xl.arange(0, B)
+    a = xl.load(x_ptr + i)
+    b = xl.load(y_ptr + i)
+    xl.store(o1 + i, a & b)
+    xl.store(o2 + i, a | s)
+    xl.store(o3 + i, a ^ b)
+    xl.store(o4 + i, a ^ -1)
+
+
+def test_int64_and_or_xor_run_bit_by_bit():
+    """No 64-bit lanes, but and/or/xor act on each bit alone: int64 tiles go through 16-bit lanes."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-2**63, 2**63 - 1, 32, dtype=np.int64) for _ in range(2))
+    outs = [np.zeros(32, np.int64) for _ in range(4)]
+    s = -(2**40) + 12345
+    xblock.jit(int64_bit_ops)[(1,)](a, b, *outs, s, B=32, target="ascend")
+    for got, want in zip(outs, [a & b, a | s, a ^ b, ~a]):
+        np.testing.assert_array_equal(got, want)

@@ -82,7 +82,8 @@ def _bitwise(ctx, op):
     elem, shape, kind = elem_of(r.type), shape_of(r.type), KIND[op.name]
     if elem == "i1":
         return _mask_xor(ctx, op, shape)
-    _lanes(ctx, elem, kind)
+    if elem != "i64":  # and, or, xor work bit by bit: int64 tiles as 16-bit lanes like the others
+        _lanes(ctx, elem, kind)
     (x, a), (y, b) = ((o, _held(ctx, o)) for o in op.operands)
     if isinstance(a, Splat) and isinstance(b, Splat):
         ctx.vmap[r] = Splat(elem, shape, scalar=SCALAR[kind](ctx.splat_scalar(a), ctx.splat_scalar(b)).result)

@@ -104,17 +104,10 @@ def _broadcast(ctx, op):
             or numel(src_shape) == numel(shape):
         return _view(ctx, op)
     if elem_of(r.type) == "i1":  # a bit mask: its lanes as 1.0/0.0 (Select), broadcast, compared back
-        bits = mask_of(ctx, op.operands[0], src_shape)
-        ones = ctx.temp("f32", src_shape)
-        A.op("duplicate", [ones.value, ctx.cst("f32", 1.0), ctx.c64(ones.padded)])
-        lanes = ctx.temp("f32", src_shape)
-        A.op("select", [lanes.value, bits.value, ones.value, ctx.cst("f32", 0.0), ctx.c64(lanes.padded)],
-             mode="VSEL_TENSOR_SCALAR_MODE")
+        lanes = _mask_lanes(ctx, op.operands[0], src_shape, "f32")
         wide = ctx.temp("f32", shape)
         _broadcast_tile(ctx, lanes, wide, src_shape, shape)
-        out = ctx.new_tile("ui8", shape, ctx.name_for(op), result=r)
-        A.op("compare_scalar", [out.value, wide.value, ctx.cst("f32", 0.0), ctx.c64(wide.padded)], mode="NE")
-        ctx.vmap[r] = out
+        _lanes_to_mask(ctx, op, wide)
         return
     t = ctx.tile(op.operands[0])
     out = ctx.new_tile(t.elem, shape, ctx.name_for(op), result=r)
@@ -204,15 +197,19 @@ def _trans(ctx, op):
     src_shape, perm = _collapse(shape_of(op.operands[0].type), order)
     if perm == sorted(perm):  # the same row-major data
         return _view(ctx, op)
-    if elem_of(r.type) == "i1":
-        raise ctx.error("a permute of a bool block is not supported on ascend: masks are bit masks there "
-                        "(convert with `.to(tl.int32)` first)")
-    t = ctx.tile(op.operands[0])
-    out = ctx.new_tile(t.elem, shape_of(r.type), ctx.name_for(op), result=r)
+    mask = elem_of(r.type) == "i1"  # a bit mask: permuted as half lanes of 1.0/0.0, compared back
+    if mask:
+        t = _mask_lanes(ctx, op.operands[0], shape_of(op.operands[0].type), "f16")
+        out = ctx.temp("f16", shape_of(r.type))
+    else:
+        t = ctx.tile(op.operands[0])
+        out = ctx.new_tile(t.elem, shape_of(r.type), ctx.name_for(op), result=r)
     if perm in ([1, 0], [0, 2, 1]) and can_transpose(t.elem, *src_shape[-2:]):
         batch = src_shape[0] if len(src_shape) == 3 else 1
         rows, cols = src_shape[-2:]
         transpose(ctx, t.value, out.value, t.elem, rows, cols, batch)
+        if mask:
+            return _lanes_to_mask(ctx, op, out)
         ctx.vmap[r] = out
         return
     dims = [src_shape[p] for p in perm]
@@ -221,4 +218,25 @@ def _trans(ctx, op):
              "TransDataTo5HD blocks; it runs as a scalar GetValue/SetValue loop")
     src_strides = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
     _index_loop(ctx, t, out, dims, [src_strides[p] for p in perm])
+    if mask:
+        return _lanes_to_mask(ctx, op, out)
+    ctx.vmap[r] = out
+
+
+def _mask_lanes(ctx, value, shape, elem: str):
+    """The bit mask `value` as a tile of 1.0 and 0.0 in `elem` (a Select)."""
+    bits = mask_of(ctx, value, shape)
+    ones = ctx.temp(elem, shape)
+    A.op("duplicate", [ones.value, ctx.cst(elem, 1.0), ctx.c64(ones.padded)])
+    lanes = ctx.temp(elem, shape)
+    A.op("select", [lanes.value, bits.value, ones.value, ctx.cst(elem, 0.0), ctx.c64(lanes.padded)],
+         mode="VSEL_TENSOR_SCALAR_MODE")
+    return lanes
+
+
+def _lanes_to_mask(ctx, op, lanes) -> None:
+    """op's result: the bit mask of the nonzero lanes of `lanes`."""
+    r = op.result
+    out = ctx.new_tile("ui8", shape_of(r.type), ctx.name_for(op))  # (bits: never the tile a store sends)
+    A.op("compare_scalar", [out.value, lanes.value, ctx.cst(lanes.elem, 0.0), ctx.c64(lanes.padded)], mode="NE")
     ctx.vmap[r] = out

@@ -71,15 +71,8 @@ def _bool_load_then_select(ctx, op, mask, other):
     r = op.result
     shape = shape_of(r.type)
     _load_into(ctx, op, False)
-    bits = Bits(ctx, shape, "ui8")
     on, loaded, alt = (mask_of(ctx, v, shape) for v in (mask, r, other))
-    out = ctx.new_tile("ui8", shape, ctx.name_for(op))
-    bits.logic("and", out, on, loaded)
-    off = bits.invert(bits.new(), on)
-    bits.logic("and", off, off, alt)
-    bits.logic("or", out, out, off)
-    bits.done(off)
-    ctx.vmap[r] = out
+    ctx.vmap[r] = Bits(ctx, shape, "ui8").choose(ctx.new_tile("ui8", shape, ctx.name_for(op)), on, loaded, alt)
 
 
 def _load_into(ctx, op, with_other: bool):

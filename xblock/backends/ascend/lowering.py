@@ -295,6 +295,8 @@ def _select(ctx, op):
         ctx.vmap[r] = Struct(r)
         return
     elem = elem_of(r.type)
+    if elem == "i1":
+        return _select_masks(ctx, op)
     if select_types(elem) is None:
         raise ctx.error(f"select on {elem} blocks is not supported on ascend: the 910B vector unit selects 16- and "
                         f"32-bit lanes")
@@ -324,6 +326,14 @@ def _select(ctx, op):
     else:
         A.op("select", [view(out), mask.value, view(a), view(b), n], mode="VSEL_TENSOR_TENSOR_MODE")
     finish(ctx, op, out, ce, exact=True)
+
+
+def _select_masks(ctx, op):
+    """`where(c, a, b)` of bool blocks: their bit masks as (c & a) | (~c & b), 16 bits at a time."""
+    r = op.result
+    shape = shape_of(r.type)
+    c, a, b = (mask_of(ctx, v, shape) for v in op.operands)
+    ctx.vmap[r] = Bits(ctx, shape, "ui8").choose(ctx.new_tile("ui8", shape, ctx.name_for(op)), c, a, b)
 
 
 @rule("arith.extui", "arith.uitofp")

@@ -691,6 +691,16 @@ class Bits:
     def invert(self, out: Tile, a: Tile) -> Tile:
         return self.lanes16("Not", out, a)
 
+    def choose(self, out: Tile, c: Tile, a: Tile, b: Tile) -> Tile:
+        """The bits of `a` where `c`'s are set, of `b` elsewhere: (c & a) | (~c & b) (bit masks,
+        which Select cannot move: it has no 1-bit lanes)."""
+        off = self.invert(self.new(), c)
+        self.logic("and", off, off, b)
+        self.logic("and", out, c, a)
+        self.logic("or", out, out, off)
+        self.done(off)
+        return out
+
     # ----- shifts
     def shift(self, kind: str, out: Tile, x: Tile, count) -> Tile:
         """x shifted by a scalar count in [0, width) (an int, or a scalar value already reduced)."""
