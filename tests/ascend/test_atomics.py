@@ -5,11 +5,14 @@ kernel line that name the missing API (atomic_cas and spin locks: test_atomic_ca
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import xblock
 import xblock.language as xl
+from xblock.errors import XBlockWarning
 
 SIG = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
 
@@ -118,3 +121,27 @@ def test_the_model_of_set_atomic_max(value, atomic_t, error):
         launch((1, 1, 1), [x])
     # DataCopy carries no call site in the model: the error is reported at the kernel's def line
     assert str(e.value).startswith(f"{PLANTED}:1: ") and f"DataCopy(UB->GM): {error}" in str(e.value), str(e.value)
+
+
+@xblock.jit
+def scattered_atomics(x_ptr, o_ptr, m_ptr, n, BLOCK: xl.constexpr):
+    i = xl.program_id(0) * BLOCK + xl.arange(0, BLOCK)
+    m = i < n
+    x = xl.load(x_ptr + i, mask=m, other=0.0)
+    xl.atomic_add(o_ptr + i % 7, x, mask=m)
+    xl.atomic_max(m_ptr + (i % 5) * 3, i, mask=m)
+
+
+@pytest.mark.parametrize("n", [1, 63, 200])
+def test_atomics_on_scattered_addresses_run_lane_by_lane(n):
+    """Addresses that are not rows (`i % 7`, strided, repeated): one data-copy atomic per lane."""
+    x = np.random.default_rng(n).integers(-4, 5, 256).astype(np.float32)
+    o, mx = np.zeros(7, np.float32), np.full(15, -1, np.int32)
+    with warnings.catch_warnings():  # (the first compile warns: "this atomic is a scatter ...")
+        warnings.simplefilter("ignore", XBlockWarning)
+        xblock.jit(scattered_atomics)[(4,)](x, o, mx, n, BLOCK=64, target="ascend")
+    want, wm = np.zeros(7, np.float32), np.full(15, -1, np.int32)
+    np.add.at(want, np.arange(n) % 7, x[:n])
+    np.maximum.at(wm, (np.arange(n) % 5) * 3, np.arange(n, dtype=np.int32))
+    np.testing.assert_array_equal(o, want)
+    np.testing.assert_array_equal(mx, wm)

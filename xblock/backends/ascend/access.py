@@ -268,10 +268,8 @@ def store_tile(ctx, op, atomic: str | None):
         ctx.vmap[value] = t
     acc = ctx.ps.tile_access(ptr, mask)
     sz = SIZE[elem]
-    if needs_scalar_loop(ctx, acc, sz):
-        if atomic:
-            raise ctx.error("atomics on gathered addresses are not supported")
-        return scatter_store(ctx, op, ptr, value, mask, elem)
+    if needs_scalar_loop(ctx, acc, sz):  # gathered addresses: lane by lane (an atomic per lane)
+        return scatter_store(ctx, op, ptr, value, mask, elem, atomic)
     t = to_vecout(ctx, value, elem, op)
     if t.scalar_written:  # SetValue writes (scalar pipe) must land before MTE3 reads the buffer
         ctx.sync("S_MTE3")
@@ -330,23 +328,32 @@ def _store_head(ctx, acc, gm, out, elem, rows, r0, c0, head):
                            ctx.c64(0), dst_gap], is_pad=False)
 
 
-def scalar_to_gm(ctx, gm, value, elem: str) -> None:
+def scalar_to_gm(ctx, gm, value, elem: str, atomic: str | None = None) -> None:
     """Store one scalar at `gm` (a GlobalTensor view) through UB: SetValue into a 32-byte scratch block,
     then a one-element DataCopyPad (MTE3 writes exactly those bytes). A GM SetValue would go through
-    the core's DataCache, whose write-back of the whole 64-byte line races with other cores' rows."""
+    the core's DataCache, whose write-back of the whole 64-byte line races with other cores' rows.
+    With `atomic` (add, max, min), the copy runs under that data-copy atomic."""
     if not ctx.soc.has_data_copy_pad:  # 310P: no exact-length copy; the line is flushed at once
+        if atomic:
+            raise ctx.error(f"a scalar atomic needs DataCopyPad (an exact one-element copy to GM), which "
+                            f"{ctx.soc.name} lacks: use a block of values")
         A.op("set_value", [gm, ctx.c64(0), value])
         A.op("dcci", [gm])
         return
     h = ctx.temp(elem, (32 // SIZE[elem],))
     A.op("set_value", [h.value, ctx.c64(0), value])
     ctx.sync("S_MTE3")
+    if atomic:
+        A.op(f"set_atomic_{atomic}", [], dtype=elem)
     A.op("data_copy_pad", [gm, h.value, ctx.c64(1), ctx.c64(SIZE[elem]), ctx.c64(0), ctx.c64(0)], is_pad=False)
+    if atomic:
+        A.op("set_atomic_none", [])
     ctx.sync("MTE3_S")  # the scratch block may be written again by the next scalar
 
 
-def scatter_store(ctx, op, ptr, value, mask, elem):
-    p, b = scalar_access(ctx, ptr, mask, "store", "scatter")
+def scatter_store(ctx, op, ptr, value, mask, elem, atomic: str | None = None):
+    """A store (or a data-copy atomic) lane by lane, each lane one scalar_to_gm."""
+    p, b = scalar_access(ctx, ptr, mask, "atomic" if atomic else "store", "scatter")
     src = ctx.tile(value)
     if src.kind == "vecout":  # computed into an output queue buffer: take it through the queue
         A.op("enque", [src.value], queue=src.queue.name)
@@ -362,14 +369,9 @@ def scatter_store(ctx, op, ptr, value, mask, elem):
         addr = lane_address(ctx, p, idx)
         on = lane_on(ctx, b, idx) if b is not None else None
         def put():
-            scalar_to_gm(ctx, ctx.at(gm, addr), A.op("get_value", [src.value, lane], ir.Type.parse(elem)), elem)
+            scalar_to_gm(ctx, ctx.at(gm, addr), A.op("get_value", [src.value, lane], ir.Type.parse(elem)), elem,
+                         atomic)
 
-        if on is None:
-            put()
-        else:
-            ifop = scf.IfOp(on, [], has_else=False)
-            with ir.InsertionPoint(ifop.then_block):
-                put()
-                scf.YieldOp([])
+        ctx.when(on, put)
 
     lane_loops(ctx, shape, body)

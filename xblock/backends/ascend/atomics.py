@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dialects import ascendc as A
-from .access import gm_tensor, segments, store_tile
+from .access import gm_tensor, scalar_to_gm, segments, store_tile
 from .rules import rule
-from .values import SIZE, elem_of
+from .values import elem_of
 
 DOCS = "asc-devkit docs/zh/api/SIMD-API/基础API/原子操作/"
 DMA = {"add": "add", "fadd": "add", "max": "max", "min": "min"}  # xb kind -> the data-copy atomic
@@ -74,22 +73,11 @@ def _atomic(ctx, op):
 def _scalar_atomic(ctx, op, which: str, elem: str) -> None:
     """One element: SetValue into a 32-byte scratch block, then a one-element DataCopyPad to GM (it
     writes exactly those bytes) under the data-copy atomic."""
-    if not ctx.soc.has_data_copy_pad:
-        raise ctx.error(f"a scalar atomic needs DataCopyPad (an exact one-element copy to GM), which "
-                        f"{ctx.soc.name} lacks: use a block of values")
     p = ctx.ps.pointer(op.operands[0])
     if p is None:
         raise ctx.error("this atomic's address is not a kernel argument plus an offset")
     gm = ctx.at(gm_tensor(ctx, p.root), ctx.lin(p.offset.base))
     value = ctx.scalar(op.operands[1])
 
-    def put():
-        h = ctx.temp(elem, (32 // SIZE[elem],))
-        A.op("set_value", [h.value, ctx.c64(0), value])
-        ctx.sync("S_MTE3")
-        A.op(f"set_atomic_{which}", [], dtype=elem)
-        A.op("data_copy_pad", [gm, h.value, ctx.c64(1), ctx.c64(SIZE[elem]), ctx.c64(0), ctx.c64(0)], is_pad=False)
-        A.op("set_atomic_none", [])
-        ctx.sync("MTE3_S")  # the scratch block may be written again by the next scalar
-
-    ctx.when(ctx.scalar(op.operands[2]) if segments(op)[2] else None, put)
+    ctx.when(ctx.scalar(op.operands[2]) if segments(op)[2] else None,
+             lambda: scalar_to_gm(ctx, gm, value, elem, which))
