@@ -191,3 +191,13 @@ def _constant(x: ir.Value):
         return None
     a = o.attributes["value"]
     return ir.FloatAttr(a).value if str(x.type) in FLOAT else ir.IntegerAttr(a).value
+
+
+def combine_scalars(ctx, op, accs: list, xs: list) -> list:
+    """The combine region of a generic reduce or scan `op`, lowered on scalars: combine(accs, xs)."""
+    body = op.regions[0].blocks[0]
+    for arg, v in zip(body.arguments, accs + xs):
+        ctx.vmap[arg] = v
+    out: list = []
+    lower_nested(ctx, body, lambda y: out.extend(ctx.scalar(v) for v in y.operands))
+    return out

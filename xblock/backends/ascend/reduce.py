@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-from .combine import lower_nested
+from .combine import combine_scalars
 from .rules import rule
 from .tiles import (
     FOLD,
@@ -146,12 +146,7 @@ def _combine(ctx, op, kind: str, accs: list, xs: list) -> list:
         cls = {"sum": (arith.AddFOp, arith.AddIOp), "max": (arith.MaxNumFOp, arith.MaxSIOp),
                "min": (arith.MinNumFOp, arith.MinSIOp)}[kind][0 if fl else 1]
         return [cls(a, x).result]
-    body = op.regions[0].blocks[0]
-    for arg, v in zip(body.arguments, accs + xs):
-        ctx.vmap[arg] = v
-    out: list = []
-    lower_nested(ctx, body, lambda y: out.extend(ctx.scalar(v) for v in y.operands))
-    return out
+    return combine_scalars(ctx, op, accs, xs)
 
 
 def _pairwise(ctx, op, work: list, base, n: int, post: int) -> list:

@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-from .combine import BUILTIN, RowCombine, compute_elem, lower_nested, vector_reason, work
+from .combine import BUILTIN, RowCombine, combine_scalars, compute_elem, vector_reason, work
 from .rules import rule
 from .tiles import after_scalar_writes, as_elem, before_scalar_reads, cast, fill, scalar_convert
 from .transpose import can_transpose, transpose
@@ -294,9 +294,4 @@ def _scalar_combine(ctx, op, kind: str, accs: list, xs: list) -> list:
         f = str(a.type) in FLOAT
         cls = (arith.AddFOp if f else arith.AddIOp) if kind == "cumsum" else (arith.MulFOp if f else arith.MulIOp)
         return [cls(a, x).result]
-    body = op.regions[0].blocks[0]
-    for arg, v in zip(body.arguments, accs + xs):
-        ctx.vmap[arg] = v
-    out: list = []
-    lower_nested(ctx, body, lambda y: out.extend(ctx.scalar(v) for v in y.operands))
-    return out
+    return combine_scalars(ctx, op, accs, xs)
