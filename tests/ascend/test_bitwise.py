@@ -221,17 +221,9 @@ def int16_umulhi_kernel(a_ptr, out_ptr, BLOCK: xl.constexpr):
     xl.store(out_ptr + offs, xl.umulhi(a, a))
 
 
-@xblock.jit
-def int64_shift_kernel(a_ptr, out_ptr, BLOCK: xl.constexpr):
-    offs = xl.arange(0, BLOCK)
-    xl.store(out_ptr + offs, xl.load(a_ptr + offs) >> 3)
-
-
 @pytest.mark.parametrize("kernel, dt, n_args, says", [
     (int8_block_shift_kernel, np.int8, 3, "shifting int8 lanes by a block of counts is not supported on ascend"),
     (int16_umulhi_kernel, np.int16, 2, "umulhi needs int32, int64, uint32 or uint64 operands (as in Triton)"),
-    (int64_shift_kernel, np.int64, 2, "`>>` on i64 blocks is not supported on ascend: the 910B vector unit has no "
-                                      "64-bit integer lanes"),
 ])
 def test_what_ascend_refuses_is_said_at_the_line(kernel, dt, n_args, says):
     arrays = [np.zeros(64, dt) for _ in range(n_args)]

@@ -7,7 +7,8 @@
 - `out_dtype` (fp16 results of fp16 inputs, int32 of int8, fp64, bf16 inputs, float8 on the sim);
 - batched (3-D) dots, batch 1 and 3 (a ragged BLOCK_B of 4), with masks at ragged M/N/K edges;
 - cuda compile-only: the precision, `maxNumImpreciseAcc` and the 3-D shapes reach `tt.dot`;
-- ascend: fp16/bf16 dots ignore the precision; fp32 and 3-D dots are errors at the dot's line.
+- ascend: every precision of an fp32 dot is the plain fp32 product (the Cube's HF32 mode stays off), so it
+  matches the "ieee" model; 3-D dots run matrix by matrix; fp64 dots are errors at the dot's line.
 """
 
 import ml_dtypes
@@ -262,7 +263,7 @@ def test_out_dtype_gives_triton_result_dtype(target, dtype, out, result):
     a, b = _small_ints((M, K), dtype, 1), _small_ints((K, N), dtype, 2)
     c = np.zeros((M, N), result)
     run = xblock.jit(out_dtype_kernel)[(1,)]
-    if target == "ascend" and not (dtype in (np.float16, ml_dtypes.bfloat16) and result == np.float32):
+    if target == "ascend" and dtype == np.float64:  # the Cube has no fp64
         with pytest.raises(xblock.CompilationError, match=r"test_dot_precision.py:\d+:\d+: ascend: "):
             run(a, b, c, M=M, N=N, K=K, OUT_DTYPE=out, target=target)
         return
@@ -306,7 +307,7 @@ def _batched(target, B, M, N, K, block_b, dtype, precision):
     return a, b, c
 
 
-@pytest.mark.parametrize("target", RUN)
+@pytest.mark.parametrize("target", RUN + ["ascend"])
 @pytest.mark.parametrize("case", BATCHED, ids=lambda c: "x".join(map(str, c)))
 def test_batched_dot_fp16(target, case):
     a, b, c = _batched(target, *case, np.float16, "ieee")
@@ -342,26 +343,24 @@ def test_ascend_fp16_dot_ignores_the_precision():
         np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
 
 
-def _dot_line(kernel) -> int:
-    import inspect
-
-    lines, first = inspect.getsourcelines(kernel.fn)
-    return first + next(i for i, text in enumerate(lines) if "tl.dot(" in text)
-
-
-def test_ascend_fp32_dot_is_an_error_at_the_dot():
-    a = np.zeros((32, 32), np.float32)
-    with pytest.raises(xblock.CompilationError) as e:
-        launch(a, a, (32, 32, 32), "ieee", "ascend")
-    assert e.value.line == _dot_line(matmul_kernel)
-    assert "f32 blocks is not supported on the Cube unit" in e.value.message and "no tf32" in e.value.message
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_ascend_fp32_dot_is_the_fp32_product_whatever_the_precision(precision):
+    """The Cube multiplies fp32 operands as fp32 (HF32 off): x @ I is x, bit for bit, for every precision."""
+    x = crafted((48, 64), seed=len(precision))
+    eye = np.eye(64, dtype=np.float32)
+    np.testing.assert_array_equal(launch(x, eye, (32, 32, 32), precision, "ascend"), x)
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((33, 50)).astype(np.float32), rng.standard_normal((50, 17)).astype(np.float32)
+    want = model_matmul(a, b, 16, "ieee")
+    np.testing.assert_allclose(launch(a, b, (16, 32, 16), precision, "ascend"), want, rtol=0,
+                               atol=2e-6 * np.sqrt(50) * np.abs(want).max())
 
 
-def test_ascend_batched_dot_is_an_error_at_the_dot():
-    with pytest.raises(xblock.CompilationError) as e:
-        _batched("ascend", 3, 16, 16, 16, 4, np.float16, "ieee")
-    assert e.value.line == _dot_line(batched_matmul_kernel)
-    assert "batched (3-D) dot is not supported on ascend" in e.value.message
+@pytest.mark.parametrize("case", BATCHED[1:5:3], ids=lambda c: "x".join(map(str, c)))
+def test_ascend_batched_dot_fp32(case):
+    a, b, c = _batched("ascend", *case, np.float32, "tf32")
+    want = np.stack([model_matmul(x, y, 16, "ieee") for x, y in zip(a, b)])
+    np.testing.assert_allclose(c, want, rtol=0, atol=2e-6 * np.sqrt(case[3]) * np.abs(want).max())
 
 
 # ------------------------------------------------------------------------------------ cuda

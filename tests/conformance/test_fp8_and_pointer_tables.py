@@ -5,10 +5,11 @@
   H200 computed (every f16 and bf16 value to fp8e4nv/fp8e5/fp8e4b15, 565,248 structured f32 values,
   every byte of each fp8 type back to f16/bf16/f32; `tests/cuda/fp8_ground_truth.py` made it).
 - a quantize/dequantize pair with a per-row scale, on numpy float8 (ml_dtypes) arrays;
-- a grouped GEMM whose groups come from int64 tables of addresses (`arr.ctypes.data`), and int64
-  arithmetic on addresses (`ptr.to(tl.int64)`);
-- the errors: an address outside every argument of the launch (sim), ascend (no fp8, no pointers
-  from integers), fp8 types cuda lacks, unsupported rounding.
+- a grouped GEMM whose groups come from int64 tables of addresses (`arr.ctypes.data`), on ascend too
+  (through the Cube unit; tests/ascend/test_pointer_tables.py has the rest of ascend's pointer tables),
+  and int64 arithmetic on addresses (`ptr.to(tl.int64)`);
+- the errors: an address outside every argument of the launch (sim), ascend (no fp8), fp8 types cuda
+  lacks, unsupported rounding.
 """
 
 import os
@@ -356,7 +357,7 @@ def _groups(shapes, seed=0):
     return tabs, dims, (a_all, b_all, c_all), views
 
 
-@pytest.mark.parametrize("target", RUN)
+@pytest.mark.parametrize("target", RUN + ["ascend"])
 def test_grouped_matmul_reads_its_groups_from_pointer_tables(target):
     shapes = [(33, 17, 40), (64, 64, 64), (1, 5, 3), (70, 31, 16), (16, 1, 1)]
     tabs, dims, bufs, views = _groups(shapes)
@@ -411,10 +412,17 @@ def test_sim_reports_a_table_address_past_the_end_of_an_argument():
         xblock.jit(grouped_matmul)[(2,)](*tabs, dims, 2, *bufs, BM=16, BN=16, BK=16, target="sim")
 
 
-def test_ascend_refuses_pointers_made_from_integers_at_the_line():
-    with pytest.raises(xblock.CompilationError, match=r"test_fp8_and_pointer_tables.py:\d+:\d+: ascend: a pointer "
-                       r"made from an integer .* is not supported on ascend: .*known only at run time"):
-        xblock.jit(row_from_table)[(2,)](np.zeros(2, np.int64), np.zeros(16, np.float32), N=8, target="ascend")
+def test_ascend_reports_a_table_address_past_the_end_of_an_argument():
+    tabs, dims, bufs, _ = _groups([(4, 4, 4), (4, 4, 4)])
+    tabs[0][1] += 8 * 2  # as above; on ascend the Cube's GM->L1 copy of A runs past a_all
+    before = [b.copy() for b in bufs]
+    # the model's Cube copies carry no call site: the error names the kernel's def line
+    with pytest.raises(xblock.ExecutionError, match=r"test_fp8_and_pointer_tables.py:\d+: grouped_matmul: the "
+                       r"AscendC model stopped the kernel: block \d+: .*reads \d+ B of GM at byte offset 64 of "
+                       r"'a_all' \(64 B\)"):
+        xblock.jit(grouped_matmul)[(2,)](*tabs, dims, 2, *bufs, BM=16, BN=16, BK=16, target="ascend")
+    for b, was in zip(bufs, before):
+        np.testing.assert_array_equal(b, was)
 
 
 def test_ascend_refuses_fp8_at_the_line():

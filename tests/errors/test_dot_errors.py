@@ -215,14 +215,15 @@ def test_cuda_needs_k_of_32_for_int8():
 def k_batched(x_ptr, y_ptr):
     i = xl.arange(0, 2)[:, None, None] * 256 + xl.arange(0, 16)[None, :, None] * 16 + xl.arange(0, 16)[None, None, :]
     c = xl.dot(xl.load(x_ptr + i), xl.load(x_ptr + i))  # ERR
-    xl.store(y_ptr + i, c)
+    xl.store(y_ptr + i, c * 2.0)
 
 
-def test_ascend_batched_dot():
+def test_ascend_batched_dot_needs_a_store():
+    """A batched dot runs matrix by matrix on the Cube, each stored by Fixpipe: a vector epilogue is refused."""
     with pytest.raises(xblock.CompilationError) as info:
         xblock.compile(k_batched, target="ascend", signature={"x_ptr": "*fp16", "y_ptr": "*fp32"})
     assert_located(info.value, k_batched, line_of(k_batched),
-                   r"ascend: a batched \(3-D\) dot is not supported on ascend: .*put the batch on a grid axis")
+                   r"ascend: the result of a batched \(3-D\) dot on ascend must go straight to a store")
 
 
 @xblock.jit
@@ -232,8 +233,8 @@ def k_fp32_cube(x_ptr, y_ptr):
     xl.store(y_ptr + i, c)
 
 
-def test_ascend_fp32_dot_whatever_the_precision():
+def test_ascend_fp64_dot_has_no_cube_type():
     with pytest.raises(xblock.CompilationError) as info:
-        xblock.compile(k_fp32_cube, target="ascend", signature={"x_ptr": "*fp32", "y_ptr": "*fp32"})
+        xblock.compile(k_fp32_cube, target="ascend", signature={"x_ptr": "*fp64", "y_ptr": "*fp64"})
     assert_located(info.value, k_fp32_cube, line_of(k_fp32_cube),
-                   r"ascend: dot of f32 blocks is not supported on the Cube unit yet .*\.to\(tl.bfloat16\).*no tf32")
+                   r"ascend: dot of f64 blocks has no Cube unit type .*\.to\(tl.float32\)")

@@ -16,7 +16,6 @@ import os
 import numpy as np
 import pytest
 
-import xblock
 from tests.numerics.base import ExampleNumerics
 from xblock.testing import bf16
 
@@ -85,15 +84,13 @@ class TestAscendExamples(ExampleNumerics):
         ExampleNumerics.test_example(self, name, size, dtype)
 
 
-def test_matmul_fp32_inputs_are_a_clear_error():
-    """The Cube path moves B to L0B with LoadData's transpose, which only takes 16-bit types."""
+def test_matmul_fp32_inputs_run_on_the_cube():
+    """fp32 operands (the example's leaky-ReLU epilogue on the vector core): B reaches L0B through
+    LoadDataWithTranspose's b32 squares (tests/ascend_cube/test_cube_dtypes.py)."""
     from examples import matmul
+    from xblock.testing import check
 
-    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
-           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
-           "stride_cn": "i32"}
-    with pytest.raises(xblock.CompilationError) as e:
-        xblock.compile(matmul.matmul_kernel, target="ascend", signature=sig, constexprs=matmul.META)
-    msg = str(e.value)
-    assert "matmul.py:58:" in msg and "dot of f32 blocks is not supported on the Cube unit" in msg
-    assert "acc = xl.dot(a, b, acc=acc)" in msg and "Traceback" not in msg and "xblock/backends" not in msg
+    case = matmul.case((70, 50, 90), np.float32)
+    got = case.copy_args()
+    case.run("ascend", got)
+    check(case, got)

@@ -3,20 +3,18 @@
 Helpers of the load, store and atomic rules. A pointer block whose structure fits (rows of
 unit-stride elements, masks as bounds; passes/pointer_structure.py) is one DataCopy, or a
 DataCopyPad with its row count, row bytes and gaps, through a double-buffered queue. Anything else
-is a gather or scatter: a scalar GetValue/SetValue loop over the lanes, with a warning at the line;
-its addresses and mask may be quasi-affine (integer `//` and `%` by scalars), computed per lane.
+is a gather or scatter: a scalar loop over the lanes, with a warning at the line; its addresses and
+mask may be quasi-affine (integer `//` and `%` by scalars) or depend on data (lanes.py).
 """
 
 from __future__ import annotations
-
-from contextlib import ExitStack
 
 from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-from ...passes.pointer_structure import Quasi, QuasiMask
 from .casts import mask_bytes
+from .lanes import lane_access, lane_loops, release_offsets
 from .tiles import before_scalar_reads, fill, mask_of
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 
@@ -30,6 +28,22 @@ def gm_tensor(ctx, root):
     if g is None or not A.is_global(g.type):
         raise ctx.error("this pointer does not come from a kernel argument")
     return g
+
+
+def pointee(t) -> str:
+    """'f16' of `!xb.ptr<f16>`."""
+    return str(t)[len("!xb.ptr<"):-1]
+
+
+def global_at(ctx, addr: ir.Value, elem: str, stem: str) -> ir.Value:
+    """A GlobalTensor<elem> over the runtime GM address `addr` (an i64: a pointer table's entry), set
+    where the address is known (GlobalTensor::SetGlobalBuffer takes any `__gm__ T*`). The export
+    refuses kernels that make such pointers (export.py); `metadata["pointer_tables"]` says where."""
+    at = f"{ctx.loc[0]}:{ctx.loc[1]}"
+    tables = ctx.meta.setdefault("pointer_tables", [])
+    if at not in tables:
+        tables.append(at)
+    return A.op("set_global_buffer", [addr], A.global_type(ir.Type.parse(elem)), dtype=elem, name=stem + "Gm")
 
 
 def starts(ctx, acc):
@@ -115,107 +129,6 @@ def needs_scalar_loop(ctx, acc, sz) -> bool:
     if stride is not None and stride < acc.cols:  # rows overlap (stride 0 repeats a row): a DataCopyPad
         return True  # gap between rows cannot be negative
     return not ctx.soc.has_data_copy_pad and not (not acc.limited and dense(acc, sz))
-
-
-def lane_loops(ctx, shape, body):
-    """Nested scf.for over every lane of `shape`; body(lane_index_i64, [i_d...])."""
-    dims = list(shape) or [1]
-    idx = []
-    with ExitStack() as stack:
-        for d in dims:
-            loop = ctx.for_range(0, d)
-            idx.append(loop.induction_variable)
-            stack.enter_context(ir.InsertionPoint(loop.body))
-            stack.callback(scf.YieldOp, [])
-        lane = idx[0]
-        for d, i in zip(dims[1:], idx[1:]):
-            lane = ctx.add(ctx.mul(lane, ctx.c64(d)), i)
-        body(lane, idx[:len(shape)])
-
-
-def lane_on(ctx, bounds, idx):
-    """i1 value: this lane is inside the mask's bounds (or meets its QuasiMask's comparisons); None: on."""
-    on = None
-    if isinstance(bounds, QuasiMask):
-        for pred, a, b in bounds.conds:
-            c = arith.CmpIOp(arith.CmpIPredicate(pred), lane_value(ctx, a, idx), lane_value(ctx, b, idx)).result
-            on = c if on is None else arith.AndIOp(on, c).result
-        return on
-    for d, lim in bounds.dims:
-        c = arith.CmpIOp(arith.CmpIPredicate.slt, idx[d], ctx.lin(lim)).result
-        on = c if on is None else arith.AndIOp(on, c).result
-    for d, lo, _ in bounds.lower:
-        c = arith.CmpIOp(arith.CmpIPredicate.sge, idx[d], ctx.lin(lo)).result
-        on = c if on is None else arith.AndIOp(on, c).result
-    for lim in bounds.uniform:
-        c = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(lim), ctx.c64(0)).result
-        on = c if on is None else arith.AndIOp(on, c).result
-    return on
-
-
-def lane_address(ctx, p, idx) -> ir.Value:
-    """The element offset of lane `idx` of pointer block `p` (a Pointer or a QuasiPointer)."""
-    return lane_value(ctx, p.offset, idx)
-
-
-def lane_value(ctx, a, idx) -> ir.Value:
-    """Lane `idx` of an Affine (base + sum of index * stride) or Quasi block, as an i64 value."""
-    if isinstance(a, Quasi):
-        v = lane_value(ctx, a.affine, idx)
-        for t, c in a.terms:
-            q = _divide(ctx, lane_value(ctx, t.x, idx), ctx.lin(t.d), t.kind)
-            v = ctx.add(v, q if c.as_const() == 1 else ctx.mul(q, ctx.lin(c)))
-        return v
-    v = ctx.lin(a.base)
-    for d, s in enumerate(a.strides):
-        if not s.is_zero():
-            v = ctx.add(v, ctx.mul(idx[d], ctx.lin(s)))
-    return v
-
-
-def _divide(ctx, x, d, kind: str) -> ir.Value:
-    """C's truncating x / d or x % d, and 0 for d == 0 as the simulator has it (no trap)."""
-    op = arith.DivSIOp if kind == "div" else arith.RemSIOp
-    if ctx.const_of(d) not in (None, 0):
-        return op(x, d).result
-    zero = arith.CmpIOp(arith.CmpIPredicate.eq, d, ctx.c64(0)).result
-    q = op(x, arith.SelectOp(zero, ctx.c64(1), d).result).result
-    return arith.SelectOp(zero, ctx.c64(0), q).result
-
-
-def scalar_access(ctx, ptr, mask, access: str, kind: str):
-    """The pointer and mask structure of a gather/scatter run as a scalar loop, with its warning:
-    affine, or quasi-affine (integer `//` and `%` by scalars, evaluated lane by lane)."""
-    p = ctx.ps.pointer(ptr) or ctx.ps.quasi_pointer(ptr)
-    b = None if mask is None else ctx.ps.mask(mask, lower=True) or ctx.ps.quasi_mask(mask)
-    if p is None or (mask is not None and b is None):
-        raise ctx.error(_not_structured(ctx, ptr if p is None else mask, access, kind))
-    why = f"this {access} is a {kind} (not rows of contiguous elements)" if ctx.soc.has_data_copy_pad else \
-        f"{ctx.soc.name} has no DataCopyPad for this masked or unaligned {access}, so it is a {kind}"
-    ctx.warn(f"{why}; it runs as a scalar GetValue/SetValue loop")
-    return p, b
-
-
-def _not_structured(ctx, v: ir.Value, access: str, kind: str) -> str:
-    """Why the addresses (or mask) `v` of a gather/scatter are not quasi-affine: the first op on the
-    way to them that the analysis cannot follow, when it is a division."""
-    seen, stack = set(), [v]
-    while stack:
-        x = stack.pop()
-        if isinstance(x.owner, ir.Block) or x in seen:
-            continue
-        seen.add(x)
-        op = x.owner.operation if hasattr(x.owner, "operation") else x.owner
-        if op.name in ("arith.divui", "arith.remui"):
-            return (f"this {access}'s addresses use an unsigned `//` or `%` (of unsigned integers), which ascend "
-                    "cannot follow in addresses yet: compute the offsets in signed integers")
-        if op.name in ("arith.divsi", "arith.remsi") and str(op.operands[1].type).startswith("tensor<") \
-                and ctx.ps.quasi(op.operands[0]) is not None and ctx.ps.quasi(op.operands[1]) is not None \
-                and not ctx.ps.quasi(op.operands[1]).uniform():
-            return (f"this {access}'s addresses divide by a block that differs across lanes (`//` or `%`); "
-                    "ascend follows divisions of offsets by a scalar only")
-        stack.extend(op.operands)
-    return f"this {access}'s addresses or mask depend on data; {kind}s of that kind are not supported yet"
 
 
 def used_after(op, value: ir.Value) -> bool:
@@ -352,8 +265,9 @@ def scalar_to_gm(ctx, gm, value, elem: str, atomic: str | None = None) -> None:
 
 
 def scatter_store(ctx, op, ptr, value, mask, elem, atomic: str | None = None):
-    """A store (or a data-copy atomic) lane by lane, each lane one scalar_to_gm."""
-    p, b = scalar_access(ctx, ptr, mask, "atomic" if atomic else "store", "scatter")
+    """A store (or a data-copy atomic) lane by lane, each active lane one scalar_to_gm (lanes.py: the
+    addresses may be affine, quasi-affine or depend on data)."""
+    la = lane_access(ctx, ptr, mask, "atomic" if atomic else "store", "scatter")
     src = ctx.tile(value)
     if src.kind == "vecout":  # computed into an output queue buffer: take it through the queue
         A.op("enque", [src.value], queue=src.queue.name)
@@ -361,17 +275,23 @@ def scatter_store(ctx, op, ptr, value, mask, elem, atomic: str | None = None):
         src.freed, src.queue.busy = True, False
         src = Tile(out, src.elem, src.shape, src.bytes, "vecout", src.queue, refs=1)
         ctx.temps.append(src)
-    gm = gm_tensor(ctx, p.root)
+    gm = gm_tensor(ctx, la.root)
     before_scalar_reads(ctx)
     shape = shape_of(value.type)
+    if atomic and not ctx.soc.has_data_copy_pad:
+        scalar_to_gm(ctx, gm, None, elem, atomic)  # the error: no exact one-element copy
+    if atomic:  # set once around the loop: no other copy to GM runs inside it
+        A.op(f"set_atomic_{atomic}", [], dtype=elem)
 
     def body(lane, idx):
-        addr = lane_address(ctx, p, idx)
-        on = lane_on(ctx, b, idx) if b is not None else None
-        def put():
-            scalar_to_gm(ctx, ctx.at(gm, addr), A.op("get_value", [src.value, lane], ir.Type.parse(elem)), elem,
-                         atomic)
+        addr = la.address(lane, idx)
 
-        ctx.when(on, put)
+        def put():
+            scalar_to_gm(ctx, ctx.at(gm, addr), A.op("get_value", [src.value, lane], ir.Type.parse(elem)), elem)
+
+        ctx.when(la.on(lane, idx), put)
 
     lane_loops(ctx, shape, body)
+    if atomic:
+        A.op("set_atomic_none", [])
+    release_offsets(ctx, op, ptr)

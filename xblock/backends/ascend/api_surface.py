@@ -43,6 +43,8 @@ ADK9_SYS = "mirror-cann/asc-devkit@5f7c6a4894f28af3c801f516b3ac6dc4d7e5d6fa"
 ADK9_GUIDE = "mirror-cann/asc-devkit@013c151f548e5080ef8c82e146914545c49996c2"
 ADK9_DOCS = "mirror-cann/asc-devkit@12402351ba53745d271d5129d4f9afa4031436a8"
 ADK_ATOMIC_OLD = "cannmirror/asc-devkit@0d78e35affbfd4530add2ff20dd9bdd1fe86188a"
+# LoadDataWithTranspose and its params (kernel_struct_mm.h:94)
+ADK_CUBE_DTYPES = "cannmirror/asc-devkit@0da921b91aeb2abdc6e8d74423b0bbe7040c3fd1"
 C81 = "leideng/CANN-8.1.RC1@4332a0134a96cfea4a4f6673690a81075c1e4dfb"
 C81_ROOT = "Ascend/ascend-toolkit/8.1.RC1/aarch64-linux/ascendc/include/basic_api/"
 
@@ -291,6 +293,13 @@ ENTRIES: list[Api] = [
         "[L1->L0A/L0B]", c81=_C_MM),
     Api("LoadData2DParams", "struct", _SMM, "LoadData2DParams(uint16 startIndex, uint8 repeatTimes, uint16 srcStride, "
         "uint8 sid, uint16 dstGap, bool ifTranspose, uint8 addrMode)", c81=_C_SMM),
+    Api("LoadDataWithTranspose", "function", _MM, "LoadDataWithTranspose(LocalTensor<T> dst, LocalTensor<T> src, "
+        "const LoadData2dTransposeParams&) [L1->L0A/L0B; A2: b8, b16, b32]", adk=ADK_CUBE_DTYPES, c81=_C_MM,
+        note="A2 support and the b8/b32 square semantics: docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/"
+             "矩阵计算的搬入/矩阵数据搬入至L0-Buffer/LoadDataWithTranspose.md; 8.x: its params struct is in C81 "
+             "kernel_struct_mm.h"),
+    Api("LoadData2dTransposeParams", "struct", _SMM, "LoadData2dTransposeParams(uint16 startIndex, uint8 repeatTimes, "
+        "uint16 srcStride, uint16 dstGap, uint16 dstFracGap[, uint8 addrMode])", adk=ADK_CUBE_DTYPES, c81=_C_SMM),
     Api("Mmad", "function", _MM, "Mmad(LocalTensor<T> c, LocalTensor<U> a, LocalTensor<S> b, const MmadParams&)",
         c81=_C_MM),
     Api("MmadParams", "struct", _SMM, "MmadParams(uint16 m, uint16 n, uint16 k, uint8 unitFlag, bool cmatrixSource, "

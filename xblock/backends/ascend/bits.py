@@ -14,7 +14,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from .rules import rule
-from .tiles import clone_scalar, dst_tile, finish, is_block, mask_of, scalar_convert, structured
+from .tiles import by_lanes, clone_scalar, dst_tile, finish, is_block, mask_of, scalar_convert, structured
 from .values import Splat, Struct, elem_of, shape_of
 from .vmath import Bits, wrap
 
@@ -161,6 +161,9 @@ def _shift(ctx, op):
         ctx.vmap[r] = Struct(r)
         return
     elem, shape = elem_of(r.type), shape_of(r.type)
+    if elem == "i64":  # no 64-bit lanes: C++ scalars per lane, with the sim's count and logical shift
+        return by_lanes(ctx, op, f"{WHAT[kind]} of int64 blocks has no vector instruction (910B has no 64-bit "
+                        "lanes)", lambda xs: scalar_shift(ctx, kind, xs[0], xs[1]))
     _lanes(ctx, elem, kind)
     a, b = (_held(ctx, o) for o in op.operands)
     if isinstance(a, Splat) and isinstance(b, Splat):

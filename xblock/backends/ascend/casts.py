@@ -128,6 +128,14 @@ def plan(ctx, s: str, d: str, unsigned: bool = False, exact: bool = False) -> li
                     + (": the 910B vector unit has no float64 lanes" if "f64" in (s, d) else ""))
 
 
+def _constant_of(v: ir.Value):
+    """The value of an integer `arith.constant`, else None."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
 def cast(ctx, dst: Tile, src: Tile, count=None, unsigned: bool = False, exact: bool = False) -> None:
     """Convert src into dst (see `plan`); `count` elements (default: all of src)."""
     steps = plan(ctx, src.elem, dst.elem, unsigned, exact)
@@ -337,8 +345,9 @@ def fill(ctx, t: Tile, offset, count, s: Splat) -> None:
                            _halve(ctx, count, round_up=True)])
         return
     if t.elem == "i64":
-        if s.scalar is None:  # a constant: its two words here (C++ would shift an int literal by 32)
-            c = int(s.const) & (2**64 - 1)
+        const = s.const if s.scalar is None else _constant_of(s.scalar)
+        if const is not None:  # a constant: its two words here (C++ would shift an int literal by 32)
+            c = int(const) & (2**64 - 1)
             lo, hi = (ctx.cst("i32", w - 2**32 if w >= 2**31 else w) for w in (c & 0xFFFFFFFF, c >> 32))
         else:
             v = ctx.splat_scalar(s)

@@ -3,7 +3,8 @@
 Divergence is per program (one iteration of the grid loop), so a kernel's `if` and `while` become
 C++ `if`/`while` around the generated statements. Blocks carried by a loop or yielded by an `if`
 live in UB tiles allocated before the construct; each branch or iteration copies its block into
-them (`DataCopy`, or `Duplicate` for a splat). Scalars stay C++ variables.
+them (`DataCopy`, or `Duplicate` for a splat); a mask block is carried as its bit mask. Scalars stay
+C++ variables.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from mlir.dialects import scf
 from ...dialects import ascendc as A
 from ...passes.pointer_structure import Affine, Pointer
 from .rules import rule
-from .tiles import fill, is_block
+from .tiles import fill, is_block, mask_of
 from .values import FLOAT, Splat, Struct, Tile, elem_of, shape_of
 
 
@@ -33,17 +34,18 @@ def _copy_into(ctx, acc: Tile, x) -> None:
 def _holder(ctx, v: ir.Value, yielded: ir.Value | None, default: str) -> Tile:
     """A UB tile for the block `v` that a loop carries or an `if` yields."""
     elem = elem_of(v.type)
-    if elem.startswith("!xb.ptr") or elem == "i1":
-        what = "pointer" if elem.startswith("!xb.ptr") else "mask"
-        raise ctx.error(f"a loop or `if` that carries {what} blocks is not supported (carry a scalar "
-                        f"offset instead and build the {what} block from it inside)")
+    if elem.startswith("!xb.ptr"):
+        raise ctx.error("a loop or `if` that carries pointer blocks is not supported (carry a scalar "
+                        "offset instead and build the pointer block from it inside)")
     name = None
     if yielded is not None and not isinstance(yielded.owner, ir.Block):
         name = ctx.name_for(yielded.owner)
-    return ctx.new_tile(elem, shape_of(v.type), name or default)
+    return ctx.new_tile("ui8" if elem == "i1" else elem, shape_of(v.type), name or default)  # masks: their bits
 
 
 def _value_of(ctx, v: ir.Value):
+    if elem_of(v.type) == "i1":
+        return mask_of(ctx, v)  # the bit mask Compare makes and Select reads
     x = ctx.vmap.get(v)
     return x if isinstance(x, (Splat, Tile)) else ctx.tile(v)
 

@@ -20,39 +20,48 @@ mixed kernel (KERNEL_TYPE_MIX_AIC_1_1, cube_mixed.py).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from ...passes.pointer_structure import Affine, Lin, Pointer
 from .access import segments
+from .cube_batch import batch_tile, gate, is_batched, tile_at
 from .cube_handoff import cube_copyable, lower_handoff_dot, plan_handoffs
 from .cube_match import final_store, find_dot, k_loop_dot, match_epilogue, owner_of, splat_float, users_of
-from .cube_mixed import emit_mixed, state, tile_ready, to_workspace
-from .cube_ops import Operand, extent, mmad_steps, queues, to_l1
-from .cube_plan import CUBE_SOCS, CubeLimit, plan_cube
+from .cube_mixed import QUANT, emit_mixed, state, tile_ready, to_workspace
+from .cube_ops import Operand, cube_plan_of, extent, mmad_steps, queues, to_l1
 from .rules import before_walk, rule
 from .values import Splat, elem_of, shape_of
-
-QUANT = {("f32", "f16"): "F322F16", ("f32", "bf16"): "F322BF16", ("f32", "f32"): "NoQuant"}
-
 
 # ----- lowering -----------------------------------------------------------------------------------
 
 def _access(ctx, load, out, dim: int):
-    """The tile access of dot operand `load` (A: dim 0, its rows; B: dim 1, its columns)."""
+    """The tile access of dot operand `load` (A: dim 0, its rows; B: dim 1, its columns), and the
+    GlobalTensor at its first element as a function (built when the copy needs it)."""
     seg = segments(load)
     mask = load.operands[1] if seg[1] else None
+    if seg[2] and splat_float(load.operands[1 + seg[1]]) != 0.0:
+        raise ctx.error("masked-off lanes of a dot operand must load as 0 (other=0.0)")
+    index = state(ctx).batch
+    if index is not None:  # one matrix of a batched dot
+        bt = batch_tile(ctx.ps, load.operands[0], mask)
+        if bt is None:
+            raise ctx.error("an operand of a batched dot must be loaded as rows of unit-stride elements per matrix "
+                            "(a [B, rows, cols] block with contiguous rows, offsets that do not wrap) to go "
+                            "through the Cube unit")
+        return bt.acc, (lambda: (tile_at(ctx, bt, load.operands[0], index), ctx.lin(bt.acc.row_stride))), \
+            (lambda e: gate(ctx, bt, index, e))
     acc = ctx.ps.tile_access(load.operands[0], mask, wrapped=True)
     if acc is None:
         raise ctx.error("a dot operand must be loaded as rows of unit-stride elements (a 2-D tile with "
                         "contiguous rows) to go through the Cube unit")
-    if seg[2] and splat_float(load.operands[1 + seg[1]]) != 0.0:
-        raise ctx.error("masked-off lanes of a dot operand must load as 0 (other=0.0)")
     _no_lower_limits(ctx, acc, f"dot operand {'AB'[dim]}")
     if acc.assumed is not None:
         _check_wrap(ctx, acc.assumed, out, dim)
-    return acc
+    return acc, _gm_at(ctx, load, acc), (lambda e: e)
 
 
 def _no_lower_limits(ctx, acc, what: str) -> None:
@@ -81,8 +90,13 @@ def _check_wrap(ctx, assumed, out, dim: int) -> None:
                         f"element-wise ops, whose mask drops the same {what[0]} (`offs < {what[1]}`)")
 
 
-def _seed_pointers(ctx, loop, body, iv_key):
-    """Loop-carried pointer blocks advanced by a uniform step: p_k = p_0 + k * step (pointer structure)."""
+def _carries_pointers(loop) -> bool:
+    return any(str(v.type).startswith("tensor<") and "!xb.ptr" in str(v.type) for v in loop.operands[3:])
+
+
+def _seed_pointers(ctx, loop, body, count: Lin):
+    """Loop-carried pointer blocks advanced by a uniform step: p_k = p_0 + k * step (pointer structure),
+    k the iterations done (`count`)."""
     y = body.operations[len(body.operations) - 1]
     for k, init in enumerate(loop.operands[3:]):
         if not str(init.type).startswith("tensor<") or "!xb.ptr" not in str(init.type):
@@ -93,7 +107,7 @@ def _seed_pointers(ctx, loop, body, iv_key):
             nxt.operands[0] == arg else None
         if p0 is None or step is None or not step.uniform():
             raise ctx.error("pointers carried by a dot's K loop must advance by the same amount every step")
-        base = p0.offset.base + Lin.var(iv_key) * step.base
+        base = p0.offset.base + count * step.base
         # the analysis alone sees a cycle at the block argument
         ctx.ps.assume_pointer(arg, Pointer(p0.root, p0.elem, Affine(p0.offset.shape, base, p0.offset.strides,
                                                                     p0.offset.exact)))
@@ -116,20 +130,15 @@ def _check_dot(ctx, dot, acc_init, result):
     init_val = ctx.vmap.get(acc_init) if acc_init is not None else None
     if not (isinstance(init_val, Splat) and init_val.scalar is None and init_val.const == 0):
         raise ctx.error("the accumulator of a dot on the Cube unit must start at zeros")
-    if elem_of(dot.results[0].type) != "f32":
-        raise ctx.error("the Cube unit accumulates in fp32: use out_dtype=float32")
     epi = match_epilogue(result) or ([], False, None)  # no store: the epilogue runs on the vector core
-    in_dtype = elem_of(dot.operands[0].type)
-    BM, BK = shape_of(dot.operands[0].type)
-    BN = shape_of(dot.operands[1].type)[1]
-    soc = CUBE_SOCS.get(ctx.opts.soc)
-    if soc is None:
-        raise ctx.error(f"the Cube path targets the 910B (separated AIC/AIV) parts, not {ctx.opts.soc}")
-    try:
-        plan = plan_cube(BM, BN, BK, in_dtype, soc)
-    except CubeLimit as e:
-        raise ctx.error(str(e), dot) from None
+    plan = cube_plan_of(ctx, dot)
+    in_dtype = plan.in_dtype
+    BM, BN, BK = plan.block_m, plan.block_n, plan.block_k
     absorbed, relu, store = epi
+    _check_batch(ctx, dot, store)
+    if store is not None and (plan.acc_dtype, elem_of(store.operands[1].type)) not in QUANT:
+        raise ctx.error(f"Fixpipe cannot convert the {plan.acc_dtype} accumulator of this dot to "
+                        f"{elem_of(store.operands[1].type)} on the way out", store)
     ctx.absorb(absorbed)
     state(ctx).out = store or final_store(result)
     ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": relu,
@@ -138,11 +147,12 @@ def _check_dot(ctx, dot, acc_init, result):
     return plan, a_load, b_load, store, relu
 
 
-def _check_2d(ctx, dot) -> None:
-    if len(shape_of(dot.operands[0].type)) != 2:
-        raise ctx.error("a batched (3-D) dot is not supported on ascend: the Cube path multiplies one 2-D tile "
-                        "per program (Mmad has no batch); put the batch on a grid axis (tl.program_id) and use "
-                        "2-D dots", dot)
+def _check_batch(ctx, dot, store) -> None:
+    """A batched dot runs matrix by matrix, each stored by its Fixpipe: its result must go to one store."""
+    if is_batched(dot) and store is None:
+        raise ctx.error("the result of a batched (3-D) dot on ascend must go straight to a store (through ReLU and "
+                        "a cast at most): the Cube path multiplies its matrices one at a time (Mmad has no batch) "
+                        "and stores each by Fixpipe; any other use of it is not supported yet", dot)
 
 
 def _has_dot(ctx, op) -> bool:
@@ -154,7 +164,6 @@ def _has_dot(ctx, op) -> bool:
 def lower_cube_loop(ctx, loop) -> None:
     """The `scf.for` around an `xb.dot`: the whole K loop on the Cube unit, plus the fused epilogue."""
     dot = find_dot(loop)
-    _check_2d(ctx, dot)
     body = loop.regions[0].blocks[0]
     acc_arg = dot.operands[2]
     y = body.operations[len(body.operations) - 1]
@@ -163,9 +172,6 @@ def lower_cube_loop(ctx, loop) -> None:
     k_res = list(body.arguments).index(acc_arg) - 1
     if y.operands[k_res] != dot.results[0]:
         raise ctx.error("the dot's result must be the loop's accumulator")
-    lb, step = (ctx.const_of(ctx.scalar(v)) for v in (loop.operands[0], loop.operands[2]))
-    if lb != 0 or step != 1:
-        raise ctx.error("a dot's K loop must run over range(0, n) with step 1")
     plan, a_load, b_load, store, relu = _check_dot(ctx, dot, loop.operands[3 + k_res], loop.results[k_res])
     _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu)
 
@@ -174,7 +180,6 @@ def lower_cube_loop(ctx, loop) -> None:
 def _dot(ctx, op):
     """A dot of two loads outside loops, or a dot handed over to the vector core; a dot in a plain K
     loop is lowered with its loop (lower_cube_loop)."""
-    _check_2d(ctx, op.operation)
     h = state(ctx).handoff
     if h is not None and op.operation in h.sites:
         return lower_handoff_dot(ctx, op.operation)
@@ -190,11 +195,12 @@ def lower_lone_dot(ctx, dot) -> None:
 
     def emit_aic():
         qs = queues(ctx, plan, mixed=store is None)
-        f32 = ir.F32Type.get()
-        c1 = A.op("alloc_tensor", [], A.local_type(f32), queue=qs["CO1"], name="c1Local")
-        _emit_step(ctx, plan, qs, a_load, b_load, c1, ir.Type.parse(plan.in_dtype),
-                   arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result)
-        _finish_tile(ctx, qs, c1, store, plan, relu)
+        with _each_matrix(ctx, dot):
+            c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"],
+                      name="c1Local")
+            _emit_step(ctx, plan, qs, a_load, b_load, c1, ir.Type.parse(plan.in_dtype),
+                       arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result)
+            _finish_tile(ctx, qs, c1, store, plan, relu, elem_of(dot.results[0].type))
 
     if store is None:
         return emit_mixed(ctx, dot, emit_aic, plan, dot.results[0])
@@ -207,7 +213,9 @@ def claim_dots(ctx) -> None:
     """Before the walk, decide how each dot runs. A plain K loop's dot stays with its loop; a dot of
     two loads that only it reads, outside a K loop, is a lone dot (its loads are claimed now: the
     walk reaches them first). If any other dot exists, every dot of the kernel is handed over to
-    the vector core (cube_handoff.py): the kernel is then sectioned by core as a whole."""
+    the vector core (cube_handoff.py): the kernel is then sectioned by core as a whole. So are they
+    when the metadata asks (`hand_off_dots`: a Cube-only kernel that also has vector work of its own,
+    pipeline.make_ascendc)."""
     dots, stack = [], [ctx.xb_module.operation]
     while stack:
         o = stack.pop()
@@ -228,7 +236,7 @@ def claim_dots(ctx) -> None:
         # a vector epilogue (emit_mixed) takes the rest of the kernel's body: only at the top level
         top = parent is not None and parent.name == "func.func"
         (lone if ok and (top or match_epilogue(o.results[0]) is not None) else other).append(o)
-    if other:
+    if other or (dots and ctx.meta.get("hand_off_dots")):  # (the kernel also has vector work of its own)
         return plan_handoffs(ctx, k_loops + lone + other)
     for o in lone:
         ctx.absorb([owner_of(v) for v in o.operands[:2]])
@@ -246,45 +254,83 @@ def _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
     _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu)
 
 
+@contextmanager
+def _each_matrix(ctx, dot):
+    """Emit the body once per matrix of a batched dot (a loop in the generated code), else once."""
+    if not is_batched(dot):
+        yield
+        return
+    st = state(ctx)
+    loop = ctx.for_range(0, shape_of(dot.operands[0].type)[0])
+    loop.attributes["name"] = ir.StringAttr.get("batch")
+    st.batch = loop.induction_variable
+    try:
+        with ir.InsertionPoint(loop.body):
+            yield
+            scf.YieldOp([])
+    finally:
+        st.batch = None
+
+
 def _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
     qs = queues(ctx, plan, mixed=store is None)
+    if is_batched(dot):
+        used = [r for r in loop.results if not str(r.type).startswith("tensor<") and any(True for _ in r.uses)]
+        if used:
+            raise ctx.error("a scalar that the K loop of a batched dot carries is used after the loop; the loop "
+                            "runs once per matrix of the batch: recompute it after the loop")
+        with _each_matrix(ctx, dot):
+            _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs)
+        for r in loop.results:
+            ctx.vmap[r] = None
+        return
+    _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs)
+
+
+def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs):
     in_t = ir.Type.parse(plan.in_dtype)
-    f32 = ir.F32Type.get()
-    c1 = A.op("alloc_tensor", [], A.local_type(f32), queue=qs["CO1"], name="c1Local")
+    c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Local")
     iv_xb = body.arguments[0]
     y = body.operations[len(body.operations) - 1]
     scalars = [k for k, init in enumerate(loop.operands[3:]) if not str(init.type).startswith("tensor<")]
+    lb, step = (ctx.const_of(ctx.scalar(v)) for v in (loop.operands[0], loop.operands[2]))
+    counted = _carries_pointers(loop) and (lb, step) != (0, 1)  # `range(0, K, BK)`: count the iterations
     new = scf.ForOp(ctx.scalar(loop.operands[0]), ctx.scalar(loop.operands[1]), ctx.scalar(loop.operands[2]),
-                    [ctx.scalar(loop.operands[3 + k]) for k in scalars])
+                    [ctx.scalar(loop.operands[3 + k]) for k in scalars] + ([ctx.c64(0)] if counted else []))
     iv_name = ctx.loop_name(loop)
     if iv_name:
         new.attributes["name"] = ir.StringAttr.get(iv_name)
     ctx.vmap[iv_xb] = new.induction_variable
     for j, k in enumerate(scalars):  # plain loop-carried scalars (`k0 += BLOCK_K`, a block pointer's offsets)
         ctx.vmap[body.arguments[k + 1]] = new.inner_iter_args[j]
-    _seed_pointers(ctx, loop, body, ctx.ps.key(iv_xb))
+    if counted:
+        done = new.inner_iter_args[len(scalars)]
+        ctx.vmap[done] = done  # a lowered counter stands for itself in the pointer structure's polynomials
+        _seed_pointers(ctx, loop, body, ctx.ps.opaque(done))
+    else:
+        _seed_pointers(ctx, loop, body, Lin.var(ctx.ps.key(iv_xb)))
     with ir.InsertionPoint(new.body):
         _lower_ops(ctx, [o.operation for o in body.operations], {dot, a_load, b_load})
         with ctx.located(dot):
             first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, ctx.scalar(loop.operands[0])).result
             _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first)
         with ctx.located(y):
-            scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
+            more = [ctx.add(new.inner_iter_args[len(scalars)], ctx.c64(1))] if counted else []
+            scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars] + more)
     for r in loop.results:
         ctx.vmap[r] = None
     for j, k in enumerate(scalars):
         ctx.vmap[loop.results[k]] = new.results[j]
-    _finish_tile(ctx, qs, c1, store, plan, relu)
+    _finish_tile(ctx, qs, c1, store, plan, relu, elem_of(dot.results[0].type))
 
 
-def _finish_tile(ctx, qs, c1, store, plan, relu):
-    f32 = ir.F32Type.get()
+def _finish_tile(ctx, qs, c1, store, plan, relu, elem: str):
     A.op("enque", [c1], queue=qs["CO1"])
-    c1d = A.op("deque", [], A.local_type(f32), queue=qs["CO1"], name="c1Out")
+    c1d = A.op("deque", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Out")
     if store is not None:
         _emit_fixpipe(ctx, store, c1d, plan, relu)
     else:
-        to_workspace(ctx, c1d, plan)
+        to_workspace(ctx, c1d, plan, elem)
     A.op("free_tensor", [c1d], queue=qs["CO1"])
     if store is None:
         tile_ready(ctx)
@@ -293,15 +339,16 @@ def _finish_tile(ctx, qs, c1, store, plan, relu):
 def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first):
     """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies."""
     out = state(ctx).out
-    a, b = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
-    m_valid = ctx.named(extent(ctx, a.row_limits, a.rows), "mValid")  # rows of A (and C) in this program
+    (a, a_gm, a_on), (b, b_gm, b_on) = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
+    # rows of A (and C) in this program; none in a matrix of the batch that is masked off
+    m_valid = ctx.named(a_on(extent(ctx, a.row_limits, a.rows)), "mValid")
     k_valid = ctx.named(extent(ctx, a.col_limits, a.cols), "kValid")  # K left in this step of the K loop
-    n_valid = ctx.named(extent(ctx, b.col_limits, b.cols), "nValid")
+    n_valid = ctx.named(b_on(extent(ctx, b.col_limits, b.cols)), "nValid")
     k_rows = extent(ctx, b.row_limits, b.rows)
     if a.col_limits != b.row_limits:  # the Mmad's K: where both operands are valid (masked lanes are 0)
         k_valid = ctx.smin(k_valid, k_rows)
-    a1, b1 = (to_l1(ctx, plan, qs, Operand(key, _gm_at(ctx, load, acc), rows, cols, None), in_t)
-              for key, load, acc, rows, cols in (("a", a_load, a, m_valid, k_valid), ("b", b_load, b, k_rows, n_valid)))
+    a1, b1 = (to_l1(ctx, plan, qs, Operand(key, gm, rows, cols, None), in_t)
+              for key, gm, rows, cols in (("a", a_gm, m_valid, k_valid), ("b", b_gm, k_rows, n_valid)))
     mmad_steps(ctx, plan, qs, a1, b1, False, False, k_valid, c1, in_t, first)
     A.op("free_tensor", [a1], queue=qs["A1"])
     A.op("free_tensor", [b1], queue=qs["B1"])
@@ -314,24 +361,32 @@ def _gm_at(ctx, load, acc):
 
 def _emit_fixpipe(ctx, store, c1, plan, relu):
     seg = segments(store)
-    acc = ctx.ps.tile_access(store.operands[0], store.operands[2] if seg[2] else None)
+    mask = store.operands[2] if seg[2] else None
+    index = state(ctx).batch
+    bt = batch_tile(ctx.ps, store.operands[0], mask) if index is not None else None
+    acc = bt.acc if bt is not None else ctx.ps.tile_access(store.operands[0], mask) if index is None else None
     out = elem_of(store.operands[1].type)
     with ctx.located(store):
         if acc is None or (acc.rows, acc.cols) != (plan.block_m, plan.block_n):
-            raise ctx.error("the dot's result must be stored as a 2-D tile with contiguous rows")
+            raise ctx.error("the dot's result must be stored as a 2-D tile with contiguous rows (a batched dot's as "
+                            "such a tile per matrix)")
         _no_lower_limits(ctx, acc, "store of a dot's result")
         m = extent(ctx, acc.row_limits, acc.rows)
         n = extent(ctx, acc.col_limits, acc.cols)
         for u in acc.uniform:
             on = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(u), ctx.c64(0)).result
             m = arith.SelectOp(on, m, ctx.c64(0)).result
-        gm = ctx.at(ctx.vmap[acc.root], ctx.gm_offset(store.operands[0], acc.base))
+        if bt is not None:
+            m = gate(ctx, bt, index, m)
+            gm = tile_at(ctx, bt, store.operands[0], index)
+        else:
+            gm = ctx.at(ctx.vmap[acc.root], ctx.gm_offset(store.operands[0], acc.base))
         stride = ctx.lin(acc.row_stride)
         if (c := acc.row_stride.as_const()) is not None and c < acc.cols:
             # Fixpipe needs dstStride >= nSize. Rows closer than that are apart only in the code when
             # one row is stored (a specialized M or N of 1): then the stride is not used
             one_row = arith.CmpIOp(arith.CmpIPredicate.sle, m, ctx.c64(1)).result
             stride = arith.SelectOp(one_row, arith.MaxSIOp(stride, n).result, stride).result
-        A.op("fixpipe", [gm, c1, n, m, ctx.c64(plan.base_m), stride], quant=QUANT[("f32", out)], relu=relu)
+        A.op("fixpipe", [gm, c1, n, m, ctx.c64(plan.base_m), stride], quant=QUANT[(plan.acc_dtype, out)], relu=relu)
 
 

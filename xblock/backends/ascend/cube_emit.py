@@ -36,6 +36,13 @@ class CubeCalls:
         self.line(f"LoadData({self.expr(d)}, {self.expr(s)}, LoadData2DParams({self.as_int(start, 'uint16_t')}, "
                   f"{self.as_int(rep, 'uint8_t')}, {self.as_int(stride, 'uint16_t')}, 0, 0, {tr}, 0));")
 
+    def op_load_data_with_transpose(self, op):
+        d, s, start, rep, stride, gap, frac_gap = op.operands
+        self.line(f"LoadDataWithTranspose({self.expr(d)}, {self.expr(s)}, LoadData2dTransposeParams("
+                  f"{self.as_int(start, 'uint16_t')}, {self.as_int(rep, 'uint8_t')}, "
+                  f"{self.as_int(stride, 'uint16_t')}, "
+                  f"{self.as_int(gap, 'uint16_t')}, {self.as_int(frac_gap, 'uint16_t')}));")
+
     def op_mmad(self, op):
         c, a, b, m, n, k, init = op.operands
         self.line(f"Mmad({self.expr(c)}, {self.expr(a)}, {self.expr(b)}, MmadParams({self.as_int(m, 'uint16_t')}, "

@@ -27,10 +27,10 @@ from mlir.dialects import arith
 from ...dialects import ascendc as A
 from ...passes.pointer_structure import PointerStructure
 from .access import segments, used_after
+from .cube_batch import batch_tile, is_batched
 from .cube_match import owner_of, splat_float, users_of
-from .cube_mixed import state, workspace_view
-from .cube_ops import Operand, extent, mmad_steps, queues, to_l1
-from .cube_plan import CUBE_SOCS, CubeLimit, plan_cube
+from .cube_mixed import QUANT, state, workspace_view
+from .cube_ops import Operand, cube_plan_of, extent, mmad_steps, queues, to_l1
 from .cube_sections import section_kernel
 from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 
@@ -111,17 +111,12 @@ def _plan(ctx, dot):
         raise ctx.error("a batched (3-D) dot is not supported on ascend: the Cube path multiplies one 2-D tile "
                         "per program (Mmad has no batch); put the batch on a grid axis (tl.program_id) and use "
                         "2-D dots")
-    if elem_of(dot.results[0].type) != "f32":
-        raise ctx.error("the Cube unit accumulates in fp32: use out_dtype=float32")
-    soc = CUBE_SOCS.get(ctx.opts.soc)
-    if soc is None:
-        raise ctx.error(f"the Cube path targets the 910B (separated AIC/AIV) parts, not {ctx.opts.soc}")
-    BM, BK = shape_of(dot.operands[0].type)
-    BN = shape_of(dot.operands[1].type)[1]
-    try:
-        plan = plan_cube(BM, BN, BK, elem_of(dot.operands[0].type), soc)
-    except CubeLimit as e:
-        raise ctx.error(str(e)) from None
+    if is_batched(dot):
+        raise ctx.error("a batched (3-D) dot inside another expression is not supported on ascend: the Cube path "
+                        "multiplies its matrices one at a time (Mmad has no batch) and needs the dot's result to go "
+                        "straight to a store (`acc = tl.dot(a, b, acc)` in a K loop, then store acc)")
+    plan = cube_plan_of(ctx, dot)
+    BM, BN, BK = plan.block_m, plan.block_n, plan.block_k
     ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": False,
                                             "block": [BM, BN, BK], "dtype": plan.in_dtype, "epilogue": "handoff"})
     return plan
@@ -159,6 +154,8 @@ def cube_copyable(ctx, load, wrapped: bool = False) -> bool:
     p = ps.pointer(load.operands[0], wrapped=True)
     if p is None and _loop_carried(load.operands[0]):
         return True
+    if p is not None and len(p.offset.shape) == 3:  # one tile per matrix of a batched dot (cube_batch.py)
+        return batch_tile(ps, load.operands[0], mask) is not None
     for col_major in (False, True):
         acc = ps.tile_access(load.operands[0], mask, wrapped=wrapped, transposed=col_major)
         if acc is not None and not (acc.row_lower or acc.col_lower):
@@ -274,13 +271,13 @@ def _spill_queue_tiles(ctx, dot) -> None:
 def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> None:
     """L0C -> the output slot (AIC), then the slot -> a UB tile bound to `result` (AIV)."""
     h = state(ctx).handoff
-    f32 = ir.F32Type.get()
+    elem = elem_of(result.type)  # Fixpipe writes the slot in the dot's result type (rounding fp32 to f16 on the way)
     A.op("enque", [c1], queue=qs["CO1"])
-    c1d = A.op("deque", [], A.local_type(f32), queue=qs["CO1"], name="c1Out")
+    c1d = A.op("deque", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Out")
     _flag("wait", OUT_FREE, "AIC")
     BM, BN = plan.block_m, plan.block_n
-    A.op("fixpipe", [_slot(ctx, h, "f32", 0), c1d, ctx.c64(BN), ctx.c64(BM), ctx.c64(plan.base_m), ctx.c64(BN)],
-         quant="NoQuant", relu=False)
+    A.op("fixpipe", [_slot(ctx, h, elem, 0), c1d, ctx.c64(BN), ctx.c64(BM), ctx.c64(plan.base_m), ctx.c64(BN)],
+         quant=QUANT[(plan.acc_dtype, elem)], relu=False)
     A.op("free_tensor", [c1d], queue=qs["CO1"])
     _flag("set", OUT_READY, "AIC", "PIPE_FIX")
     _flag("wait", OUT_READY, "AIV")
@@ -288,21 +285,25 @@ def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> N
     zero = ctx.const_of(m_valid) == BM and ctx.const_of(n_valid) == BN
     acc_v = ctx.vmap.get(acc) if acc is not None else None
     plain = acc is None or isinstance(acc_v, Splat) and acc_v.scalar is None and acc_v.const == 0
-    rows_by_fill = (BN * 4) % 32 == 0  # rows >= m_valid: one Duplicate of the tile's tail, no row iota
+    rows_by_fill = (BN * SIZE[elem]) % 32 == 0  # rows >= m_valid: one Duplicate of the tile's tail, no row iota
     bits = None if zero else _valid_mask(ctx, shape, BM if rows_by_fill else m_valid, n_valid)
     # a scratch tile (not the VECOUT buffer of a store: MTE2 writes it, and the model has no MTE2->MTE3 event)
-    t = ctx.new_tile("f32", shape, ctx.name_for(_op(result.owner)) if plain else None)
+    t = ctx.new_tile(elem, shape, ctx.name_for(_op(result.owner)) if plain else None)
     if not plain:
         ctx.temps.append(t)
-    A.op("data_copy", [t.value, _slot(ctx, h, "f32", 0), ctx.c64(round_up(BM * BN, 8))])  # whole 32-byte blocks
+    # whole 32-byte blocks (the slot holds 4 bytes an element)
+    A.op("data_copy", [t.value, _slot(ctx, h, elem, 0), ctx.c64(round_up(BM * BN, 32 // SIZE[elem]))])
     _flag("set", OUT_FREE, "AIV", "PIPE_MTE2")
     ctx.sync("MTE2_V")
     if bits is not None:  # columns >= n_valid (and rows >= m_valid) to 0, in place
-        A.op("select", [t.value, bits.value, t.value, ctx.cst("f32", 0.0), ctx.c64(t.count)],
+        # Select takes half/float: an int32 tile is selected as float lanes (0.0f is the bits of 0)
+        sel_t = "f32" if elem == "i32" else elem
+        view = t.value if sel_t == elem else A.op("reinterpret", [t.value], A.local_type(ir.Type.parse(sel_t)))
+        A.op("select", [view, bits.value, view, ctx.cst(sel_t, 0.0), ctx.c64(t.count)],
              mode="VSEL_TENSOR_SCALAR_MODE")
     if rows_by_fill and not zero and ctx.const_of(m_valid) != BM:
         start = ctx.mul(m_valid, ctx.c64(BN))
-        A.op("duplicate", [ctx.at(t.value, start), ctx.cst("f32", 0.0), ctx.sub(ctx.c64(BM * BN), start)])
+        A.op("duplicate", [ctx.at(t.value, start), ctx.cst(elem, 0), ctx.sub(ctx.c64(BM * BN), start)])
     ctx.vmap[result] = t if plain else _add_acc(ctx, t, acc, acc_v, result)
 
 
@@ -335,14 +336,15 @@ def _valid_mask(ctx, shape, m, n):
 
 
 def _add_acc(ctx, t: Tile, acc, acc_v, result):
-    """dot(a, b, acc) = acc + a @ b: the accumulator operand, added on the vector core."""
-    out = ctx.new_tile("f32", t.shape, ctx.name_for(_op(result.owner)), result=result)
+    """dot(a, b, acc) = acc + a @ b: the accumulator operand, added on the vector core (in the result type: an
+    f16 result is the rounded product plus acc, rounded again)."""
+    out = ctx.new_tile(t.elem, t.shape, ctx.name_for(_op(result.owner)), result=result)
     if isinstance(acc_v, Splat):
         A.op("vec_scalar", [out.value, t.value, ctx.splat_scalar(acc_v), ctx.c64(out.count)], api="Adds")
     else:
         src = ctx.tile(acc)
-        if src.elem != "f32":
-            raise ctx.error("the accumulator of a dot must be float32")
+        if src.elem != t.elem:
+            raise ctx.error(f"the accumulator of this dot must be {t.elem}")
         A.op("vec", [out.value, src.value, t.value, ctx.c64(out.count)], api="Add")
     return out
 

@@ -14,7 +14,11 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-from .values import Tile
+from .values import SIZE, Tile, elem_of, round_up
+
+# Fixpipe's conversion of the L0C accumulator on its way out (asc-devkit L0C到GM数据搬运（Fixpipe）.md, Atlas A2:
+# float -> half/bfloat16 round to nearest even; float -> float and int32 -> int32 as they are)
+QUANT = {("f32", "f16"): "F322F16", ("f32", "bf16"): "F322BF16", ("f32", "f32"): "NoQuant", ("i32", "i32"): "NoQuant"}
 
 FLAG_TILE_READY, FLAG_WS_FREE = 0, 1  # AIC -> AIV: a tile is in the workspace; AIV -> AIC: it was read
 
@@ -29,6 +33,7 @@ class CubeState:
     workspace: object = None  # the GlobalTensor<float> over the `workspace` argument
     tail_wait: bool = False  # the AIC's last "workspace free" wait after the grid loop is emitted
     lone: set = field(default_factory=set)  # dots outside loops, lowered at the dot
+    batch: object = None  # the loop index over the matrices of a batched dot being lowered (cube_batch.py)
     out: object = None  # the xb.store that the dot being lowered reaches (cube_match.final_store)
     handoff: object = None  # cube_handoff.Handoffs when the kernel hands dots to the vector core
     ws_arg: object = None  # the `workspace` kernel argument
@@ -39,12 +44,10 @@ def state(ctx) -> CubeState:
     return ctx.ext.setdefault("cube", CubeState())
 
 
-def workspace(ctx, plan):
-    """The GlobalTensor<float> over the extra `workspace` kernel argument (one tile slot per block)."""
-    st = state(ctx)
-    if st.workspace is None:
-        st.workspace = workspace_view(ctx, "f32", plan.block_m * plan.block_n * 4)
-    return st.workspace
+def workspace(ctx, plan, elem: str = "f32"):
+    """The GlobalTensor<elem> over the extra `workspace` kernel argument (one tile slot per block; 4 bytes
+    an element, the accumulator's size, whatever type Fixpipe writes there)."""
+    return workspace_view(ctx, elem, plan.block_m * plan.block_n * 4)
 
 
 def workspace_view(ctx, elem: str, per_block: int):
@@ -69,17 +72,18 @@ def workspace_view(ctx, elem: str, per_block: int):
     return st.ws_views[elem]
 
 
-def to_workspace(ctx, c1, plan) -> None:
-    """The fp32 tile to this block's workspace slot, once the vector core has read the previous one."""
+def to_workspace(ctx, c1, plan, elem: str) -> None:
+    """The accumulator tile to this block's workspace slot as `elem` (the dot's result type: Fixpipe
+    rounds fp32 to f16/bf16 on the way), once the vector core has read the previous one."""
     block = A.op("block_idx", [], ctx.i64)
     again = arith.CmpIOp(arith.CmpIPredicate.ne, ctx.pid, block).result
     wait = scf.IfOp(again, [], has_else=False)
     with ir.InsertionPoint(wait.then_block):
         A.op("cross_core_wait_flag", [ctx.c64(FLAG_WS_FREE)])
         scf.YieldOp([])
-    ws = ctx.at(workspace(ctx, plan), ctx.mul(block, ctx.c64(plan.block_m * plan.block_n)))
+    ws = ctx.at(workspace(ctx, plan, elem), ctx.mul(block, ctx.c64(plan.block_m * plan.block_n)))
     A.op("fixpipe", [ws, c1, ctx.c64(plan.block_n), ctx.c64(plan.block_m), ctx.c64(plan.base_m),
-                     ctx.c64(plan.block_n)], quant="NoQuant", relu=False)
+                     ctx.c64(plan.block_n)], quant=QUANT[(plan.acc_dtype, elem)], relu=False)
 
 
 def tile_ready(ctx) -> None:
@@ -112,16 +116,19 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
     with ir.InsertionPoint(aiv.then_block):
         A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
         shape = (plan.block_m, plan.block_n)
-        nbytes = plan.block_m * plan.block_n * 4
+        elem = elem_of(acc_result.type)
+        count = round_up(plan.block_m * plan.block_n, 32 // SIZE[elem])  # whole 32-byte blocks (the slot has room)
+        nbytes = count * SIZE[elem]
         q = ctx.queue("VECIN", -(-nbytes // 256) * 256, "acc")
-        local = A.local_type(ir.F32Type.get())
+        local = A.local_type(ir.Type.parse(elem))
         t = A.op("alloc_tensor", [], local, queue=q.name, name="accLocal")
-        ws = ctx.at(workspace(ctx, plan), ctx.mul(A.op("block_idx", [], ctx.i64), ctx.c64(plan.block_m * plan.block_n)))
-        A.op("data_copy", [t, ws, ctx.c64(plan.block_m * plan.block_n)])
+        ws = ctx.at(workspace(ctx, plan, elem), ctx.mul(A.op("block_idx", [], ctx.i64),
+                                                        ctx.c64(plan.block_m * plan.block_n)))
+        A.op("data_copy", [t, ws, ctx.c64(count)])
         A.op("enque", [t], queue=q.name)
         acc = A.op("deque", [], local, queue=q.name, name="acc")
         A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
-        tile = Tile(acc, "f32", shape, -(-nbytes // 256) * 256, "vecin", q, line=ctx.loc[1])
+        tile = Tile(acc, elem, shape, -(-nbytes // 256) * 256, "vecin", q, line=ctx.loc[1])
         ctx.vmap[acc_result] = tile
         anchor = loop.operation
         block_ops = [o.operation for o in anchor.block.operations]

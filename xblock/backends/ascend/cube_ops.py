@@ -17,7 +17,9 @@ from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from .cube_mixed import state
+from .cube_plan import ACC_DTYPE, CUBE_SOCS, CubeLimit, plan_cube
 from .options import AIC_ONLY, MIX_AIC_1_1
+from .values import elem_of, shape_of
 
 CUBE_QUEUES = ("A1", "B1", "A2", "B2", "CO1")
 
@@ -44,6 +46,28 @@ class Operand:
         """Valid M (of A) or N (of B)."""
         on_cols = (self.role == "a") != self.trans
         return self.rows if on_cols else self.cols
+
+
+def cube_plan_of(ctx, dot):
+    """The tile plan of `dot` (2-D, or each 2-D matrix of a batched one), or the user's error at the dot.
+
+    The Cube unit accumulates f16/bf16/f32 products in fp32 and int8 ones in int32 (Mmad's A2 type combos);
+    an f16 or bf16 result (`out_dtype=tl.float16`, an f16 accumulator) is that fp32 sum rounded once, by
+    Fixpipe, at the end: closer to the exact sum than a GPU's f16 accumulation."""
+    in_dtype, out = elem_of(dot.operands[0].type), elem_of(dot.results[0].type)
+    acc = ACC_DTYPE.get(in_dtype)
+    if acc is not None and not (out == acc or (acc == "f32" and out in ("f16", "bf16"))):
+        raise ctx.error(f"the Cube unit accumulates {in_dtype} dots in {acc}: use out_dtype="
+                        f"{'tl.int32' if acc == 'i32' else 'tl.float32 (or tl.float16)'}", dot)
+    *_, BM, BK = shape_of(dot.operands[0].type)
+    BN = shape_of(dot.operands[1].type)[-1]
+    soc = CUBE_SOCS.get(ctx.opts.soc)
+    if soc is None:
+        raise ctx.error(f"the Cube path targets the 910B (separated AIC/AIV) parts, not {ctx.opts.soc}", dot)
+    try:
+        return plan_cube(BM, BN, BK, in_dtype, soc)
+    except CubeLimit as e:
+        raise ctx.error(str(e), dot) from None
 
 
 def extent(ctx, limits, size: int):
@@ -117,22 +141,45 @@ def to_l1(ctx, plan, qs, src: Operand, in_t):
     local = A.local_type(in_t)
     t = A.op("alloc_tensor", [], local, queue=q, name=f"{src.role}1Local")
     gm, row_stride = src.gm() if callable(src.gm) else (src.gm, src.row_stride)
-    A.op("data_copy_nd2nz", [t, gm, ctx.c64(1), src.rows, src.cols, ctx.c64(0), row_stride,
-                             ctx.c64(c0stride), ctx.c64(1), ctx.c64(0)])
+    if src.role == "b" and not src.trans and plan.esize == 4:
+        _b32_rows_to_l1(ctx, plan, t, gm, src, row_stride)
+    else:
+        A.op("data_copy_nd2nz", [t, gm, ctx.c64(1), src.rows, src.cols, ctx.c64(0), row_stride,
+                                 ctx.c64(c0stride), ctx.c64(1), ctx.c64(0)])
     A.op("enque", [t], queue=q)
     return A.op("deque", [], local, queue=q, name=f"{src.role}1")
 
 
+def _b32_rows_to_l1(ctx, plan, t, gm, src, row_stride) -> None:
+    """A row-major fp32 B to L1 as zZ: each 16 rows of K is one band of 16 x 8 fractals side by side, the pairs
+    LoadDataWithTranspose joins into its 16 x 16 squares (asc-devkit: b32 squares are two consecutive fractals,
+    left and right). One Nd2Nz copy per band (dstNzC0Stride 16: the band's fractals follow each other)."""
+    bands = arith.DivSIOp(ctx.add(src.rows, ctx.c64(15)), ctx.c64(16)).result
+    loop = ctx.for_range(ctx.c64(0), bands)
+    with ir.InsertionPoint(loop.body):
+        g = loop.induction_variable
+        first = ctx.mul(g, ctx.c64(16))
+        rows = ctx.smin(ctx.sub(src.rows, first), ctx.c64(16))
+        dst, at = ctx.at(t, ctx.mul(g, ctx.c64(16 * plan.base_n))), ctx.at(gm, ctx.mul(first, row_stride))
+        A.op("data_copy_nd2nz", [dst, at, ctx.c64(1), rows, src.cols, ctx.c64(0), row_stride, ctx.c64(16),
+                                 ctx.c64(1), ctx.c64(0)])
+        scf.YieldOp([])
+
+
 def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1, in_t, first) -> None:
     """baseK-wide LoadData (L1 -> L0A/L0B) and Mmad steps over the K of one L1 slice."""
+    if a_trans and plan.esize != 2:
+        raise ctx.error(f"a transposed (column-major or tl.trans) A operand of a {plan.in_dtype} dot is not supported "
+                        "on the Cube unit yet (its L0A load needs LoadDataWithTranspose squares): load A row-major")
     local = A.local_type(in_t)
-    mf, nf, kf1 = plan.base_m // 16, plan.base_n // 16, plan.k_pad // 16
-    bkf = plan.base_k // 16
+    k0, frac = plan.k0, plan.frac_elems
+    mf, kf1 = plan.base_m // 16, plan.k_pad // k0
+    bkf = plan.base_k // k0
     for s in range(plan.k_steps):
         # valid K in this baseK step, and the fractals LoadData moves for it
         k_here = ctx.smax(ctx.smin(ctx.sub(k_valid, ctx.c64(s * plan.base_k)), ctx.c64(plan.base_k)), ctx.c64(0))
         k_here = ctx.named(k_here, f"kStep{s}" if plan.k_steps > 1 else "kStep")
-        kf = arith.DivSIOp(ctx.add(k_here, ctx.c64(15)), ctx.c64(16)).result
+        kf = arith.DivSIOp(ctx.add(k_here, ctx.c64(k0 - 1)), ctx.c64(k0)).result
         a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
         rows = ctx.for_range(0, mf)
         with ir.InsertionPoint(rows.body):
@@ -141,21 +188,12 @@ def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1,
                 start, stride = ctx.add(ctx.mul(i, ctx.c64(kf1)), ctx.c64(s * bkf)), ctx.c64(1)
             else:
                 start, stride = ctx.add(i, ctx.c64(s * bkf * mf)), ctx.c64(mf)
-            A.op("load_data", [ctx.at(a2, ctx.mul(ctx.mul(i, kf), ctx.c64(256))), a1, start, kf, stride],
+            A.op("load_data", [ctx.at(a2, ctx.mul(ctx.mul(i, kf), ctx.c64(frac))), a1, start, kf, stride],
                  transpose=a_trans)
             scf.YieldOp([])
         A.op("enque", [a2], queue=qs["A2"])
         b2 = A.op("alloc_tensor", [], local, queue=qs["B2"], name="b2Local")
-        ks = ctx.for_range(ctx.c64(0), kf)
-        with ir.InsertionPoint(ks.body):
-            j = ks.induction_variable
-            if b_trans:  # L1 holds B^T (N x K, as attention's K): already the L0B (Zn) fractal order
-                start, stride = ctx.mul(ctx.add(j, ctx.c64(s * bkf)), ctx.c64(nf)), ctx.c64(1)
-            else:
-                start, stride = ctx.add(j, ctx.c64(s * bkf)), ctx.c64(kf1)
-            A.op("load_data", [ctx.at(b2, ctx.mul(j, ctx.c64(nf * 256))), b1, start, ctx.c64(nf), stride],
-                 transpose=not b_trans)
-            scf.YieldOp([])
+        _load_b(ctx, plan, b1, b2, b_trans, s, k_here, kf)
         A.op("enque", [b2], queue=qs["B2"])
         a2d = A.op("deque", [], local, queue=qs["A2"], name="a2")
         b2d = A.op("deque", [], local, queue=qs["B2"], name="b2")
@@ -163,3 +201,45 @@ def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1,
         A.op("mmad", [c1, a2d, b2d, ctx.c64(plan.base_m), ctx.c64(plan.base_n), k_here, init])
         A.op("free_tensor", [a2d], queue=qs["A2"])
         A.op("free_tensor", [b2d], queue=qs["B2"])
+
+
+def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf) -> None:
+    """B from L1 to L0B (Zn: per K fractal row, nf fractals of 16 columns x K0, each stored as its transpose).
+
+    b_trans: L1 holds B^T (N x K, as attention's K), already in that fractal order: plain LoadData. Otherwise
+    each fractal is transposed on the way: b16 LoadData's ifTranspose (16 x 16), b8 and b32
+    LoadDataWithTranspose, whose squares join two fractals (asc-devkit LoadDataWithTranspose.md): b8 the two K
+    fractals 16 x 32 above one another in the NZ L1 tile (a 32 x 32 square -> N fractals 2u, 2u+1, side by side
+    in L0B); b32 two 16 x 8 N fractals side by side in the zZ L1 tile (_b32_rows_to_l1: a 16 x 16 square -> the
+    K fractals 2t, 2t+1, nf fractals apart in L0B)."""
+    k0, frac = plan.k0, plan.frac_elems
+    nf, kf1, bkf = plan.base_n // 16, plan.k_pad // k0, plan.base_k // k0
+    if b_trans or plan.esize == 2:
+        ks = ctx.for_range(ctx.c64(0), kf)
+        with ir.InsertionPoint(ks.body):
+            j = ks.induction_variable
+            if b_trans:
+                start, stride = ctx.mul(ctx.add(j, ctx.c64(s * bkf)), ctx.c64(nf)), ctx.c64(1)
+            else:
+                start, stride = ctx.add(j, ctx.c64(s * bkf)), ctx.c64(kf1)
+            A.op("load_data", [ctx.at(b2, ctx.mul(j, ctx.c64(nf * frac))), b1, start, ctx.c64(nf), stride],
+                 transpose=not b_trans)
+            scf.YieldOp([])
+        return
+    if plan.esize == 1:  # one 32-row K square per K fractal; N squares k_pad / 32 squares apart in L1
+        loop = ctx.for_range(ctx.c64(0), kf)
+        with ir.InsertionPoint(loop.body):
+            t = loop.induction_variable
+            A.op("load_data_with_transpose", [ctx.at(b2, ctx.mul(t, ctx.c64(nf * frac))), b1,
+                                              ctx.add(t, ctx.c64(s * bkf)), ctx.c64(plan.base_n // 32),
+                                              ctx.c64(plan.k_pad // 32), ctx.c64(1), ctx.c64(0)])
+            scf.YieldOp([])
+        return
+    bands = arith.DivSIOp(ctx.add(k_here, ctx.c64(15)), ctx.c64(16)).result  # b32: 16 rows of K per square
+    loop = ctx.for_range(ctx.c64(0), bands)
+    with ir.InsertionPoint(loop.body):
+        t = loop.induction_variable
+        start = ctx.mul(ctx.add(t, ctx.c64(s * plan.base_k // 16)), ctx.c64(nf))
+        A.op("load_data_with_transpose", [ctx.at(b2, ctx.mul(t, ctx.c64(2 * nf * frac))), b1, start, ctx.c64(nf),
+                                          ctx.c64(1), ctx.c64(0), ctx.c64(nf - 1)])
+        scf.YieldOp([])

@@ -2,10 +2,12 @@
 
 xblock computes what CANN's host tiling library would put in a `TCubeTiling` (that library is
 CANN-licensed and needs the platform info, so it is not used). One xb program instance computes
-a BLOCK_M x BLOCK_N tile: the fp32 accumulator lives whole in L0C; each step of the kernel's K loop
-brings a BLOCK_M x BLOCK_K slice of A and a BLOCK_K x BLOCK_N slice of B into L1 (ND -> NZ), and
-`LoadData` moves baseK-wide pieces of them into L0A/L0B for `Mmad`. Buffers are doubled where the
-capacity allows, so the next copy overlaps the current multiply. Pure Python: no MLIR needed.
+a BLOCK_M x BLOCK_N tile: the accumulator (fp32; int32 for int8 inputs) lives whole in L0C; each
+step of the kernel's K loop brings a BLOCK_M x BLOCK_K slice of A and a BLOCK_K x BLOCK_N slice of B
+into L1 (ND -> NZ), and `LoadData` moves baseK-wide pieces of them into L0A/L0B for `Mmad`. Buffers
+are doubled where the capacity allows, so the next copy overlaps the current multiply. Element sizes: a fractal is 512 B
+(16 x 16 f16/bf16, 16 x 8 f32, 16 x 32 i8), L0A/L0B 64 KB, L0C 128 KB and L1 512 KB - 128 B on the
+910B (REFERENCE.md 2.1). Pure Python: no MLIR needed.
 """
 
 from __future__ import annotations
@@ -14,8 +16,20 @@ from dataclasses import dataclass
 
 from .options import SOCS
 
-ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
-FRACTAL = 16  # rows of a fractal; a b16 fractal is 16 x 16 elements = 512 B
+ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1}
+FRACTAL = 16  # rows of a fractal: every fractal is 16 rows of 32 bytes = 512 B (16 x 16 b16, 16 x 8 b32, 16 x 32 b8)
+# Mmad's type combos on Atlas A2 (asc-devkit Mmad.md): the L0C accumulator of each input type
+ACC_DTYPE = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"}
+# What the B operand's LoadDataWithTranspose moves as one square (asc-devkit LoadDataWithTranspose.md): b32 joins
+# two 16 x 8 fractals into 16 x 16, b8 two 16 x 32 fractals into 32 x 32; b16 LoadData transposes one 16 x 16.
+# So K and N are padded to these (K: 16 rows of b32 per square, 32 of b8; N: 32 columns of b8).
+K_ALIGN = {"f16": 16, "bf16": 16, "f32": 16, "i8": 32}
+N_ALIGN = {"f16": 16, "bf16": 16, "f32": 16, "i8": 32}
+
+
+def k0_of(in_dtype: str) -> int:
+    """Elements in one 32-byte fractal row: the K width of one fractal in L0A/L0B."""
+    return 32 // ELEM_BYTES[in_dtype]
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,19 @@ class CubePlan:
         return ELEM_BYTES[self.in_dtype]
 
     @property
+    def k0(self) -> int:
+        return k0_of(self.in_dtype)
+
+    @property
+    def frac_elems(self) -> int:
+        """Elements in one 512-byte fractal."""
+        return 512 // self.esize
+
+    @property
+    def acc_dtype(self) -> str:
+        return ACC_DTYPE[self.in_dtype]
+
+    @property
     def k_steps(self) -> int:
         """LoadData/Mmad steps per step of the kernel's K loop."""
         return self.k_pad // self.base_k
@@ -113,20 +140,21 @@ class CubePlan:
 
 def plan_cube(block_m: int, block_n: int, block_k: int, in_dtype: str, soc: CubeSoc) -> CubePlan:
     """Choose the tiles of a BLOCK_M x BLOCK_N x BLOCK_K dot for `soc`; CubeLimit when none is legal."""
-    if in_dtype not in ("f16", "bf16"):
-        hint = ", whatever the input_precision (the Cube unit has no tf32)" if in_dtype == "f32" else ""
-        raise CubeLimit(f"dot of {in_dtype} blocks is not supported on the Cube unit yet (f16 and bf16 are: "
-                        "the B operand goes to L0B through LoadData's transpose, which only moves 16-bit types): "
-                        f"convert the operands with .to(tl.bfloat16) or .to(tl.float16){hint}")
+    if in_dtype not in ELEM_BYTES:
+        raise CubeLimit(f"dot of {in_dtype} blocks has no Cube unit type on {soc.name} (Mmad multiplies f16, bf16, "
+                        "f32 and i8 blocks): convert the operands with .to(tl.float16), .to(tl.bfloat16) or "
+                        ".to(tl.float32)")
     es = ELEM_BYTES[in_dtype]
-    base_m, base_n, k_pad = (round_up(max(x, 1), FRACTAL) for x in (block_m, block_n, block_k))
+    base_m = round_up(max(block_m, 1), FRACTAL)
+    base_n = round_up(max(block_n, 1), N_ALIGN[in_dtype])
+    k_pad = round_up(max(block_k, 1), K_ALIGN[in_dtype])
     if max(base_m, base_n, k_pad) > 4095:
         raise CubeLimit(f"block {block_m} x {block_n} x {block_k} exceeds Mmad's 4095 limit on m, n and k")
     c1 = round_up(base_m * base_n * 4, soc.l0c_align)
     if c1 > soc.l0c_bytes:
-        raise CubeLimit(f"the fp32 accumulator of a {block_m} x {block_n} block needs {c1} B of L0C, which holds "
-                        f"{soc.l0c_bytes} B on {soc.name}: use BLOCK_M * BLOCK_N <= {soc.l0c_bytes // 4}")
-    base_k, db = _choose_base_k(base_m, base_n, k_pad, es, soc)
+        raise CubeLimit(f"the {ACC_DTYPE[in_dtype]} accumulator of a {block_m} x {block_n} block needs {c1} B of L0C, "
+                        f"which holds {soc.l0c_bytes} B on {soc.name}: use BLOCK_M * BLOCK_N <= {soc.l0c_bytes // 4}")
+    base_k, db = _choose_base_k(base_m, base_n, k_pad, in_dtype, soc)
     a1, b1 = base_m * k_pad * es, k_pad * base_n * es
     if a1 + b1 > soc.l1_bytes:
         raise CubeLimit(f"one K step of a {block_m} x {block_n} x {block_k} dot needs {a1 + b1} B of L1 "
@@ -136,19 +164,21 @@ def plan_cube(block_m: int, block_n: int, block_k: int, in_dtype: str, soc: Cube
     return CubePlan(soc, in_dtype, block_m, block_n, block_k, base_m, base_n, k_pad, base_k, depth, depth, db, db)
 
 
-def _choose_base_k(base_m: int, base_n: int, k_pad: int, es: int, soc: CubeSoc) -> tuple:
-    """The widest baseK dividing k_pad that fits L0A and L0B, double-buffered if possible."""
+def _choose_base_k(base_m: int, base_n: int, k_pad: int, in_dtype: str, soc: CubeSoc) -> tuple:
+    """The widest baseK dividing k_pad that fits L0A and L0B, double-buffered if possible (LoadData moves at
+    most 255 fractals a call: the K fractals of one row of A)."""
+    es, step = ELEM_BYTES[in_dtype], K_ALIGN[in_dtype]
     for db in (2, 1):
-        for kf in range(k_pad // FRACTAL, 0, -1):
-            bk = kf * FRACTAL
+        for kf in range(k_pad // step, 0, -1):
+            bk = kf * step
             if k_pad % bk:
                 continue
             a2 = round_up(base_m * bk * es, soc.l0ab_align)
             b2 = round_up(bk * base_n * es, soc.l0ab_align)
-            if db * a2 <= soc.l0a_bytes and db * b2 <= soc.l0b_bytes and kf <= 255:
+            if db * a2 <= soc.l0a_bytes and db * b2 <= soc.l0b_bytes and bk // k0_of(in_dtype) <= 255:
                 return bk, db
-    need_a, need_b = base_m * FRACTAL * es, FRACTAL * base_n * es
-    raise CubeLimit(f"even a 16-wide K step of a {base_m} x {base_n} block needs {need_a} B of L0A and {need_b} B "
+    need_a, need_b = base_m * step * es, step * base_n * es
+    raise CubeLimit(f"even a {step}-wide K step of a {base_m} x {base_n} block needs {need_a} B of L0A and {need_b} B "
                     f"of L0B, which hold {soc.l0a_bytes} and {soc.l0b_bytes} B on {soc.name}: use smaller "
                     "BLOCK_M / BLOCK_N")
 
@@ -163,11 +193,12 @@ def estimate(plan: CubePlan, M: int, N: int, K: int, out_bytes: int = 2) -> dict
     gm_b = tiles_m * K * N * es
     gm_c = M * N * out_bytes
     minimum = (M * K + K * N) * es + M * N * out_bytes
-    cube_ops = tiles_m * tiles_n * k_iters * (plan.base_m // 16) * (plan.base_n // 16) * (plan.k_pad // 16)
+    # one cube op: a 16 x K0 x 16 fractal product (16x16x16 b16; b32 at half, b8 at double the K per cycle)
+    cube_ops = tiles_m * tiles_n * k_iters * (plan.base_m // 16) * (plan.base_n // 16) * (plan.k_pad // plan.k0)
     macs = M * N * K
-    ideal_s = macs / (soc.macs_per_cycle * soc.cube_cores * soc.clock_hz)
+    ideal_s = macs / (soc.macs_per_cycle * plan.k0 // 16 * soc.cube_cores * soc.clock_hz)
     waves = -(-tiles_m * tiles_n // soc.cube_cores)
-    issued_s = waves * k_iters * (plan.base_m // 16) * (plan.base_n // 16) * (plan.k_pad // 16) / soc.clock_hz
+    issued_s = waves * k_iters * (plan.base_m // 16) * (plan.base_n // 16) * (plan.k_pad // plan.k0) / soc.clock_hz
     return {"programs": tiles_m * tiles_n, "k_iterations": k_iters, "gm_bytes": gm_a + gm_b + gm_c,
             "gm_min_bytes": minimum, "gm_ratio": (gm_a + gm_b + gm_c) / minimum, "cube_ops": cube_ops,
             "macs": macs, "ideal_s": ideal_s, "cube_bound_s": issued_s, "waves": waves}

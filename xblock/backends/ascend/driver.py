@@ -131,6 +131,7 @@ class Lowering(LoweringContext):
         vector = [q for q in self.queues if q.position in ("VECIN", "VECOUT")]
         if self.meta.get("kernel_type") == AIC_ONLY and vector:
             line = min(min(q.lines) for q in vector if q.lines) if any(q.lines for q in vector) else self.loc[1]
+            self.meta["aic_with_vector"] = True  # make_ascendc lowers again with the dots handed over
             raise self.error("this kernel's dots run on the Cube unit alone (their results go out through "
                              "Fixpipe), so it is a cube-only (AIC) kernel, and it also moves blocks through the "
                              "vector core here; a kernel mixing the two that way is not supported yet: make the "

@@ -176,7 +176,7 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         if self.opts.line_directives:
             self.lines.append(f'#line {line} "{file}"')
             return
-        src = linecache.getline(file, line).strip()
+        src = linecache.getline(file, line).strip().rstrip("\\").rstrip()  # a trailing `\` would continue the comment
         self.line(f"// {os.path.basename(file)}:{line}: {src}")
 
     def inlinable(self, op) -> bool:

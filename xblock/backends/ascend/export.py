@@ -18,6 +18,7 @@ import re
 import shutil
 from pathlib import Path
 
+from ...errors import ExportError
 from .emit import tiling_header
 from .hostcheck.check import CXX, check_host
 from .options import SOCS
@@ -112,6 +113,20 @@ def _host_check(d: Path) -> str:
             "documentation.")
 
 
+def _refuse_pointer_tables(metadata: dict) -> None:
+    """A kernel that makes pointers from integers it reads or is given at run time (pointer tables) cannot
+    be exported: main.cpp fills each argument's device buffer from a file, and the addresses in a table
+    must be device addresses (aclrtMalloc'd), which neither the files nor xblock know."""
+    tables = metadata.get("pointer_tables")
+    if tables:
+        raise ExportError(f"{tables[0]}: {metadata['name']}: this kernel makes pointers from integers "
+                          "(`.to(tl.pointer_type(...))` of an int64, as pointer tables do), which the export "
+                          "cannot feed: the host program (main.cpp) fills each argument's device buffer from a "
+                          "file, and a table must hold device addresses (those aclrtMalloc returns at run time), "
+                          "not the host addresses of the arrays it was launched with; run it with "
+                          "target=\"ascend\" on the CPU model, or pass each group's buffer as its own argument")
+
+
 def export(asm: dict, metadata: dict, directory) -> Path:
     """Write the project for a kernel compiled for target 'ascend' into `directory`.
 
@@ -122,9 +137,10 @@ def export(asm: dict, metadata: dict, directory) -> Path:
     Returns:
         The project's folder.
     """
+    name = metadata["name"]
+    _refuse_pointer_tables(metadata)
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    name = metadata["name"]
     export_case = metadata.get("export_case")
     spec = export_case.get("spec") if export_case else None
     (d / "kernel.cpp").write_text(_kernel_source(asm["cpp"]))

@@ -57,10 +57,11 @@ def shim_source(metadata: dict) -> str:
     return (
         f'#include "kernel.cpp"\n#include "emu_launch.h"\n\n'
         f'extern "C" int xblock_emu_run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes,\n'
-        f'                              const char* const* names, int nbufs, const void* tiling,\n'
-        f'                              const uint32_t* soc, char* err, int errlen, uint64_t* counters) {{\n'
+        f'                              const char* const* names, int nbufs, const uint64_t* hosts,\n'
+        f'                              const void* tiling, const uint32_t* soc, char* err, int errlen,\n'
+        f'                              uint64_t* counters) {{\n'
         f'    const {tiling_struct_name(name)}& t = *static_cast<const {tiling_struct_name(name)}*>(tiling);\n'
-        f'    return xbemu::run(block_dim, bufs, sizes, names, nbufs, soc, err, errlen, counters,\n'
+        f'    return xbemu::run(block_dim, bufs, sizes, names, nbufs, hosts, soc, err, errlen, counters,\n'
         f'                      [&]() {{ {name}({args}); }});\n}}\n')
 
 
@@ -253,12 +254,15 @@ def load(asm: dict, metadata: dict):
         t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
         keep = [w if w.size else np.zeros(1, np.uint8) for w in work]
         bufs = (ctypes.c_void_p * max(len(keep), 1))(*[w.ctypes.data for w in keep])
+        # where the caller's arrays live: the addresses pointer tables hold (emu gm_address maps them)
+        host = [a.ctypes.data for a in arrays] + [0] * (len(keep) - len(arrays))
+        hosts = (ctypes.c_uint64 * max(len(keep), 1))(*host)
         sizes = (ctypes.c_uint64 * max(len(keep), 1))(*[w.nbytes for w in work])
         cnames = (ctypes.c_char_p * max(len(keep), 1))(*[n.encode() for n in buf_names])
         err = ctypes.create_string_buffer(4096)
         counters = (ctypes.c_uint64 * 6)()
-        rc = run(ctypes.c_int64(block_dim), bufs, sizes, cnames, len(keep), ctypes.byref(t), soc_arr, err, 4096,
-                 counters)
+        rc = run(ctypes.c_int64(block_dim), bufs, sizes, cnames, len(keep), hosts, ctypes.byref(t), soc_arr, err,
+                 4096, counters)
         LAST_COUNTERS.clear()
         LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim, programs=total)
         per_block = np.zeros(block_dim * len(BLOCK_COUNTERS), np.uint64)

@@ -19,7 +19,7 @@ from mlir.dialects import scf
 
 from ...dialects import ascendc as A
 from .rules import rule
-from .tiles import after_scalar_writes, before_scalar_reads, fill, mask_of
+from .tiles import after_scalar_writes, before_scalar_reads, data_wanted, fill, mask_of
 from .transpose import can_transpose, transpose
 from .values import SIZE, Splat, Struct, Tile, elem_of, numel, shape_of
 
@@ -35,7 +35,7 @@ def _unstructured(ctx, src: ir.Value, r: ir.Value) -> bool:
 def _view(ctx, op):
     x = ctx.vmap.get(op.operands[0])
     r = op.result
-    if (isinstance(x, Struct) or x is None) and _unstructured(ctx, op.operands[0], r):
+    if (isinstance(x, Struct) or x is None) and (_unstructured(ctx, op.operands[0], r) or data_wanted(ctx, r)):
         x = ctx.tile(op.operands[0])
     if isinstance(x, Splat):
         ctx.vmap[r] = Splat(x.elem, shape_of(r.type), x.scalar, x.const)
@@ -100,7 +100,8 @@ def _broadcast(ctx, op):
     r = op.result
     x = ctx.vmap.get(op.operands[0])
     src_shape, shape = shape_of(op.operands[0].type), shape_of(r.type)
-    if isinstance(x, (Splat, Struct)) or x is None or (elem_of(r.type) == "i1" and ctx.ps.mask(r) is not None) \
+    symbolic = (isinstance(x, Struct) or x is None) and not data_wanted(ctx, r)
+    if isinstance(x, Splat) or symbolic or (elem_of(r.type) == "i1" and ctx.ps.mask(r) is not None) \
             or numel(src_shape) == numel(shape):
         return _view(ctx, op)
     if elem_of(r.type) == "i1":  # a bit mask: its lanes as 1.0/0.0 (Select), broadcast, compared back

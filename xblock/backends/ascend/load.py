@@ -1,4 +1,5 @@
-"""The rule of xb.load: a tile through a VECIN queue (DataCopy/DataCopyPad), a scalar, or a gather.
+"""The rules of xb.load (a tile through a VECIN queue: DataCopy/DataCopyPad, a scalar, or a gather)
+and of xb.int_to_ptr (where a pointer table's addresses enter GM accesses).
 
 Masked-off lanes take `other` through the copy's padding and a Duplicate of the rest (whole rows
 past the last valid one, and each valid row after its padded 32-byte block).
@@ -15,20 +16,62 @@ from .access import (
     column_run,
     counts,
     dense,
+    global_at,
     gm_tensor,
-    lane_address,
-    lane_loops,
-    lane_on,
     needs_scalar_loop,
-    scalar_access,
+    pointee,
     segments,
     starts,
     tile_offset,
 )
+from .lanes import data_offsets, hold_offsets, lane_access, lane_loops, release_offsets
 from .rules import rule
 from .tiles import after_scalar_writes, as_elem, before_scalar_reads, fill, finish, mask_of, select_types
-from .values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
+from .values import SIZE, Splat, Struct, Tile, elem_of, numel, round_up, shape_of
 from .vmath import Bits
+
+
+@rule("xb.int_to_ptr")
+def _int_to_ptr(ctx, op):
+    """A scalar pointer made from an int64 (`tl.load(table + g).to(tl.pointer_type(T))`): a GlobalTensor<T>
+    whose buffer is set from that runtime address (access.global_at). It is a root like a kernel
+    argument's GlobalTensor: loads, stores, atomics and the Cube's copies through `ptr + offsets` take
+    the same DataCopy paths."""
+    r = op.result
+    if str(r.type).startswith("tensor<"):
+        raise ctx.error("a block of pointers made from integers (each lane its own address) is not supported on "
+                        "ascend: every GM access is a copy through one GlobalTensor, set from one address; make "
+                        "the pointer from a scalar address (`tl.load(table + g).to(tl.pointer_type(T))`) and add "
+                        "a block of offsets to it")
+    name = ctx.name_for(op)
+    stem = name[:-4] if name and name.endswith("_ptr") and len(name) > 4 else name or "table"
+    ctx.vmap[r] = global_at(ctx, ctx.named(ctx.scalar(op.operands[0]), stem + "Addr"), pointee(r.type), stem)
+
+
+def _cast_of_int_address(ctx, op) -> bool:
+    """A scalar pointer cast whose root is a GlobalTensor set from a runtime address (global_at)."""
+    p = None if str(op.result.type).startswith("tensor<") else ctx.ps.pointer(op.operands[0])
+    g = ctx.vmap.get(p.root) if p is not None else None
+    return g is not None and A.is_global(g.type) and g.owner.name == "ascendc.set_global_buffer" and \
+        str(g.owner.operands[0].type) == "i64"
+
+
+@rule("xb.ptr_cast", when=_cast_of_int_address)
+def _int_ptr_cast(ctx, op):
+    """`ptr.to(tl.pointer_type(U))` of a pointer made from an integer (plus an offset): a GlobalTensor<U>
+    set from that address plus the offset's bytes."""
+    p = ctx.ps.pointer(op.operands[0])
+    addr = ctx.vmap[p.root].owner.operands[0]
+    if not p.offset.base.is_zero():
+        addr = ctx.add(addr, ctx.mul(ctx.lin(p.offset.base), ctx.c64(SIZE[p.elem])))
+    ctx.vmap[op.result] = global_at(ctx, addr, pointee(op.result.type), ctx.name_for(op) or "cast")
+
+
+@rule("xb.addptr", when=data_offsets)
+def _data_addptr(ctx, op):
+    """A pointer block plus data offsets: symbolic, its offset tile held to its last access (lanes.py)."""
+    ctx.vmap[op.result] = Struct(op.result)
+    hold_offsets(ctx, op)
 
 
 @rule("xb.load")
@@ -320,10 +363,12 @@ def _scalar_load(ctx, op, ptr, mask, other, elem):
 
 
 def _gather_load(ctx, op, ptr, mask, other, elem):
-    p, b = scalar_access(ctx, ptr, mask, "load", "gather")
+    """Lane by lane (lanes.py): an active lane GetValue from GM (through the DataCache: a line this kernel
+    may have written by DMA is cleaned and invalidated first, asc-devkit GlobalTensor/GetValue.md)."""
+    la = lane_access(ctx, ptr, mask, "load", "gather")
     shape = shape_of(op.result.type)
     out = ctx.new_tile(elem, shape, ctx.name_for(op), result=op.result)
-    gm = gm_tensor(ctx, p.root)
+    gm = gm_tensor(ctx, la.root)
     t = ir.Type.parse(elem)
     own = _reads_own_stores(ctx, ptr)
 
@@ -333,14 +378,13 @@ def _gather_load(ctx, op, ptr, mask, other, elem):
         return A.op("get_value", [gm, addr], t)
 
     def body(lane, idx):
-        addr = lane_address(ctx, p, idx)
-        on = lane_on(ctx, b, idx) if b is not None else None
+        on = la.on(lane, idx)
         if on is None:
-            v = read(addr)
+            v = read(la.address(lane, idx))
         else:
             ifop = scf.IfOp(on, [t], has_else=True)
             with ir.InsertionPoint(ifop.then_block):
-                scf.YieldOp([read(addr)])
+                scf.YieldOp([read(la.address(lane, idx))])
             with ir.InsertionPoint(ifop.else_block):
                 scf.YieldOp([ctx.splat_scalar(other) if isinstance(other, Splat) else ctx.cst(elem, 0)])
             v = ifop.results[0]
@@ -352,3 +396,4 @@ def _gather_load(ctx, op, ptr, mask, other, elem):
     lane_loops(ctx, shape, body)
     after_scalar_writes(ctx, out)
     ctx.vmap[op.result] = out
+    release_offsets(ctx, op, ptr)

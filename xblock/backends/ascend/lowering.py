@@ -14,10 +14,13 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ...dialects import ascendc as A
+from .intexact import Exact32
 from .rules import rule
 from .tiles import (
+    VEC_TYPES,
     as_elem,
     block_only,
+    by_lanes,
     cast,
     clone_scalar,
     compute_elem,
@@ -110,6 +113,8 @@ def _binary(ctx, op):
         return
     api = BINARY[op.name]
     elem = elem_of(r.type)
+    if elem == "i64" and api in VEC_TYPES:  # 910B has no 64-bit lanes: exact, wrapping C++ scalars
+        return by_lanes(ctx, op, f"{api} of int64 blocks has no vector instruction (910B has no 64-bit lanes)")
     ce = compute_elem(ctx, elem, api)
     a, b = (ctx.vmap.get(o) for o in op.operands)
     a = a if isinstance(a, Splat) else ctx.tile(op.operands[0])
@@ -268,8 +273,15 @@ def _int_logic(ctx, op):
         if isinstance(ctx.vmap.get(x), Splat) and not isinstance(ctx.vmap.get(y), Splat):
             x, y, mode = y, x, MIRROR[mode]
         a = ctx.tile(x)
+        if a.elem == "i64":
+            return by_lanes(ctx, op, "a comparison of int64 blocks has no vector instruction (910B has no 64-bit "
+                            "lanes)")
+        if a.elem == "i32":  # Compare has int32 EQ only: exact through 16-bit halves (intexact.py)
+            out = ctx.new_tile("ui8", shape_of(r.type), ctx.name_for(op))
+            ctx.vmap[r] = Exact32(ctx, a.shape, unsigned).compare(out, a, ctx.tile(y), mode)
+            return
         b = ctx.vmap.get(y) if isinstance(ctx.vmap.get(y), Splat) else ctx.tile(y)
-        a, b = as_elem(ctx, a, "f32", unsigned), as_elem(ctx, b, "f32", unsigned)  # exact below 2**24
+        a, b = as_elem(ctx, a, "f32", unsigned), as_elem(ctx, b, "f32", unsigned)  # 8 and 16 bits: exact
         out = ctx.new_tile("ui8", shape_of(r.type), ctx.name_for(op))
         if isinstance(b, Splat):
             A.op("compare_scalar", [out.value, a.value, ctx.splat_scalar(b), ctx.c64(a.padded)], mode=mode)
@@ -297,6 +309,9 @@ def _select(ctx, op):
     elem = elem_of(r.type)
     if elem == "i1":
         return _select_masks(ctx, op)
+    if elem == "i64":
+        return by_lanes(ctx, op, "a select of int64 blocks has no vector instruction (910B selects 16- and 32-bit "
+                        "lanes)")
     if select_types(elem) is None:
         raise ctx.error(f"select on {elem} blocks is not supported on ascend: the 910B vector unit selects 16- and "
                         f"32-bit lanes")
@@ -429,4 +444,7 @@ def _int_divmod(ctx, op):
     if structured(ctx, r):
         ctx.vmap[r] = Struct(r)
         return
+    if elem_of(r.type) == "i64" and op.name in ("arith.divsi", "arith.remsi"):  # C's `/` and `%` per lane
+        return by_lanes(ctx, op, "integer division of int64 blocks has no vector instruction (910B has no 64-bit "
+                        "lanes)")
     ctx.vmap[r] = divmod_tile(ctx, op)

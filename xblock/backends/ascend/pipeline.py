@@ -47,12 +47,20 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
 
     Blocks that overflow the unified buffer are computed in chunks: the lowering runs again on copies
     of the module that `xb-strip-mine` split into 2, 4, 8, ... chunks until one fits (`metadata["split"]`
-    says how); if none does, the first error stands, with the reason. Only the warnings of the lowering
-    kept are shown.
+    says how); if none does, the first error stands, with the reason. A kernel whose dots would run on
+    the Cube alone beside vector work of its own is lowered again with its dots handed to the vector
+    core (a mixed kernel). Only the warnings of the lowering kept are shown.
     """
-    tried = _lower(module, metadata, options)
+    given = metadata
+    tried = _lower(module, given, options)
+    if tried.error is not None and tried.meta.get("aic_with_vector"):
+        # dots that would go out through Fixpipe alone, beside vector work of the kernel's own: every
+        # dot is handed to the vector core instead, and the kernel is a mixed (AIC + AIV) one
+        again = _lower(module, dict(metadata, hand_off_dots=True), options)
+        if again.error is None or again.low.overflow is not None:
+            given, tried = dict(metadata, hand_off_dots=True), again
     if tried.low.overflow is not None:
-        tried = _split_to_fit(module, metadata, options, tried)
+        tried = _split_to_fit(module, given, options, tried)
     _show(tried.shown)
     if tried.error is not None:
         raise tried.error

@@ -67,6 +67,8 @@ def _reduce(ctx, op):
         else:
             ctx.vmap[r] = v
         return
+    if len(real) == 2 and axis in real and kind.startswith("arg"):
+        return _arg_along(ctx, op, t, kind, axis, shape[real[0]], shape[real[1]], axis == real[1])
     if len(real) != 2 or kind not in FOLD or axis not in real:
         raise ctx.error("only reductions of 1-D blocks, or of 2-D blocks along one axis, are supported")
     rows, cols = shape[real[0]], shape[real[1]]
@@ -108,6 +110,78 @@ def _reduce(ctx, op):
     if elem_of(r.type) != ce:
         ctx.vmap.pop(r)
         finish(ctx, op, out, ce)
+
+
+# ----- argmax/argmin of a 2-D block along one axis ------------------------------------------------
+
+def _arg_along(ctx, op, t, kind: str, axis: int, rows: int, cols: int, along_rows: bool) -> None:
+    """argmax/argmin along one axis of a 2-D block: along rows of whole 32-byte blocks of half or float,
+    one count-form ReduceMax/ReduceMin with its index per row; otherwise scalar loops that keep the
+    first index of the extreme (the sim's and numpy's ties; a NaN wins, as in numpy)."""
+    r = op.results[0]
+    out_elem = elem_of(r.type)
+    if not (along_rows and t.elem in ("f16", "f32") and cols * SIZE[t.elem] % 32 == 0):
+        return _scalar_arg(ctx, op, t, kind, axis, rows, cols, along_rows)
+    ce, sz = t.elem, SIZE[t.elem]
+    out = ctx.new_tile("i32", shape_of(r.type), ctx.name_for(op), result=r if out_elem == "i32" else None)
+    dst = ctx.temp(ce, 32 // sz)
+    tmp = ctx.temp(ce, reduce_tmp_elems(cols, sz, True))
+    it = "i32" if sz == 4 else "i16"  # the index is stored in the bits of dst[1]
+    bits = A.op("reinterpret", [dst.value], A.local_type(ir.Type.parse(it)))
+    loop = ctx.for_range(0, rows)
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        A.op("reduce", [dst.value, ctx.at(t.value, ctx.mul(i, ctx.c64(cols))), tmp.value, ctx.c64(cols)],
+             api=REDUCE[kind], cal_index=True)
+        ctx.sync("V_S")
+        idx = A.op("get_value", [bits, ctx.c64(1)], ir.Type.parse(it))
+        if it == "i16":
+            idx = arith.ExtUIOp(ir.IntegerType.get_signless(32), idx).result
+        A.op("set_value", [out.value, i, idx])
+        ctx.sync("S_V")
+        scf.YieldOp([])
+    after_scalar_writes(ctx, out)
+    ctx.vmap[r] = out
+    if out_elem != "i32":
+        ctx.vmap.pop(r)
+        finish(ctx, op, out, "i32")
+
+
+def _scalar_arg(ctx, op, t, kind: str, axis: int, rows: int, cols: int, along_rows: bool) -> None:
+    r = op.results[0]
+    out_elem = elem_of(r.type)
+    n, lines = (cols, rows) if along_rows else (rows, cols)
+    step = 1 if along_rows else cols
+    out = ctx.new_tile(out_elem, shape_of(r.type), ctx.name_for(op), result=r)
+    ty, ity = ir.Type.parse(t.elem), ir.Type.parse(out_elem)
+    fl = t.elem in FLOAT
+    before_scalar_reads(ctx)
+    loop = ctx.for_range(0, lines)
+    with ir.InsertionPoint(loop.body):
+        m = loop.induction_variable
+        base = ctx.mul(m, ctx.c64(cols)) if along_rows else m
+        first = A.op("get_value", [t.value, base], ty)
+        zero = arith.ConstantOp(ity, 0).result
+        inner = scf.ForOp(ctx.c64(1), ctx.c64(n), ctx.c64(1), [first, zero])
+        with ir.InsertionPoint(inner.body):
+            j = inner.induction_variable
+            acc, at = inner.inner_iter_args
+            x = A.op("get_value", [t.value, ctx.add(base, ctx.mul(j, ctx.c64(step)))], ty)
+            if fl:
+                pred = arith.CmpFPredicate.OGT if kind == "argmax" else arith.CmpFPredicate.OLT
+                better = arith.CmpFOp(pred, x, acc).result
+                nan_x = arith.CmpFOp(arith.CmpFPredicate.UNE, x, x).result
+                ord_acc = arith.CmpFOp(arith.CmpFPredicate.OEQ, acc, acc).result
+                better = arith.OrIOp(better, arith.AndIOp(nan_x, ord_acc).result).result
+            else:
+                pred = arith.CmpIPredicate.sgt if kind == "argmax" else arith.CmpIPredicate.slt
+                better = arith.CmpIOp(pred, x, acc).result
+            jj = j if out_elem == "i64" else arith.TruncIOp(ity, j).result  # loop counters are i64
+            scf.YieldOp([arith.SelectOp(better, x, acc).result, arith.SelectOp(better, jj, at).result])
+        A.op("set_value", [out.value, m, inner.results[1]])
+        scf.YieldOp([])
+    after_scalar_writes(ctx, out)
+    ctx.vmap[r] = out
 
 
 # ----- reductions the vector unit has no instruction for: scalar loops ---------------------------

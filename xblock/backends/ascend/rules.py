@@ -32,9 +32,6 @@ UNSUPPORTED: dict[str, str] = {
                   "is not exact",
     "xb.print": "device_print is not supported on ascend (the AscendC reference xblock follows documents no "
                 "printf/DumpTensor); run the kernel with target=\"sim\" to print",
-    "xb.int_to_ptr": "a pointer made from an integer (an int64 cast to a pointer, as pointer tables do) is not "
-                     "supported on ascend: the generated AscendC code must know at compile time which GM "
-                     "argument every access reads or writes, and this pointer's buffer is known only at run time",
     "xb.ptr_to_int": "a pointer cast to an integer is not supported on ascend: GM addresses are not values the "
                      "generated AscendC code computes with",
     "xb.fp_to_fp": "this float conversion is not supported on ascend: the 910B vector unit has no float8 type, "

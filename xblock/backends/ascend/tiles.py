@@ -14,10 +14,11 @@ import functools
 import math
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from .casts import cast, const_convert, fill, scalar_convert  # noqa: F401  (fill: for the rule modules)
+from .intexact import Exact32
 from .values import FLOAT, SIZE, Splat, Tile, elem_of, round_up, shape_of
 
 VEC_TYPES = {"Add": ("f16", "f32", "i16", "i32"), "Sub": ("f16", "f32", "i16", "i32"),
@@ -185,6 +186,53 @@ def clone_scalar(ctx, op) -> None:
         ctx.vmap[r] = n
 
 
+def by_lanes(ctx, op, why: str, scalar=None) -> None:
+    """An element-wise `op` of blocks the vector unit has no instruction for, lane by lane: the same op
+    on the C++ scalars of each lane (splats as they are; `scalar(values)` builds it instead where the
+    op needs more than one C++ operator), a GetValue/SetValue loop, with a warning."""
+    ctx.warn(f"{why}; it runs as a scalar GetValue/SetValue loop")
+    r = op.result
+    shape = shape_of(r.type)
+    srcs = []
+    for o in op.operands:
+        held = ctx.vmap.get(o)
+        if not is_block(o):
+            srcs.append(ctx.scalar(o))
+        elif elem_of(o.type) == "i1":
+            srcs.append(("bits", mask_of(ctx, o, shape)))
+        else:
+            srcs.append(held if isinstance(held, Splat) else ctx.tile(o))
+    out = dst_tile(ctx, op, elem_of(r.type))
+    before_scalar_reads(ctx)
+    loop = ctx.for_range(0, out.count)
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        xs = []
+        for s in srcs:
+            if isinstance(s, ir.Value):
+                xs.append(s)
+            elif isinstance(s, tuple):  # lane i of a bit mask: bit i % 8 of byte i / 8
+                u8 = A.op("reinterpret", [s[1].value], A.local_type(ir.IntegerType.get_signless(8)))
+                byte = A.op("get_value", [u8, arith.ShRSIOp(i, ctx.c64(3)).result], ir.IntegerType.get_signless(8))
+                wide = arith.ExtUIOp(ir.IntegerType.get_signless(64), byte).result
+                bit = arith.AndIOp(arith.ShRSIOp(wide, arith.AndIOp(i, ctx.c64(7)).result).result, ctx.c64(1)).result
+                xs.append(arith.CmpIOp(arith.CmpIPredicate.ne, bit, ctx.c64(0)).result)
+            elif isinstance(s, Splat):
+                xs.append(s.scalar if s.scalar is not None else ctx.cst(s.elem, s.const))
+            else:
+                xs.append(A.op("get_value", [s.value, i], ir.Type.parse(s.elem)))
+        if scalar is not None:
+            v = scalar(xs)
+        else:
+            attrs = {k: op.attributes[k] for k in op.attributes if k != "name"}
+            v = ir.Operation.create(op.name, results=[ir.Type.parse(elem_of(r.type))], operands=xs,
+                                    attributes=attrs).results[0]
+        A.op("set_value", [out.value, i, v])
+        scf.YieldOp([])
+    after_scalar_writes(ctx, out)
+    ctx.vmap[r] = out
+
+
 def block_only(fn):
     """A rule written for block results: a scalar result is cloned as C++ scalar code instead."""
 
@@ -197,10 +245,17 @@ def block_only(fn):
     return rule_or_scalar
 
 
+def data_wanted(ctx, r) -> bool:
+    """Whether the symbolic block `r` is being computed as data (`materialize` of wrapped offsets)."""
+    return any(r == x for x in ctx.ext.get("as_data", ()))
+
+
 def structured(ctx, r) -> bool:
     """Whether the integer or mask block `r` stays symbolic (a Struct): affine, a mask of bounds, or
     quasi-affine (`offs // d`) and only used to address loads and stores (lane by lane)."""
     e = elem_of(r.type)
+    if data_wanted(ctx, r):
+        return False
     if e == "i1":
         return ctx.ps.mask(r) is not None or (ctx.ps.quasi_mask(r) is not None and ctx.ps.addresses_only(r))
     if e in FLOAT:
@@ -211,7 +266,8 @@ def structured(ctx, r) -> bool:
 def divmod_tile(ctx, op, bind: bool = True) -> Tile:
     """C's truncating x / y or x % y of integer blocks. The vector unit divides floats only: the
     quotient is a float Div truncated to int32, exact while |x| + |y| < 2**24 (int8 and int16 always:
-    they divide in int32 lanes, zero-extended for divui/remui, and wrap back).
+    they divide in int32 lanes, zero-extended for divui/remui, and wrap back); signed int32 lanes are
+    then corrected to C's exact quotient (intexact.Exact32); uint32 ones stay exact below 2**24.
     `bind`: the tile is op's result (else a temporary, e.g. for `materialize`)."""
     elem = elem_of(op.result.type)
     if elem not in ("i8", "i16", "i32"):
@@ -219,12 +275,20 @@ def divmod_tile(ctx, op, bind: bool = True) -> Tile:
                         f"no 64-bit lanes (int8, int16 and int32 divide)")
     unsigned = op.name in ("arith.divui", "arith.remui")
     x, y = (as_elem(ctx, ctx.tile(o), "i32", unsigned) for o in op.operands)
+    rem = op.name in ("arith.remsi", "arith.remui")
+    name, result = (ctx.name_for(op), op.result) if bind else (None, None)
+    if elem == "i32" and not unsigned:  # exact past 2**24 (intexact.py)
+        q, r = Exact32(ctx, x.shape).divmod(x, y)
+        keep = r if rem else q
+        ctx.release(q if rem else r)
+        out = ctx.new_tile(elem, x.shape, name, result=result)
+        A.op("data_copy", [out.value, keep.value, ctx.c64(out.padded)])
+        ctx.release(keep)
+        return out
     q = ctx.temp("f32", x.shape)
     wide = unsigned and elem == "i32"  # uint32: through float as unsigned values, truncated back as such
     vec(ctx, "Div", q, as_elem(ctx, x, "f32", wide), as_elem(ctx, y, "f32", wide))
-    name, result = (ctx.name_for(op), op.result) if bind else (None, None)
     out = ctx.new_tile(elem, x.shape, name, result=result)
-    rem = op.name in ("arith.remsi", "arith.remui")
     qi = out if elem == "i32" and not rem else ctx.temp("i32", x.shape)
     cast(ctx, qi, q, unsigned=wide)
     if rem:
@@ -246,6 +310,23 @@ def after_scalar_writes(ctx, t: Tile) -> None:
 def before_scalar_reads(ctx) -> None:
     ctx.sync("MTE2_S")
     ctx.sync("V_S")
+
+
+def _lower_as_data(ctx, op, v: ir.Value) -> Tile | None:
+    """`v`, a block built from wrapped offsets (`x0 = xindex % n`, widened, broadcast, compared...),
+    which stays symbolic for addressing, computed as data: `op`'s own rule, told that `v` is data
+    (`structured` is False for it meanwhile), on tiles of its operands. The tile is a temporary: `v`
+    stays symbolic for the ops that address memory with it."""
+    held = ctx.vmap.get(v)
+    as_data = ctx.ext.setdefault("as_data", [])
+    as_data.append(v)
+    try:
+        ctx.lower_op(op)
+    finally:
+        as_data.pop()
+    t = ctx.vmap.get(v)
+    ctx.vmap[v] = held
+    return t if isinstance(t, Tile) else None
 
 
 def _affine_i32(ctx, a, shape: tuple) -> Tile:
@@ -301,6 +382,9 @@ def materialize(ctx, v: ir.Value) -> Tile:
     owner = v.owner
     if a is None and not isinstance(owner, ir.Block) and owner.name == "arith.remsi":
         return divmod_tile(ctx, owner, bind=False)  # a wrapped offset used as data after all
+    if a is None and not isinstance(owner, ir.Block) and ctx.ps.affine(v, wrapped=True) is not None and \
+            (t := _lower_as_data(ctx, owner, v)) is not None:
+        return t
     if a is None and ctx.ps.affine(v, wrapped=True) is not None:
         raise ctx.error("offsets that wrap around (`% n`) can address the operands of a dot (the Cube path) "
                         "or be stored as they are; other uses are not supported yet")

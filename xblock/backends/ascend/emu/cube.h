@@ -16,7 +16,9 @@
 // and counter still runs): the figures for large shapes in docs/BENCHMARKS.md come from it.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "kernel_operator.h"
 
@@ -390,6 +392,81 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     }
 }
 
+// LoadDataWithTranspose (A2: L1 -> L0A/L0B, b8/b16/b32): each repeat reads one *square* of the source,
+// 512 B fractals of 16 rows x C0 that it joins and transposes: b16 one 16 x 16 fractal; b32 two consecutive
+// 16 x 8 fractals side by side (left, right) as a 16 x 16 square; b8 two consecutive 16 x 32 fractals one
+// above the other as a 32 x 32 square. The transposed square is split again into fractals of 16 rows of
+// 32 B (rows 0-15 and 16-31 for b8; columns 0-7 and 8-15 of the transposed 16 x 16 for b32), written
+// `dstFracGap` fractals apart. startIndex and srcStride count squares; dstGap counts 512 B fractals between
+// the end of one repeat's first fractal and the next repeat's (asc-devkit LoadDataWithTranspose.md and its
+// pseudo-code script; modelled from the documented semantics).
+struct LoadData2dTransposeParams {
+    LoadData2dTransposeParams() = default;
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstFracGapIn, const uint8_t addrModeIn = 0)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstFracGapIn), addrMode(addrModeIn) {}
+    uint16_t startIndex = 0;  // first source square
+    uint8_t repeatTimes = 0;  // squares to move (0: no-op)
+    uint16_t srcStride = 0;   // source squares between repeats
+    uint16_t dstGap = 0;      // fractals between one repeat's first destination fractal's end and the next one's
+    uint16_t dstFracGap = 0;  // fractals between the destination fractals of one repeat (b8/b32 only)
+    uint8_t addrMode = 0;     // 0: increasing source addresses
+};
+
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& p) {
+    const char* api = "LoadDataWithTranspose";
+    using namespace xbemu::cube;
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "LoadDataWithTranspose: Atlas A2 moves b8, b16 and b32 types (int8_t, uint8_t, half, bfloat16_t, "
+                  "int32_t, uint32_t, float)");
+    need_aic(api);
+    if (p.addrMode != 0) xbemu::fail(api, "addrMode must be 0 (decreasing addresses are not modelled)");
+    if (p.repeatTimes == 0) return;
+    constexpr uint64_t F = 512 / sizeof(T);          // elements per fractal
+    constexpr uint64_t NF = sizeof(T) == 2 ? 1 : 2;  // fractals per square
+    constexpr uint64_t SQ = NF * F;                  // elements per square
+    if (sizeof(T) == 2 && p.dstFracGap != 0) xbemu::fail(api, "dstFracGap applies to b8 and b32 types only: set 0");
+    // every destination fractal once: no two land on one another ("the transposed fractals must not overlap")
+    std::vector<uint64_t> slots;
+    for (uint64_t r = 0; r < p.repeatTimes; r++)
+        for (uint64_t j = 0; j < NF; j++) slots.push_back(r * (1 + uint64_t(p.dstGap)) + j * (1 + uint64_t(p.dstFracGap)));
+    std::vector<uint64_t> sorted_slots = slots;
+    std::sort(sorted_slots.begin(), sorted_slots.end());
+    if (std::adjacent_find(sorted_slots.begin(), sorted_slots.end()) != sorted_slots.end())
+        xbemu::fail(api, "dstGap " + std::to_string(p.dstGap) + " and dstFracGap " + std::to_string(p.dstFracGap) +
+                             " write two transposed fractals to one place");
+    uint64_t src_need = (p.startIndex + uint64_t(p.repeatTimes - 1) * p.srcStride + 1) * SQ * sizeof(T);
+    uint64_t dst_need = (sorted_slots.back() + 1) * 512;
+    touch(api, "src", src, 1u << L1, src_need, xbemu::DEQUEUED);
+    int md = touch(api, "dst", dst, (1u << L0A) | (1u << L0B), dst_need, xbemu::ALLOCATED);
+    (md == L0A ? cs().c.l1_to_l0a : cs().c.l1_to_l0b) += uint64_t(p.repeatTimes) * NF * 512;
+    cs().c.load_data_calls++;
+    if (count_only()) return;
+    constexpr uint64_t C0 = 32 / sizeof(T);
+    for (uint64_t r = 0; r < p.repeatTimes; r++) {
+        const T* s = src.ptr_ + (p.startIndex + r * p.srcStride) * SQ;
+        // element (row, col) of the source square
+        auto at = [&](uint64_t row, uint64_t col) -> T {
+            if (sizeof(T) == 4) return s[(col / C0) * F + row * C0 + col % C0];  // left | right fractal
+            return s[row * C0 + col];  // b16: one fractal; b8: the second fractal holds rows 16-31
+        };
+        for (uint64_t j = 0; j < NF; j++) {
+            T* d = dst.ptr_ + slots[r * NF + j] * F;
+            for (uint64_t row = 0; row < 16; row++)
+                for (uint64_t c = 0; c < C0; c++) {
+                    // destination fractal j, (row, c): the transposed square's element at
+                    // b8: (16 j + row, c); b16: (row, c); b32: (row, 8 j + c)
+                    uint64_t tr = sizeof(T) == 1 ? 16 * j + row : row;
+                    uint64_t tc = sizeof(T) == 4 ? 8 * j + c : c;
+                    d[row * C0 + c] = at(tc, tr);
+                }
+        }
+    }
+}
+
 // ----- Mmad: C (L0C, Nz) (+)= A (L0A, Zz) x B (L0B, Zn) ------------------------------------------
 
 struct MmadParams {
@@ -430,7 +507,7 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     if (offset_in(dst, mc) % 1024)  // the Mmad doc requires a 1024-byte aligned C in L0C
         xbemu::fail(api, "C address " + addr(mc, offset_in(dst, mc)) + " is not 1024-byte aligned");
     cs().c.mmad_calls++;
-    cs().c.cube_ops += mf * nf * ((p.k + 15) / 16) * (sizeof(U) == 4 ? 2 : 1);  // fp32 runs at half rate
+    cs().c.cube_ops += mf * nf * kf;  // one 16 x K0 x 16 product a cycle: b32 at half, b8 at twice the b16 K rate
     if (count_only()) return;
     // m = 1 is a GEMV: the hardware reads A from L0A as ND, K contiguous elements (Mmad constraints;
     // Mmad计算/关键特性说明/GEMV.md); C keeps its layout, one 1024-byte block per 16 columns.
@@ -439,15 +516,21 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
         for (uint64_t j = 0; j < p.n; j++) {
             // A (i, k): fractal (i/16, k/K0) in Zz order, row-major inside
             // B (k, j): fractal (k/K0, j/16) in Zn order, column-major inside (stored as its transpose)
-            float acc = 0.0f;
+            // float inputs accumulate in float; int8 x int8 exactly in int32 (wrapping as the hardware's adder)
+            using Acc = typename std::conditional<std::is_same<T, int32_t>::value, int64_t, float>::type;
+            Acc acc = 0;
             for (uint64_t k = 0; k < p.k; k++) {
-                float a = static_cast<float>(
+                Acc a = static_cast<Acc>(
                     gemv ? fm.ptr_[k] : fm.ptr_[((i / 16) * kf + k / K0) * 16 * K0 + (i % 16) * K0 + k % K0]);
-                float b = static_cast<float>(filter.ptr_[((k / K0) * nf + j / 16) * 16 * K0 + (j % 16) * K0 + k % K0]);
+                Acc b = static_cast<Acc>(filter.ptr_[((k / K0) * nf + j / 16) * 16 * K0 + (j % 16) * K0 + k % K0]);
                 acc += a * b;
             }
             T& c = dst.ptr_[((j / 16) * mf + i / 16) * 256 + (i % 16) * 16 + j % 16];
-            c = p.cmatrixInitVal ? static_cast<T>(acc) : static_cast<T>(c + acc);
+            if (std::is_same<T, int32_t>::value)
+                c = static_cast<T>(static_cast<uint32_t>(static_cast<uint64_t>(acc) +
+                                                         (p.cmatrixInitVal ? 0u : static_cast<uint32_t>(c))));
+            else
+                c = p.cmatrixInitVal ? static_cast<T>(acc) : static_cast<T>(c + acc);
         }
 }
 
@@ -480,12 +563,20 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     using namespace xbemu::cube;
     static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only the row-major (ND) output is modelled");
     need_aic(api);
+    // Atlas A2 pairs without a quantization scale (asc-devkit L0C到GM数据搬运（Fixpipe）.md): float -> float,
+    // half (F322F16), bfloat16 (F322BF16); int32 -> int32 (NoQuant). int32 -> half/int8 need deqScalar: not modelled
+    static_assert(std::is_same<U, float>::value || std::is_same<U, int32_t>::value,
+                  "Fixpipe: the source is the float or int32_t accumulator in L0C");
+    static_assert(!std::is_same<U, int32_t>::value || std::is_same<T, int32_t>::value,
+                  "Fixpipe: an int32_t accumulator is modelled to int32_t only (the quantizing modes need deqScalar)");
+    static_assert(!std::is_same<U, float>::value || std::is_same<T, float>::value || std::is_same<T, half>::value ||
+                      std::is_same<T, bfloat16_t>::value,
+                  "Fixpipe: a float accumulator goes to float, half or bfloat16_t");
     QuantMode_t want = std::is_same<T, half>::value ? QuantMode_t::F322F16
                        : std::is_same<T, bfloat16_t>::value ? QuantMode_t::F322BF16 : QuantMode_t::NoQuant;
-    if (!std::is_same<U, float>::value) xbemu::fail(api, "the source must be the float accumulator in L0C");
     if (p.quantPre != want)
         xbemu::fail(api, "quantPre does not match the destination type (float -> half needs F322F16, "
-                         "float -> bfloat16 F322BF16, float -> float NoQuant)");
+                         "float -> bfloat16 F322BF16, float -> float and int32 -> int32 NoQuant)");
     if (p.ndNum != 1 || p.unitFlag != 0) xbemu::fail(api, "ndNum must be 1 and unitFlag 0");
     if (p.mSize == 0 || p.nSize == 0) return;
     if (p.srcStride % 16 || p.srcStride < p.mSize)
@@ -503,8 +594,8 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
         cs().c.l0c_to_gm += p.nSize * sizeof(T);
         if (count_only()) continue;
         for (uint64_t c = 0; c < p.nSize; c++) {
-            float v = static_cast<float>(src.ptr_[(c / 16) * uint64_t(p.srcStride) * 16 + r * 16 + c % 16]);
-            if (p.reluEn && !(v > 0.0f)) v = std::isnan(v) ? v : 0.0f;
+            U v = src.ptr_[(c / 16) * uint64_t(p.srcStride) * 16 + r * 16 + c % 16];
+            if (p.reluEn && !(v > U(0))) v = v != v ? v : U(0);  // NaN stays NaN
             row[c] = static_cast<T>(v);
         }
     }

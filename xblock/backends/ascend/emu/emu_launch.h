@@ -44,16 +44,20 @@ inline void counter_snapshot(uint64_t* v) {
 }
 
 // soc = {ub_total, ub_usable, has_pad}; counters = {gm_read, gm_write, vec_instrs, vec_repeats,
-// scalar_ub, scalar_gm}. Returns 0, or 1 with the message in err.
+// scalar_ub, scalar_gm}; hosts (may be null) = where the caller's array of each buffer lives, for the
+// addresses a kernel reads from pointer tables (gm_address). Returns 0, or 1 with the message in err.
 template <typename F>
 inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const char* const* names, int nbufs,
-               const uint32_t* soc, char* err, int errlen, uint64_t* counters, F kernel) {
+               const uint64_t* hosts, const uint32_t* soc, char* err, int errlen, uint64_t* counters, F kernel) {
     State& s = st();
     s.ub_total = soc[0];
     s.ub_usable = soc[1];
     s.has_pad = soc[2] != 0;
     s.regions.clear();
-    for (int i = 0; i < nbufs; i++) s.regions.push_back(Region{bufs[i], sizes[i], names[i]});
+    for (int i = 0; i < nbufs; i++) {
+        const uint8_t* host = hosts ? reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(hosts[i])) : nullptr;
+        s.regions.push_back(Region{bufs[i], sizes[i], names[i], host});
+    }
     s.gm_read = s.gm_write = s.vec_instrs = s.vec_repeats = s.scalar_ub = s.scalar_gm = 0;
     s.dc_in = s.dc_out = s.dc_in_bytes = s.dc_out_bytes = 0;
     cube::cs().c = cube::Counters();  // block 0 resets them too (cube.h KernelScope)
@@ -84,6 +88,13 @@ inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const c
     counters[4] = s.scalar_ub;
     counters[5] = s.scalar_gm;
     return rc;
+}
+
+// Buffers without caller arrays (a test's, the export's device buffers): no address translation.
+template <typename F>
+inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const char* const* names, int nbufs,
+               const uint32_t* soc, char* err, int errlen, uint64_t* counters, F kernel) {
+    return run(block_dim, bufs, sizes, names, nbufs, nullptr, soc, err, errlen, counters, kernel);
 }
 
 }  // namespace xbemu

@@ -107,10 +107,13 @@ inline const char* pipe_name(int p) {
     return names[p];
 }
 
+// A GM buffer of the launch. The launcher runs the kernel on copies of the caller's arrays; `host` is
+// where the caller's array lives (its `arr.ctypes.data`), the address a pointer table holds.
 struct Region {
     uint8_t* base;
     uint64_t bytes;
     std::string name;
+    const uint8_t* host = nullptr;
 };
 
 // Where an API was called in the kernel source (__builtin_FILE/__builtin_LINE of the call), for
@@ -286,7 +289,7 @@ inline void make_visible(int from, int to) {
     if (s.visible[from][to] < s.seq[from]) s.visible[from][to] = s.seq[from];
 }
 
-inline const Region& gm_region(const char* api, const void* p);
+inline const Region& gm_region(const char* api, const void* p, Site site = Site{});
 
 // Flags carry what the setting pipe knew: a flag from -> to fires once `from` has finished its
 // earlier instructions, which include its own waits; so `to` learns, transitively, what `from`
@@ -345,10 +348,37 @@ inline void mte3_gm_write(const char* api, const uint8_t* p, uint64_t n, uint64_
     }
 }
 
-inline const Region& gm_region(const char* api, const void* p) {
+inline const Region* region_holding(const void* p) {
     for (const Region& r : st().regions)
-        if (p >= r.base && p < r.base + (r.bytes ? r.bytes : 1)) return r;
-    fail(api, "address is not inside any buffer passed to the kernel");
+        if (p >= r.base && p < r.base + (r.bytes ? r.bytes : 1)) return &r;
+    return nullptr;
+}
+
+inline const Region& gm_region(const char* api, const void* p, Site site) {
+    if (const Region* r = region_holding(p)) return *r;
+    char a[32];
+    std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)));
+    fail(api, "address " + std::string(a) + " is outside every buffer passed to the kernel" +
+                  " (a GlobalTensor set from an address no argument of the launch holds, as a pointer table's entry" +
+                  " may be)" + where(site));
+}
+
+// SetGlobalBuffer of an address the kernel read or computed (a pointer table's entry, `(__gm__ T*)addr`).
+// Pointer tables hold the caller's addresses (arr.ctypes.data) and the kernel runs on copies, so an
+// address inside an argument's caller array (or just past its end) stands for the same byte of its
+// copy: the device address an NPU table would hold. Returns that address and its buffer (nullptr for
+// an address in no argument: it stays as it is, and every access through it is an error).
+inline uint8_t* gm_address(const void* p, const Region** in) {
+    const uint8_t* q = static_cast<const uint8_t*>(p);
+    if ((*in = region_holding(q))) return const_cast<uint8_t*>(q);  // a kernel argument's own GM_ADDR
+    for (int past = 0; past < 2; past++)  // inside a caller's array first, then one past its end
+        for (const Region& r : st().regions)
+            if (r.host && q >= r.host && (past ? q == r.host + r.bytes : q < r.host + r.bytes)) {
+                *in = &r;
+                return r.base + (q - r.host);
+            }
+    *in = nullptr;
+    return const_cast<uint8_t*>(q);
 }
 
 inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t n, bool write);
@@ -383,12 +413,12 @@ inline void spin_watch(const char* api, const Region& r, const uint8_t* q, uint6
 inline void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write, bool dma = true,
                      Site site = Site{}) {
     if (n == 0) return;
-    const Region& r = gm_region(api, base);
+    const Region& r = gm_region(api, base, site);
     const uint8_t* q = static_cast<const uint8_t*>(p);
     if (q < r.base || q + n > r.base + r.bytes)
         fail(api, std::string(write ? "writes " : "reads ") + std::to_string(n) + " B of GM at byte offset " +
                       std::to_string(static_cast<long long>(q - r.base)) + " of '" + r.name + "' (" +
-                      std::to_string(r.bytes) + " B)");
+                      std::to_string(r.bytes) + " B)" + where(site));
     spin_watch(api, r, q, n, write, site);
     if (write)
         st().gm_write += n;
@@ -623,10 +653,12 @@ class GlobalTensor {
         SetGlobalBuffer(buffer);
         size_ = bufferSize;
     }
+    // Any address is accepted, as on the NPU (an address the kernel computed or read from a table,
+    // too: xbemu::gm_address); an access through it is checked against the buffer it lies in.
     void SetGlobalBuffer(__gm__ T* buffer) {
-        xbemu::gm_region("GlobalTensor::SetGlobalBuffer", buffer);
-        base_ = buffer;
-        addr_ = buffer;
+        const xbemu::Region* in = nullptr;
+        addr_ = reinterpret_cast<T*>(xbemu::gm_address(buffer, &in));
+        base_ = in ? reinterpret_cast<T*>(in->base) : addr_;
         size_ = 0;
     }
     // Scalar GM access goes through the core's DataCache (xbemu::scalar_gm_read/write). The two
@@ -1125,9 +1157,11 @@ inline void count_copy_ok(const char* api, uint32_t count) {
 }  // namespace detail
 
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count,
+                     const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     detail::count_copy_ok<T>("DataCopy(GM->UB)", count);
-    xbemu::gm_check("DataCopy(GM->UB)", src.base_, src.addr_, uint64_t(count) * sizeof(T), false);
+    xbemu::gm_check("DataCopy(GM->UB)", src.base_, src.addr_, uint64_t(count) * sizeof(T), false, true,
+                    xbemu::Site{file_, line_});
     xbemu::dma_call(false, uint64_t(count) * sizeof(T));
     detail::touch("DataCopy(GM->UB)", dst, xbemu::P_MTE2, true, count);
     std::memcpy(dst.ptr_, src.addr_, uint64_t(count) * sizeof(T));
@@ -1136,8 +1170,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 namespace detail {
 template <typename T>
 inline void gm_store(const char* api, const GlobalTensor<T>& dst, uint64_t off, const T* src, uint64_t n,
-                     uint64_t seq) {
-    xbemu::gm_check(api, dst.base_, dst.addr_ + off, n * sizeof(T), true);
+                     uint64_t seq, xbemu::Site site) {
+    xbemu::gm_check(api, dst.base_, dst.addr_ + off, n * sizeof(T), true, true, site);
     xbemu::mte3_gm_write(api, reinterpret_cast<const uint8_t*>(dst.addr_ + off), n * sizeof(T), seq);
     if (int kind = xbemu::st().atomic) {
         static const char* names[] = {"", "SetAtomicAdd", "SetAtomicMax", "SetAtomicMin"};
@@ -1162,10 +1196,11 @@ inline void gm_store(const char* api, const GlobalTensor<T>& dst, uint64_t off, 
 }  // namespace detail
 
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
+                     const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     detail::count_copy_ok<T>("DataCopy(UB->GM)", count);
     detail::touch("DataCopy(UB->GM)", src, xbemu::P_MTE3, false, count);
-    detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count, xbemu::mte3_issue());
+    detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count, xbemu::mte3_issue(), xbemu::Site{file_, line_});
     xbemu::dma_call(true, uint64_t(count) * sizeof(T));
 }
 
@@ -1180,21 +1215,24 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 
 // DataCopyParams: blockLen and gaps in 32-byte blocks.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                     const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     if (p.blockCount > 4095) xbemu::fail("DataCopy(GM->UB)", "blockCount above 4095");
     uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
     xbemu::dma_call(false, uint64_t(p.blockCount) * blk * sizeof(T));
     for (uint32_t i = 0; i < p.blockCount; i++) {
         uint64_t so = i * (blk + uint64_t(p.srcStride) * 32 / sizeof(T));
         uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / sizeof(T));
-        xbemu::gm_check("DataCopy(GM->UB)", src.base_, src.addr_ + so, blk * sizeof(T), false);
+        xbemu::gm_check("DataCopy(GM->UB)", src.base_, src.addr_ + so, blk * sizeof(T), false, true,
+                        xbemu::Site{file_, line_});
         detail::touch("DataCopy(GM->UB)", dst[static_cast<uint32_t>(d)], xbemu::P_MTE2, true, blk);
         std::memcpy(dst.ptr_ + d, src.addr_ + so, blk * sizeof(T));
     }
 }
 
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                     const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     if (p.blockCount > 4095) xbemu::fail("DataCopy(UB->GM)", "blockCount above 4095");
     const uint64_t seq = xbemu::mte3_issue();
     uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
@@ -1203,7 +1241,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
         uint64_t s = i * (blk + uint64_t(p.srcStride) * 32 / sizeof(T));
         uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / sizeof(T));
         detail::touch("DataCopy(UB->GM)", src[static_cast<uint32_t>(s)], xbemu::P_MTE3, false, blk);
-        detail::gm_store("DataCopy(UB->GM)", dst, d, src.ptr_ + s, blk, seq);
+        detail::gm_store("DataCopy(UB->GM)", dst, d, src.ptr_ + s, blk, seq, xbemu::Site{file_, line_});
     }
 }
 
@@ -1211,7 +1249,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 // Each block lands 32-byte aligned in UB; its padding holds paddingValue (isPad) or its first element.
 template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
-                        const DataCopyPadExtParams<T>& pad) {
+                        const DataCopyPadExtParams<T>& pad, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "DataCopyPad(GM->UB)";
     if (!xbemu::st().has_pad) xbemu::fail(api, "DataCopyPad does not exist on this SoC");
     if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
@@ -1228,7 +1266,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     for (uint32_t i = 0; i < p.blockCount; i++) {
         const T* from = reinterpret_cast<const T*>(g + i * (uint64_t(p.blockLen) + p.srcStride));
         uint64_t d = i * (row + uint64_t(p.dstStride) * 32) / sizeof(T);
-        xbemu::gm_check(api, src.base_, from, p.blockLen, false);
+        xbemu::gm_check(api, src.base_, from, p.blockLen, false, true, xbemu::Site{file_, line_});
         LocalTensor<T> out = dst[static_cast<uint32_t>(d)];
         detail::touch(api, out, xbemu::P_MTE2, true, row / sizeof(T));
         T fill = pad.isPad ? pad.paddingValue : from[0];
@@ -1241,7 +1279,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 // DataCopyExtParams for UB->GM: srcStride in 32-byte blocks (UB side), dstStride in bytes (GM side);
 // only blockLen bytes of each block reach GM.
 template <typename T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p,
+                        const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "DataCopyPad(UB->GM)";
     if (!xbemu::st().has_pad) xbemu::fail(api, "DataCopyPad does not exist on this SoC");
     if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
@@ -1258,7 +1297,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
         LocalTensor<T> in = src[static_cast<uint32_t>(s)];
         detail::touch(api, in, xbemu::P_MTE3, false, p.blockLen / sizeof(T));
         if (dbyte % sizeof(T)) xbemu::fail(api, "GM destination not aligned to the element size");
-        detail::gm_store(api, dst, dbyte / sizeof(T), in.ptr_, p.blockLen / sizeof(T), seq);
+        detail::gm_store(api, dst, dbyte / sizeof(T), in.ptr_, p.blockLen / sizeof(T), seq,
+                         xbemu::Site{file_, line_});
     }
 }
 
