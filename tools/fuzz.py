@@ -842,12 +842,14 @@ class Campaign:
     def summary(self):
         per_target = {t: collections.Counter() for t in self.targets}
         unsupported = {t: collections.Counter() for t in self.targets}
+        refused = {t: [] for t in self.targets}
         invalid = []
         for i, res in sorted(self.results.items()):
             for t, (o, d, _) in res.items():
                 per_target[t][o] += 1
                 if o == "not-supported":
                     unsupported[t][feature_key(t, d)] += 1
+                    refused[t].append((i, feature_key(t, d)))
                 if o == "invalid":
                     invalid.append((i, t, first_line(d)[:160]))
         classes = collections.Counter(f["class"] for f in self.failures)
@@ -874,6 +876,7 @@ class Campaign:
             "failures": [{k: v for k, v in f.items() if k not in ("source",)} for f in self.failures],
             "distinct_failures": list(distinct.values()),
             "not_supported_top": {t: c.most_common(8) for t, c in unsupported.items()},
+            "not_supported": {t: r for t, r in refused.items() if r},  # every refusal: (kernel, reason)
             "kernels_per_feature": dict(sorted(collections.Counter(
                 f.split(":")[0] for fs in self.features.values() for f in {x.split(":")[0] for x in fs}).items())),
             "invalid": invalid,

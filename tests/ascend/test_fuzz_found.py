@@ -152,3 +152,25 @@ def test_bool_blocks_permute_and_broadcast(rows, cols):
     xblock.jit(bool_permute_and_broadcast)[(1,)](x, o, b, R=rows, C=cols, target="ascend")
     np.testing.assert_array_equal(o, (x > 0.5).T)
     np.testing.assert_array_equal(b, np.broadcast_to((x[:, 0] > 0.5)[:, None], (rows, cols)))
+
+
+@triton.jit
+def bool_orders(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs) > 0
+    b = tl.load(y_ptr + offs) > 0
+    tl.store(o_ptr + offs, (a < b).to(tl.int32) + 2 * (a <= b).to(tl.int32) + 4 * (a > b).to(tl.int32) +
+             8 * (a >= b).to(tl.int32) + 16 * (a == b).to(tl.int32) + 32 * (a != b).to(tl.int32))
+
+
+@pytest.mark.parametrize("target", ["sim", "ascend"])
+def test_orders_of_bool_blocks(target):
+    """Fuzz seed 12, kernels 33 and 104: `mask1 >= mask2` went to a Cast of the bit mask ("no Cast from
+    ui8 to f32"); orders of bool blocks are and/or of the bits with one side inverted."""
+    x = np.tile(np.array([1, 1, -1, -1], np.float32), 16)
+    y = np.tile(np.array([1, -1, 1, -1], np.float32), 16)
+    o = np.zeros(64, np.int32)
+    xblock.jit(bool_orders)[(1,)](x, y, o, BLOCK=64, target=target)
+    a, b = x > 0, y > 0
+    want = (a < b) + 2 * (a <= b) + 4 * (a > b) + 8 * (a >= b) + 16 * (a == b) + 32 * (a != b)
+    np.testing.assert_array_equal(o, want)

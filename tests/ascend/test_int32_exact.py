@@ -129,3 +129,32 @@ def test_argmax_and_argmin_along_either_axis(dtype, n, is_max):
         f = np.argmax if is_max else np.argmin
         np.testing.assert_array_equal(rows, f(x, 1), err_msg=target)
         np.testing.assert_array_equal(cols, f(x, 0), err_msg=target)
+
+
+@triton.jit
+def int64_reductions(x_ptr, out_ptr, rows_ptr, M: tl.constexpr, N: tl.constexpr):
+    r = tl.arange(0, M)
+    c = tl.arange(0, N)
+    x = tl.load(x_ptr + r[:, None] * N + c[None, :])
+    flat = tl.reshape(x, (M * N,))
+    tl.store(out_ptr + 0, tl.sum(flat, 0))
+    tl.store(out_ptr + 1, tl.max(flat, 0))
+    tl.store(out_ptr + 2, tl.min(flat, 0))
+    tl.store(out_ptr + 3, tl.argmax(flat, 0).to(tl.int64))
+    tl.store(out_ptr + 4, tl.argmin(flat, 0).to(tl.int64))
+    tl.store(rows_ptr + r, tl.max(x, 1))
+    tl.store(rows_ptr + M + r, tl.argmin(x, 1).to(tl.int64))
+
+
+@pytest.mark.parametrize("target", ["sim", "ascend"])
+def test_int64_reductions_are_exact(target):
+    """Fuzz seed 12, kernel 75: tl.max of an int64 block went through float (2001603752 came back as
+    2001603712)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2**40, 2**40, (4, 8), dtype=np.int64)
+    x[1, 3] = 2001603752
+    out, rows = np.zeros(5, np.int64), np.zeros(8, np.int64)
+    xblock.jit(int64_reductions)[(1,)](x, out, rows, M=4, N=8, target=target)
+    f = x.reshape(-1)
+    np.testing.assert_array_equal(out, [f.sum(), f.max(), f.min(), f.argmax(), f.argmin()])
+    np.testing.assert_array_equal(rows, np.concatenate([x.max(1), x.argmin(1)]))

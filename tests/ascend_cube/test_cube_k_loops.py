@@ -53,3 +53,52 @@ def test_k_loops_with_a_step_run_on_the_cube(kernel, K):
     c = np.zeros((M, N), np.float32)
     xblock.jit(kernel)[(2, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=32, target="ascend")
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+@triton.jit
+def scaled_dots(a_ptr, b_ptr, c_ptr, d_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        kk = k + tl.arange(0, BK)
+        a = tl.load(a_ptr + r[:, None] * K + kk[None, :], mask=kk[None, :] < K, other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * BN + c[None, :], mask=kk[:, None] < K, other=0.0)
+        acc += tl.dot(a, b) * 0.5  # a dot in an expression: handed to the vector core every step
+    tl.store(c_ptr + r[:, None] * BN + c[None, :], acc)
+    tl.store(d_ptr + r[:, None] * BN + c[None, :], tl.dot(tl.load(a_ptr + r[:, None] * K + c[None, :]),
+                                                         tl.load(b_ptr + r[:, None] * BN + c[None, :])))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_handed_off_dots_of_each_float_type(dtype):
+    """fp32 operands reach L0B through LoadDataWithTranspose, a Cube op in the AIC section of a mixed
+    kernel too (fuzz seed 12, kernel 11: it was taken for vector work)."""
+    rng = np.random.default_rng(5)
+    K, BM = 40, 16
+    a = rng.standard_normal((BM, K)).astype(dtype)
+    b = rng.standard_normal((K, BM)).astype(dtype)
+    c, d = np.zeros((BM, BM), np.float32), np.zeros((BM, BM), np.float32)
+    xblock.jit(scaled_dots)[(1,)](a, b, c, d, K, BM=BM, BN=BM, BK=16, target="ascend")
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    np.testing.assert_allclose(c, a32 @ b32 * 0.5, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(d, a32[:, :BM] @ b32[:BM], rtol=1e-3, atol=1e-3)
+
+
+@triton.jit
+def int8_dot_of_computed_operands(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr):
+    r = tl.arange(0, BM)
+    k = tl.arange(0, BK)
+    a = (tl.load(a_ptr + r[:, None] * BK + k[None, :]) * 2).to(tl.int8)  # computed: handed to the Cube
+    b = tl.load(b_ptr + k[:, None] * BM + r[None, :]).to(tl.int8)
+    tl.store(c_ptr + r[:, None] * BM + r[None, :], tl.dot(a, b, out_dtype=tl.int32))
+
+
+def test_handed_off_int8_dot_accumulates_in_int32():
+    """Fuzz seed 12, kernel 69: the L0C tile of a handed-off int8 dot was declared float."""
+    rng = np.random.default_rng(6)
+    a = rng.integers(-60, 60, (32, 64)).astype(np.int16)
+    b = rng.integers(-127, 128, (64, 32)).astype(np.int16)
+    c = np.zeros((32, 32), np.int32)
+    xblock.jit(int8_dot_of_computed_operands)[(1,)](a, b, c, BM=32, BK=64, target="ascend")
+    np.testing.assert_array_equal(c, (a.astype(np.int32) * 2) @ b.astype(np.int32))

@@ -1,7 +1,7 @@
 """Tensor descriptors (`tl.make_tensor_descriptor`, `desc.load/store/atomic_add`, host `TensorDescriptor`
 arguments) in unmodified @triton.jit kernels in the style of Triton's TMA tutorials: out-of-bounds
 reads are zero (or NaN), out-of-bounds writes are dropped, as TMA does. Run on sim, cpu and ascend
-against numpy (exact), compiled to cubin for cuda (as masked pointer accesses, not TMA)."""
+against numpy (exact), compiled to cubin for cuda (TMA on sm_90: tests/cuda/test_tma.py)."""
 
 import numpy as np
 import pytest

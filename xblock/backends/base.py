@@ -27,6 +27,10 @@ def _never_claims(args) -> bool:
     return False
 
 
+def _no_capabilities(options) -> frozenset:
+    return frozenset()
+
+
 def _host_device(name: str) -> Callable[[], str]:
     return lambda: f"{name}-{os.cpu_count()}cpu"
 
@@ -54,6 +58,9 @@ class Backend:
         profile: `profile(kernel, grid, *args, **meta)` -> a cost-model estimate, where the target has one.
         roofline: `roofline()` -> the target's `common.roofline.Roofline` constants, with which the
             autotuner's cost model prices a kernel's counted work (where the target has no `profile`).
+        capabilities: `capabilities(options)` -> names of the optional xb op families the target
+            takes natively (`xb.NATIVE_OPS`: "tensor_descriptors"); the frontend lowers the others
+            away before the target sees them.
     """
 
     name: str
@@ -71,6 +78,7 @@ class Backend:
     coverage: Callable | None = None
     profile: Callable | None = None
     roofline: Callable | None = None
+    capabilities: Callable = _no_capabilities
 
     def __post_init__(self):
         if self.device_name is None:

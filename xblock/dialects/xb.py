@@ -225,26 +225,66 @@ OPS: list[OpDoc] = [
     ),
 ]
 
+# Ops that reach only backends declaring a capability (`Backend.capabilities(options)`); the frontend
+# lowers them away for every other target, so those need no rule for them (see docs/DESIGN.md,
+# "Tensor descriptors on targets with TMA").
+CAPABILITY_OPS: dict[str, list[OpDoc]] = {
+    "tensor_descriptors": [
+        OpDoc(
+            "make_tensor_descriptor",
+            "%p = irdl.any\n%i = irdl.any\n%l = irdl.any\n%d = irdl.any\n%pad = irdl.any\n"
+            "irdl.operands(base: %p, shape: variadic %i, strides: variadic %l)\n"
+            "irdl.attributes {\"padding\" = %pad}\nirdl.results(result: %d)",
+            "A tensor descriptor (`!xb.tensordesc<tensor<BLOCK x T>>`, Triton's `tt.make_tensor_descriptor`) of "
+            "the tensor at `base` with `shape` (i32) and `strides` (i64, the last 1), read and written in "
+            "blocks; `padding` is \"zero\" or \"nan\" (what out-of-bounds elements read as). With the "
+            "attribute `host` (a kernel argument's name), it stands for the host `TensorDescriptor` argument "
+            "whose parts are `base`, `shape`, `strides`: a target with TMA takes it as one argument.",
+        ),
+        OpDoc(
+            "descriptor_load",
+            "%d = irdl.any\n%i = irdl.any\n%r = irdl.any\n"
+            "irdl.operands(desc: %d, offsets: variadic %i)\nirdl.results(result: %r)",
+            "The block at `offsets` (i32, one per dimension); out-of-bounds elements read as the padding.",
+        ),
+        OpDoc(
+            "descriptor_store",
+            "%d = irdl.any\n%v = irdl.any\n%i = irdl.any\n"
+            "irdl.operands(desc: %d, value: %v, offsets: variadic %i)",
+            "Store the block at `offsets`; out-of-bounds elements are not written.",
+        ),
+        OpDoc(
+            "descriptor_reduce",
+            "%d = irdl.any\n%v = irdl.any\n%i = irdl.any\n%k = irdl.any\n"
+            "irdl.operands(desc: %d, value: %v, offsets: variadic %i)\nirdl.attributes {\"kind\" = %k}",
+            "Atomically combine the block at `offsets` with `value` (`kind`: add, min, max, and, or, xor; "
+            "Triton's `tt.descriptor_reduce`); out-of-bounds elements are untouched.",
+        ),
+    ],
+}
+
 # xb ops without side effects: xb-dce may erase them when their results are unused.
 PURE_OPS = frozenset(
     "xb." + n
     for n in (
         "program_id num_programs arange splat broadcast expand_dims reshape trans join split cat gather histogram "
         "ptr_cast int_to_ptr ptr_to_int fp_to_fp "
-        "addptr reduce scan dot"
+        "addptr reduce scan dot make_tensor_descriptor"
     ).split()
 )
-ALL_OPS = tuple("xb." + o.name for o in OPS)
+ALL_OPS = tuple("xb." + o.name for o in OPS)  # every target lowers or refuses these
+NATIVE_OPS = {cap: tuple("xb." + o.name for o in ops) for cap, ops in CAPABILITY_OPS.items()}
 
 
 def irdl_source() -> str:
     """The IRDL module that defines the dialect."""
     body = []
-    for op in OPS:
+    for op in OPS + [o for ops in CAPABILITY_OPS.values() for o in ops]:
         inner = "\n    ".join(op.irdl.splitlines())
         body.append(f"  irdl.operation @{op.name} {{\n    {inner}\n  }}")
     ptr = "  irdl.type @ptr {\n    %0 = irdl.any\n    irdl.parameters(pointee: %0)\n  }"
-    return "irdl.dialect @xb {\n" + ptr + "\n" + "\n".join(body) + "\n}\n"
+    desc = "  irdl.type @tensordesc {\n    %0 = irdl.any\n    irdl.parameters(block: %0)\n  }"
+    return "irdl.dialect @xb {\n" + ptr + "\n" + desc + "\n" + "\n".join(body) + "\n}\n"
 
 
 _CONTEXT: ir.Context | None = None
@@ -278,6 +318,16 @@ def pointee(t: ir.Type) -> ir.Type:
     s = str(t)
     assert s.startswith("!xb.ptr<"), s
     return ir.Type.parse(s[len("!xb.ptr<") : -1])
+
+
+def tensordesc_type(block: ir.Type) -> ir.Type:
+    """`!xb.tensordesc<block>`: a tensor descriptor read and written in blocks of type `block` (whose
+    integer elements carry their signedness, `si32`/`ui32`, as Triton's `!tt.tensordesc` does)."""
+    return ir.Type.parse(f"!xb.tensordesc<{block}>")
+
+
+def is_tensordesc(t: ir.Type) -> bool:
+    return str(t).startswith("!xb.tensordesc<")
 
 
 def i32_attr(v: int) -> ir.Attribute:
@@ -460,3 +510,25 @@ def print_(prefix: str, args, hex: bool = False, *, loc=None, ip=None) -> ir.Ope
 
 def assert_(cond, message: str, *, loc=None, ip=None) -> ir.Operation:
     return _create("assert", [], [cond], {"message": str_attr(message)}, loc=loc, ip=ip)
+
+
+def make_tensor_descriptor(base, shape, strides, result_type, padding="zero", host=None, *, loc=None, ip=None):
+    attrs = {"padding": str_attr(padding), "operandSegmentSizes": _segments(1, len(shape), len(strides))}
+    if host is not None:
+        attrs["host"] = str_attr(host)
+    return _create("make_tensor_descriptor", [result_type], [base, *shape, *strides], attrs, loc=loc, ip=ip).result
+
+
+def descriptor_load(desc, offsets, result_type, *, loc=None, ip=None) -> ir.Value:
+    attrs = {"operandSegmentSizes": _segments(1, len(offsets))}
+    return _create("descriptor_load", [result_type], [desc, *offsets], attrs, loc=loc, ip=ip).result
+
+
+def descriptor_store(desc, value, offsets, *, loc=None, ip=None) -> ir.Operation:
+    attrs = {"operandSegmentSizes": _segments(1, 1, len(offsets))}
+    return _create("descriptor_store", [], [desc, value, *offsets], attrs, loc=loc, ip=ip)
+
+
+def descriptor_reduce(kind, desc, value, offsets, *, loc=None, ip=None) -> ir.Operation:
+    attrs = {"kind": str_attr(kind), "operandSegmentSizes": _segments(1, 1, len(offsets))}
+    return _create("descriptor_reduce", [], [desc, value, *offsets], attrs, loc=loc, ip=ip)

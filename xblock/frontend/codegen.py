@@ -81,8 +81,9 @@ class _Method:
 class ModuleBuilder:
     """Owns the module being built and the cache of specialized helper functions."""
 
-    def __init__(self, module: ir.Module):
+    def __init__(self, module: ir.Module, capabilities=frozenset()):
         self.module = module
+        self.capabilities = frozenset(capabilities)  # optional xb op families the target takes (xb.NATIVE_OPS)
         self.helpers: dict = {}
         self.sources: dict = {}
 
@@ -542,7 +543,8 @@ def _rebuild(ret_spec, results):
     return rebuild(spec, iter([tensor(r, dt, shape) for r, (dt, shape) in zip(results, types_)]))
 
 
-def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: dict) -> ir.Module:
+def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: dict,
+             capabilities=frozenset()) -> ir.Module:
     """Build the xb module of one kernel specialization.
 
     Args:
@@ -550,13 +552,15 @@ def generate(ks: KernelSource, arg_types: dict, constexprs: dict, divisibility: 
         arg_types: parameter name -> dtype, for runtime (non-constexpr) parameters.
         constexprs: parameter name -> Python value, for constexpr parameters.
         divisibility: parameter name -> 16 where the argument is known divisible by 16.
+        capabilities: the optional xb op families the target takes (`xb.NATIVE_OPS`); others are
+            lowered here (tensor descriptors to masked pointer accesses).
     Returns:
         The module, with one `func.func` marked `xb.kernel`.
     """
     ctx = xb.context()
     with ctx, ir.Location.file(ks.file, ks.first_line, 1):
         module = ir.Module.create()
-        mb = ModuleBuilder(module)
+        mb = ModuleBuilder(module, capabilities)
         runtime = list(arg_types)  # parameter order; a host tensor descriptor adds its parts (see runtime.args)
         types_ = [ir_type(arg_types[p]) for p in runtime]
         with ir.InsertionPoint(module.body):
@@ -605,6 +609,7 @@ def _bind_host_descriptors(gen, args: dict, constexprs: dict) -> None:
             continue
         ndim = len(spec.block_shape)
         parts = []
-        for name in host_descriptor_type.arg_names(p, ndim):  # a part specialized to 1 is that constant
+        names = host_descriptor_type.arg_names(p, ndim)
+        for name in names:  # a part specialized to 1 is that constant
             parts.append(gen.sem.to_tensor(constexprs[name], args[name].dtype) if name in constexprs else args[name])
-        gen.scope[p] = gen.sem.host_descriptor(spec, parts[0], parts[1:1 + ndim], parts[1 + ndim:])
+        gen.scope[p] = gen.sem.host_descriptor(spec, parts[0], parts[1:1 + ndim], parts[1 + ndim:], names[0])

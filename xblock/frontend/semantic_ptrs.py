@@ -7,19 +7,28 @@ for targets without TMA. Index arithmetic is in int64, as there (offsets are int
 strides int64). A descriptor access checks every dimension, as TMA does. `0 <= i < n` is
 written as one unsigned comparison (`i < n` on unsigned values), which is the same predicate
 for `n >= 0` and stays a plain upper limit for targets that read masks as bounds.
+
+For a target that takes tensor descriptors natively (its capabilities include "tensor_descriptors":
+cuda from sm_90, through Triton's TMA path), descriptor loads, stores and atomics are instead
+`xb.descriptor_load`/`descriptor_store`/`descriptor_reduce` of an `xb.make_tensor_descriptor`
+value (gathers and scatters stay pointer accesses).
 """
 
 from __future__ import annotations
 
 import numbers
 
+from mlir import ir
+
 from .. import language as xl
+from ..dialects import xb
 from ..language.core import _unwrap, pointer_type, tensor
 from ..language.descriptors import block_pointer, host_descriptor_type, is_aggregate, tensor_descriptor
-from .types import SemanticError, _is_py
+from .types import SemanticError, _is_py, ir_type
 
 _I32 = (-(2**31), 2**31)
 _I64 = (-(2**63), 2**63)
+NATIVE = "tensor_descriptors"  # the capability (xb.NATIVE_OPS) of targets that take descriptors as they are
 _DESC_ATOMIC_DTYPES = {
     "add": ("uint32", "int32", "uint64", "fp32", "fp16", "bf16"),
     "min": ("uint32", "int32", "uint64", "int64"),
@@ -224,8 +233,9 @@ class PointerBlockOps:
         if padding == "nan" and not elem.is_floating():
             raise SemanticError(f"padding option \"nan\" is not supported for integer blocks ({elem})")
         shape = [self._descriptor_size(s) for s in shape]
-        return tensor_descriptor(base, shape, [self._index_scalar(s, xl.int64, "strides") for s in strides], bs,
+        desc = tensor_descriptor(base, shape, [self._index_scalar(s, xl.int64, "strides") for s in strides], bs,
                                  padding)
+        return self._with_handle(desc)
 
     def _descriptor_size(self, s) -> tensor:
         s = _unwrap(s)
@@ -235,10 +245,42 @@ class PointerBlockOps:
             return self.cast(self.reshape(s, ()) if s.shape else s, xl.int32)
         return self._index_scalar(s, xl.int32, "a descriptor's shape")
 
-    def host_descriptor(self, spec: host_descriptor_type, base, shape, strides) -> tensor_descriptor:
-        """The descriptor a kernel sees for a host `TensorDescriptor` argument (its parts are arguments)."""
-        return tensor_descriptor(base, shape, strides[:-1] + [self.constant(1, xl.int64)], spec.block_shape,
-                                 spec.padding)
+    def host_descriptor(self, spec: host_descriptor_type, base, shape, strides, host=None) -> tensor_descriptor:
+        """The descriptor a kernel sees for a host `TensorDescriptor` argument (its parts are arguments;
+        `host` names the base argument)."""
+        return self._with_handle(tensor_descriptor(base, shape, strides[:-1] + [self.constant(1, xl.int64)],
+                                                   spec.block_shape, spec.padding, host))
+
+    # ----------------------------------------------------------------------------- native descriptors
+    def _native(self, desc) -> bool:
+        """Whether the target takes `desc`'s loads and stores as descriptor ops (bool blocks never: TMA
+        moves bytes, and Triton keeps bools as i8 in memory)."""
+        mb = getattr(self.codegen, "mb", None)
+        return mb is not None and NATIVE in mb.capabilities and not desc.dtype.is_bool()
+
+    def _with_handle(self, desc: tensor_descriptor) -> tensor_descriptor:
+        """`desc`, with its `xb.make_tensor_descriptor` made here where the target takes descriptors."""
+        if self._native(desc):
+            desc.handle = self._make_handle(desc)
+        return desc
+
+    def _make_handle(self, desc: tensor_descriptor):
+        """`xb.make_tensor_descriptor` of `desc`'s parts. Integer blocks carry their signedness in the type as
+        Triton's do (signed `si`; unsigned `ui` for host descriptors, signless for in-kernel ones)."""
+        et = desc.dtype
+        elem = ir_type(et)
+        if et.is_int() and et.is_int_signed():
+            elem = ir.IntegerType.get_signed(et.primitive_bitwidth)
+        elif et.is_int() and desc.host is not None:
+            elem = ir.IntegerType.get_unsigned(et.primitive_bitwidth)
+        block = ir.RankedTensorType.get(list(desc.block_shape), elem)
+        return xb.make_tensor_descriptor(desc.base.handle, [s.handle for s in desc.shape],
+                                         [s.handle for s in desc.strides], xb.tensordesc_type(block), desc.padding,
+                                         desc.host)
+
+    def _handle(self, desc: tensor_descriptor):
+        """The descriptor value to access `desc` through; made again here when control flow rebuilt `desc`."""
+        return desc.handle if desc.handle is not None else self._make_handle(desc)
 
     def _descriptor(self, desc, what) -> tensor_descriptor:
         desc = _unwrap(desc)
@@ -249,6 +291,9 @@ class PointerBlockOps:
     def descriptor_load(self, desc, offsets) -> tensor:
         desc = self._descriptor(desc, "load_tensor_descriptor")
         offs = self._offsets(offsets, len(desc.block_shape))
+        if self._native(desc):
+            h = xb.descriptor_load(self._handle(desc), [o.handle for o in offs], ir_type(desc.dtype, desc.block_shape))
+            return tensor(h, desc.dtype, desc.block_shape)
         p, m = self._tile(desc.base, desc.shape, desc.strides, offs, desc.block_shape, range(len(offs)))
         return self.load(p, m, self._fill(desc.dtype, desc.padding, desc.block_shape), "", "", False)
 
@@ -260,23 +305,34 @@ class PointerBlockOps:
             got = list(value.shape) if isinstance(value, tensor) else repr(value)
             raise SemanticError(f"{what}: the value must be a block of the descriptor's block shape "
                                 f"{list(desc.block_shape)}, got {got}")
+        if self._native(desc):
+            return desc, value, offs, None
         p, m = self._tile(desc.base, desc.shape, desc.strides, offs, desc.block_shape, range(len(offs)))
         return desc, value, p, m
 
     def descriptor_store(self, desc, offsets, value) -> None:
         desc, value, p, m = self._store_like(desc, offsets, value, "descriptor store")
-        self.store(p, self.cast(value, desc.dtype), m, "", "")
+        value = self.cast(value, desc.dtype)
+        if self._native(desc):
+            xb.descriptor_store(self._handle(desc), value.handle, [o.handle for o in p])
+            return
+        self.store(p, value, m, "", "")
 
     def descriptor_atomic(self, kind, desc, offsets, value) -> None:
         desc, value, p, m = self._store_like(desc, offsets, value, f"descriptor atomic_{kind}")
         dt = desc.dtype
-        if kind in ("min", "max") and dt.name in ("fp16", "bf16"):
-            raise SemanticError(f"descriptor atomic_{kind} of {dt} needs native TMA, which xblock does not use")
-        if dt.name not in _DESC_ATOMIC_DTYPES[kind]:
+        native = self._native(desc)
+        if kind in ("min", "max") and dt.name in ("fp16", "bf16") and not native:
+            raise SemanticError(f"descriptor atomic_{kind} of {dt} needs native TMA (cuda from sm_90), which this "
+                                "target lacks")
+        if dt.name not in _DESC_ATOMIC_DTYPES[kind] + (("fp16", "bf16") if native and kind in ("min", "max") else ()):
             raise SemanticError(f"descriptor atomic_{kind} does not support {dt}")
         if value.dtype != dt:
             raise SemanticError(f"descriptor atomic_{kind}: the value has type {value.dtype} but the descriptor "
                                 f"holds {dt}")
+        if native:
+            xb.descriptor_reduce(kind, self._handle(desc), value.handle, [o.handle for o in p])
+            return
         self.atomic_rmw(kind, p, value, m, "relaxed", None)
 
     def _gather_tile(self, desc, x_offsets, y_offset, what):

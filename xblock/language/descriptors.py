@@ -1,9 +1,10 @@
 """Block pointers (`make_block_ptr`, `advance`) and tensor descriptors (`make_tensor_descriptor`).
 
-Both are frontend-only values: Python objects holding the scalar blocks they are made of (base
+Both are frontend values: Python objects holding the scalar blocks they are made of (base
 pointer, shape, strides, offsets) and their static parts (block shape, order, padding). The
 frontend lowers a load or store through one into `xb.load`/`xb.store` of a block of pointers with
-a bounds mask, so no xb op and no backend knows them. Loops, `if` and helper calls see them as
+a bounds mask, except for descriptors on a target that takes them (TMA: `xb.descriptor_load`, ...).
+Loops, `if` and helper calls see them as
 `aggregate`s: a list of parts (blocks) and a static key, both of which they carry or compare.
 """
 
@@ -64,14 +65,20 @@ class block_pointer(aggregate):
 class tensor_descriptor(aggregate):
     """A tensor in global memory seen as `block_shape` tiles (Triton's `tl.tensor_descriptor`):
     `base`, `shape` (int32 scalars) and `strides` (int64 scalars). Out-of-bounds elements read as
-    zero (NaN with padding "nan") and are not written, as TMA does."""
+    zero (NaN with padding "nan") and are not written, as TMA does.
+
+    `host` names the kernel argument of a host `TensorDescriptor` (its base part), None for one made
+    in the kernel. On a target that takes descriptors natively, `handle` is the `xb.make_tensor_descriptor`
+    value made where the descriptor was (None after control flow rebuilt it from its parts: it is
+    made again where it is used)."""
 
     _part_names = ("base", "shape", "strides")
-    _static_names = ("block_shape", "padding")
+    _static_names = ("block_shape", "padding", "host")
+    handle = None
 
-    def __init__(self, base, shape, strides, block_shape, padding="zero"):
+    def __init__(self, base, shape, strides, block_shape, padding="zero", host=None):
         self.base, self.shape, self.strides = base, tuple(shape), tuple(strides)
-        self.block_shape, self.padding = tuple(block_shape), padding
+        self.block_shape, self.padding, self.host = tuple(block_shape), padding, host
 
     @property
     def dtype(self):

@@ -7,10 +7,11 @@ from mlir import ir
 from ..dialects.locations import kernel_of
 
 NAME = "xb-written-args"
-_WRITES = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas")
+_WRITES = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.descriptor_store", "xb.descriptor_reduce")
 # ops a pointer passes through unchanged in what it points into: operand positions to follow
 _THROUGH = {"xb.addptr": (0,), "xb.splat": (0,), "xb.broadcast": (0,), "xb.expand_dims": (0,),
-            "xb.reshape": (0,), "xb.trans": (0,), "xb.ptr_cast": (0,), "arith.select": (1, 2)}
+            "xb.reshape": (0,), "xb.trans": (0,), "xb.ptr_cast": (0,), "arith.select": (1, 2),
+            "xb.make_tensor_descriptor": (0,)}
 _MAX_DEPTH = 64
 
 

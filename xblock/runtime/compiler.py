@@ -256,7 +256,7 @@ def _build(ks, spec, target, backend, opts, transform=None, overrides=None):
     from ..passes import written_args
 
     progress.stage("xb")
-    module = _frontend_and_passes(ks, spec)
+    module = _frontend_and_passes(ks, spec, backend.capabilities(opts))
     metadata = {
         "name": ks.name, "target": target, "file": ks.file, "line": ks.abs_line(ks.tree.lineno),
         "arg_names": list(spec.arg_types),  # in parameter order, a host tensor descriptor's parts in its place
@@ -284,8 +284,9 @@ def _require_mlir(ks, target) -> None:
                                "carry the cache (XBLOCK_CACHE_DIR) or a bundle (xblock cache export/import)") from None
 
 
-def _frontend_and_passes(ks, spec):
-    """The xb module of one specialization, after the pass pipeline."""
+def _frontend_and_passes(ks, spec, capabilities=frozenset()):
+    """The xb module of one specialization, after the pass pipeline; `capabilities` are the optional
+    xb op families the target takes (the frontend lowers the others away)."""
     from ..frontend.codegen import generate
     from ..frontend.types import parse_signature_type
     from ..passes import VerificationError, run_pipeline
@@ -294,7 +295,7 @@ def _frontend_and_passes(ks, spec):
     constexprs = dict(spec.constexprs)
     for n in spec.equal_to_1:
         constexprs.setdefault(n, 1)
-    module = generate(ks, arg_types, constexprs, spec.divisibility)
+    module = generate(ks, arg_types, constexprs, spec.divisibility, capabilities)
     try:
         with module.context:
             run_pipeline(module)

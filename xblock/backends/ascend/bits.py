@@ -14,7 +14,19 @@ from mlir import ir
 from mlir.dialects import arith
 
 from .rules import rule
-from .tiles import by_lanes, clone_scalar, dst_tile, finish, is_block, mask_of, scalar_convert, structured
+from .tiles import (
+    as_elem,
+    by_lanes,
+    cast,
+    clone_scalar,
+    dst_tile,
+    fill,
+    finish,
+    is_block,
+    mask_of,
+    scalar_convert,
+    structured,
+)
 from .values import Splat, Struct, elem_of, shape_of
 from .vmath import Bits, wrap
 
@@ -176,9 +188,24 @@ def _shift(ctx, op):
         n = (int(b.const) & (bits.width - 1) if b.scalar is None
              else _count(ctx, b.scalar, bits.width))
         bits.shift(kind, out, x, n)
+    elif elem == "i8":
+        _shift8_by(ctx, kind, out, x, ctx.tile(op.operands[1]))
     else:
         bits.shift_by(kind, out, x, ctx.tile(op.operands[1]))
     finish(ctx, op, out, elem)
+
+
+def _shift8_by(ctx, kind: str, out, x, counts) -> None:
+    """int8 lanes shifted by a block of counts (mod 8, as the sim): in int16 lanes (sign- or, for a
+    logical shift, zero-extended), where Select and the shifts exist, then wrapped back to int8."""
+    shape = x.shape
+    wide = Bits(ctx, shape, "i16")
+    x16, c16 = as_elem(ctx, x, "i16", unsigned=kind == "shrui"), as_elem(ctx, counts, "i16")
+    seven = wide.new()
+    fill(ctx, seven, 0, seven.count, Splat("i16", shape, const=7))
+    c7 = wide.logic("and", wide.new(), c16, seven)
+    r16 = wide.shift_by(kind, wide.new(), x16, c7)
+    cast(ctx, out, r16)
 
 
 # ----- umulhi -----------------------------------------------------------------------------------

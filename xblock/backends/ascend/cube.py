@@ -228,7 +228,12 @@ def claim_dots(ctx) -> None:
     for o in dots:
         parent = o.parent
         if parent is not None and parent.name == "scf.for" and (k := k_loop_dot(parent)) is not None and k == o:
-            k_loops.append(o)
+            # a vector epilogue (emit_mixed) needs the K loop at the top level; inside another loop or
+            # an `if` (a persistent tile loop), the dot is handed over step by step instead
+            nested = parent.parent is None or parent.parent.name != "func.func"
+            acc = parent.results[list(parent.regions[0].blocks[0].arguments).index(o.operands[2]) - 1] \
+                if o.operands[2] in list(parent.regions[0].blocks[0].arguments) else None
+            (other if nested and acc is not None and match_epilogue(acc) is None else k_loops).append(o)
             continue
         loads = [owner_of(v) for v in o.operands[:2]]
         ok = all(x is not None and x.name == "xb.load" and len(users_of(x.results[0])) == 1 and

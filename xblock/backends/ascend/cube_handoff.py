@@ -236,8 +236,8 @@ def lower_handoff_dot(ctx, dot) -> None:
     a, b = (_operand(ctx, site, i, accs[i]) for i in (0, 1))
     k_valid = a.k_extent if _k_limits(site, accs, 0) == _k_limits(site, accs, 1) else \
         ctx.smin(a.k_extent, b.k_extent)
-    f32 = ir.F32Type.get()
-    c1 = A.op("alloc_tensor", [], A.local_type(f32), queue=qs["CO1"], name="c1Local")
+    acc_t = ir.Type.parse(plan.acc_dtype)  # float, or int32 for int8 operands
+    c1 = A.op("alloc_tensor", [], A.local_type(acc_t), queue=qs["CO1"], name="c1Local")
     a1, b1 = to_l1(ctx, plan, qs, a, in_t), to_l1(ctx, plan, qs, b, in_t)
     if ub:
         _flag("set", IN_FREE, "AIC", "PIPE_MTE2")

@@ -1,13 +1,12 @@
 """Exact int32 comparisons and truncating division on the 910B vector unit, which compares int32
 lanes for equality only (`Compare.md`: A2 int32_t, EQ) and divides floats only.
 
-Comparison. With x = xh * 2^16 + xl (xh = x >> 16, arithmetic for signed lanes and logical for
-unsigned ones; xl in [0, 2^16)), the sign of x - y is the sign of
-    d = float(xh - yh) * 65536 + float(xl - yl).
-Both differences are exact in int32 lanes and in float (|xh - yh| <= 2^16, |xl - yl| < 2^16), the
-product is exact (a power of two), and the sum's rounding cannot change its sign or make it zero:
-when the high parts differ the first term is at least 65536 in magnitude and the second below it.
-So `CompareScalar(d, 0.0, mode)` is the exact predicate for every pair of int32 (or uint32) values.
+Comparison. Rounding to float is monotonic, so where float(x) != float(y) the float difference
+float(x) - float(y) (never zero, never of the wrong sign, for two different floats) has the sign of
+x - y. Where they round to the same float, |x - y| < 2^8 (float keeps 24 of int32's 32 bits), so
+the int32 difference x - y does not overflow and converts to float exactly. One Select of the two
+gives a float whose sign is that of x - y for every pair of int32 (or uint32, converted as unsigned)
+values, and `CompareScalar(d, 0.0, mode)` is the exact predicate.
 
 Division. A float quotient is off by up to a few hundred for |x| near 2^31 (float keeps 24 bits).
 q1 = trunc(x / y) in float, r1 = x - q1 * y in int32 lanes (exact: the true r1 fits), then one more
@@ -39,38 +38,27 @@ class Exact32:
         A.op("vec", [out.value] + [s.value for s in srcs] + [self.ctx.c64(out.count)], api=api)
         return out
 
-    def _float(self, x: Tile) -> Tile:
-        """Signed int32 lanes as float (the halves' differences are signed whatever the operands)."""
-        f = self.new("f32")
-        cast(self.ctx, f, x)
-        return f
-
     def _view(self, t: Tile, elem: str) -> ir.Value:
         return t.value if t.elem == elem else A.op("reinterpret", [t.value], A.local_type(ir.Type.parse(elem)))
 
-    def _shift(self, api: str, elem: str, out: Tile, x: Tile) -> Tile:
-        """ShiftLeft/ShiftRight by 16 (unsigned lanes shift logically, signed ones arithmetically)."""
-        A.op("vec_scalar", [self._view(out, elem), self._view(x, elem), self.ctx.cst("i32", 16),
-                            self.ctx.c64(out.count)], api=api)
-        return out
-
-    def _split(self, x: Tile) -> tuple[Tile, Tile]:
-        """(x >> 16, x - ((x >> 16) << 16)): the high part and the low 16 bits, as int32 lanes."""
-        hi = self._shift("ShiftRight", "ui32" if self.unsigned else "i32", self.new(), x)
-        lo = self._shift("ShiftLeft", "ui32", self.new(), hi)
-        return hi, self._vec("Sub", lo, x, lo)
+    def _float(self, x: Tile, unsigned: bool = False) -> Tile:
+        f = self.new("f32")
+        cast(self.ctx, f, x, unsigned=unsigned)
+        return f
 
     def difference_sign(self, x: Tile, y: Tile) -> Tile:
         """A float tile whose lanes have the sign of x - y (zero exactly where x == y)."""
-        xh, xl = self._split(x)
-        yh, yl = self._split(y)
-        self._vec("Sub", xh, xh, yh)
-        self._vec("Sub", xl, xl, yl)
-        d, low = self._float(xh), self._float(xl)
-        A.op("vec_scalar", [d.value, d.value, self.ctx.cst("f32", 65536.0), self.ctx.c64(d.count)], api="Muls")
-        self._vec("Add", d, d, low)
-        self.free(xh, xl, yh, yl, low)
-        return d
+        fx, fy = self._float(x, self.unsigned), self._float(y, self.unsigned)
+        self._vec("Sub", fx, fx, fy)  # right wherever x and y round to different floats
+        d = self._vec("Sub", self.new(), x, y)  # exact where they round to the same float
+        cast(self.ctx, fy, d)
+        self.free(d)
+        tie = self.mask(fx, "EQ")
+        out = self.new("f32")
+        A.op("select", [out.value, tie.value, fy.value, fx.value, self.ctx.c64(out.count)],
+             mode="VSEL_TENSOR_TENSOR_MODE")
+        self.free(fx, fy, tie)
+        return out
 
     def mask(self, f: Tile, mode: str, out: Tile | None = None) -> Tile:
         """The bit mask of `f mode 0.0` (f a float tile)."""

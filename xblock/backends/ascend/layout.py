@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import scf
+from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from .rules import rule
-from .tiles import after_scalar_writes, before_scalar_reads, data_wanted, fill, mask_of
+from .tiles import after_scalar_writes, before_scalar_reads, clone_scalar, data_wanted, fill, mask_of
 from .transpose import can_transpose, transpose
 from .values import SIZE, Splat, Struct, Tile, elem_of, numel, shape_of
 
@@ -44,6 +44,25 @@ def _view(ctx, op):
     else:
         ctx.vmap[r] = Tile(x.value, x.elem, shape_of(r.type), x.bytes, "view", parent=ctx.hold(x))
     return x
+
+
+@rule("arith.bitcast")
+def _bitcast(ctx, op):
+    """`x.to(T, bitcast=True)` of a block: the same bytes seen as T (a view of the tile; scalars and
+    splats are C++ bit casts)."""
+    r = op.result
+    if not str(r.type).startswith("tensor<"):
+        return clone_scalar(ctx, op)
+    e = elem_of(r.type)
+    if "i1" in (e, elem_of(op.operands[0].type)):
+        raise ctx.error("a bitcast to or from bool blocks is not supported on ascend (bools are bytes here)")
+    x = ctx.vmap.get(op.operands[0])
+    if isinstance(x, Splat):
+        ctx.vmap[r] = Splat(e, shape_of(r.type), scalar=arith.BitcastOp(ir.Type.parse(e), ctx.splat_scalar(x)).result)
+        return
+    t = ctx.tile(op.operands[0])
+    view = A.op("reinterpret", [t.value], A.local_type(ir.Type.parse(e)))
+    ctx.vmap[r] = Tile(view, e, shape_of(r.type), t.bytes, "view", parent=ctx.hold(t))
 
 
 @rule("xb.expand_dims", "xb.reshape", "xb.ptr_cast")

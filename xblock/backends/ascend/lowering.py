@@ -157,6 +157,13 @@ def _unary(ctx, op):
         raise ctx.error(f"{op.name} on {elem} blocks is not supported by the vector unit")
     src = as_elem(ctx, ctx.tile(op.operands[0]), ce)
     out = dst_tile(ctx, op, ce)
+    _unary_tile(ctx, api, out, src)
+    finish(ctx, op, out, ce)
+
+
+def _unary_tile(ctx, api: str, out, src) -> None:
+    """out = api(src) for half or float tiles."""
+    ce = out.elem
     if api == "Neg":
         vec_scalar(ctx, "Muls", out, src, Splat(ce, src.shape, const=-1.0))
     elif api == "Exp2":  # 2^rint(x) built exactly, times Exp of the fraction (vmath)
@@ -175,7 +182,6 @@ def _unary(ctx, op):
             cast(ctx, out, tmp)
     else:
         vec(ctx, api, out, src)
-    finish(ctx, op, out, ce)
 
 
 def _scalar_math(ctx, op):
@@ -190,14 +196,23 @@ def _scalar_math(ctx, op):
     api = UNARY[op.name]
     x = ctx.scalar(op.operands[0])
     elem = str(x.type)
-    if api not in ("Exp", "Ln", "Sqrt", "Rsqrt", "Abs") or elem != "f32":
+    if elem not in ("f16", "bf16", "f32"):
         raise ctx.error(f"scalar {op.name} on {elem} is not supported")
+    if elem != "f32":  # in float, rounded back
+        x = arith.ExtFOp(ir.F32Type.get(), x).result
     t = ctx.temp("f32", 8)
     A.op("duplicate", [t.value, x, ctx.c64(8)])
-    A.op("vec", [t.value, t.value, ctx.c64(8)], api=api)
+    _unary_tile(ctx, api, t, t) if api in ("Exp", "Ln", "Sqrt", "Rsqrt", "Abs", "Neg") else \
+        _unary_tile(ctx, api, t, _copy8(ctx, t))
     ctx.sync("V_S")
     v = A.op("get_value", [t.value, ctx.c64(0)], ir.F32Type.get(), **({"name": n} if (n := ctx.name_for(op)) else {}))
-    ctx.vmap[op.result] = v
+    ctx.vmap[op.result] = v if elem == "f32" else arith.TruncFOp(ir.Type.parse(elem), v).result
+
+
+def _copy8(ctx, t):
+    c = ctx.temp("f32", 8)
+    A.op("data_copy", [c.value, t.value, ctx.c64(8)])
+    return c
 
 
 UNSIGNED_CASTS = ("arith.extui", "arith.uitofp", "arith.fptoui")
@@ -260,15 +275,8 @@ def _int_logic(ctx, op):
         pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
         mode = ("EQ", "NE", "LT", "LE", "GT", "GE", "LT", "LE", "GT", "GE")[pred]
         unsigned = pred >= 6  # ult, ule, ugt, uge: zero-extended operands
-        if elem_of(op.operands[0].type) == "i1" and mode in ("EQ", "NE"):  # masks: xor (and not) of the bits
-            shape = shape_of(r.type)
-            bits = Bits(ctx, shape, "ui8")
-            out = ctx.new_tile("ui8", shape, ctx.name_for(op))
-            bits.logic("xor", out, mask_of(ctx, op.operands[0], shape), mask_of(ctx, op.operands[1], shape))
-            if mode == "EQ":
-                bits.invert(out, out)
-            ctx.vmap[r] = out
-            return
+        if elem_of(op.operands[0].type) == "i1":  # masks: logic on their bits
+            return _compare_masks(ctx, op, pred, mode)
         x, y = op.operands
         if isinstance(ctx.vmap.get(x), Splat) and not isinstance(ctx.vmap.get(y), Splat):
             x, y, mode = y, x, MIRROR[mode]
@@ -296,6 +304,27 @@ def _int_logic(ctx, op):
         u16 = A.local_type(ir.Type.parse("ui16"))
         args = [A.op("reinterpret", [t.value], u16) for t in (out, a, b)]
         A.op("vec", args + [n], api="And" if op.name == "arith.andi" else "Or")
+    ctx.vmap[r] = out
+
+
+def _compare_masks(ctx, op, pred: int, mode: str) -> None:
+    """A comparison of two bool blocks as logic on their bit masks: == is not xor, != xor; an order
+    is an and/or with one side inverted (true is 1 unsigned, -1 signed, so signed orders flip)."""
+    r = op.result
+    shape = shape_of(r.type)
+    bits = Bits(ctx, shape, "ui8")
+    a, b = mask_of(ctx, op.operands[0], shape), mask_of(ctx, op.operands[1], shape)
+    out = ctx.new_tile("ui8", shape, ctx.name_for(op))
+    if mode in ("EQ", "NE"):
+        bits.logic("xor", out, a, b)
+        if mode == "EQ":
+            bits.invert(out, out)
+    else:
+        if pred < 6:  # signed: true (-1) orders below false (0)
+            mode = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}[mode]
+        inv = bits.invert(bits.new("ui8"), b if mode in ("GT", "GE") else a)
+        kind = "and" if mode in ("LT", "GT") else "or"
+        bits.logic(kind, out, a if mode in ("GT", "GE") else inv, inv if mode in ("GT", "GE") else b)
     ctx.vmap[r] = out
 
 

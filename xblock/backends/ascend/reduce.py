@@ -47,6 +47,8 @@ def _reduce(ctx, op):
     src = op.operands[0]
     shape = shape_of(src.type)
     t = ctx.tile(src)
+    if t.elem == "i64":
+        return _reduce_i64(ctx, op, t, kind, axis)
     r = op.results[0]
     name = ctx.name_for(op)
     real = [d for d, s in enumerate(shape) if s != 1]
@@ -151,37 +153,54 @@ def _scalar_arg(ctx, op, t, kind: str, axis: int, rows: int, cols: int, along_ro
     r = op.results[0]
     out_elem = elem_of(r.type)
     n, lines = (cols, rows) if along_rows else (rows, cols)
-    step = 1 if along_rows else cols
     out = ctx.new_tile(out_elem, shape_of(r.type), ctx.name_for(op), result=r)
-    ty, ity = ir.Type.parse(t.elem), ir.Type.parse(out_elem)
-    fl = t.elem in FLOAT
     before_scalar_reads(ctx)
     loop = ctx.for_range(0, lines)
     with ir.InsertionPoint(loop.body):
         m = loop.induction_variable
         base = ctx.mul(m, ctx.c64(cols)) if along_rows else m
-        first = A.op("get_value", [t.value, base], ty)
-        zero = arith.ConstantOp(ity, 0).result
-        inner = scf.ForOp(ctx.c64(1), ctx.c64(n), ctx.c64(1), [first, zero])
-        with ir.InsertionPoint(inner.body):
-            j = inner.induction_variable
-            acc, at = inner.inner_iter_args
-            x = A.op("get_value", [t.value, ctx.add(base, ctx.mul(j, ctx.c64(step)))], ty)
-            if fl:
-                pred = arith.CmpFPredicate.OGT if kind == "argmax" else arith.CmpFPredicate.OLT
-                better = arith.CmpFOp(pred, x, acc).result
-                nan_x = arith.CmpFOp(arith.CmpFPredicate.UNE, x, x).result
-                ord_acc = arith.CmpFOp(arith.CmpFPredicate.OEQ, acc, acc).result
-                better = arith.OrIOp(better, arith.AndIOp(nan_x, ord_acc).result).result
-            else:
-                pred = arith.CmpIPredicate.sgt if kind == "argmax" else arith.CmpIPredicate.slt
-                better = arith.CmpIOp(pred, x, acc).result
-            jj = j if out_elem == "i64" else arith.TruncIOp(ity, j).result  # loop counters are i64
-            scf.YieldOp([arith.SelectOp(better, x, acc).result, arith.SelectOp(better, jj, at).result])
-        A.op("set_value", [out.value, m, inner.results[1]])
+        A.op("set_value", [out.value, m, _arg_fold(ctx, t, kind, base, n, 1 if along_rows else cols, out_elem)])
         scf.YieldOp([])
     after_scalar_writes(ctx, out)
     ctx.vmap[r] = out
+
+
+def _arg_fold(ctx, t, kind: str, base, n: int, step: int, out_elem: str) -> ir.Value:
+    """The index (of type `out_elem`) of the first extreme of lanes base + j * step, j < n, as
+    scalars (a NaN wins, as in numpy)."""
+    ty, ity = ir.Type.parse(t.elem), ir.Type.parse(out_elem)
+    first = A.op("get_value", [t.value, base], ty)
+    inner = scf.ForOp(ctx.c64(1), ctx.c64(n), ctx.c64(1), [first, arith.ConstantOp(ity, 0).result])
+    with ir.InsertionPoint(inner.body):
+        j = inner.induction_variable
+        acc, at = inner.inner_iter_args
+        x = A.op("get_value", [t.value, ctx.add(base, ctx.mul(j, ctx.c64(step)))], ty)
+        if t.elem in FLOAT:
+            pred = arith.CmpFPredicate.OGT if kind == "argmax" else arith.CmpFPredicate.OLT
+            better = arith.CmpFOp(pred, x, acc).result
+            nan_x = arith.CmpFOp(arith.CmpFPredicate.UNE, x, x).result
+            ord_acc = arith.CmpFOp(arith.CmpFPredicate.OEQ, acc, acc).result
+            better = arith.OrIOp(better, arith.AndIOp(nan_x, ord_acc).result).result
+        else:
+            pred = arith.CmpIPredicate.sgt if kind == "argmax" else arith.CmpIPredicate.slt
+            better = arith.CmpIOp(pred, x, acc).result
+        jj = j if out_elem == "i64" else arith.TruncIOp(ity, j).result  # loop counters are i64
+        scf.YieldOp([arith.SelectOp(better, x, acc).result, arith.SelectOp(better, jj, at).result])
+    return inner.results[1]
+
+
+def _reduce_i64(ctx, op, t, kind: str, axis: int) -> None:
+    """Reductions of int64 blocks (no 64-bit lanes): exact scalar loops."""
+    if kind in FOLD:
+        return _scalar_reduce(ctx, op, kind, axis)
+    shape = shape_of(op.operands[0].type)
+    real = [d for d, s in enumerate(shape) if s != 1]
+    r = op.results[0]
+    if len(real) == 2:
+        return _arg_along(ctx, op, t, kind, axis, shape[real[0]], shape[real[1]], axis == real[1])
+    before_scalar_reads(ctx)
+    v = _arg_fold(ctx, t, kind, ctx.c64(0), numel(shape), 1, elem_of(r.type))
+    ctx.vmap[r] = Splat(elem_of(r.type), shape_of(r.type), scalar=v) if str(r.type).startswith("tensor<") else v
 
 
 # ----- reductions the vector unit has no instruction for: scalar loops ---------------------------

@@ -108,6 +108,15 @@ def _roofline():
     return roofline()
 
 
+TMA_ARCH = 90  # the first compute capability with the Tensor Memory Accelerator (Hopper)
+
+
+def _capabilities(options: CudaOptions) -> frozenset:
+    """Tensor descriptors reach the TTIR as Triton's descriptor ops (TMA) from sm_90 on; below, the
+    frontend lowers them to masked pointer accesses, as Triton's own RewriteTensorDescriptorToPointer does."""
+    return frozenset({"tensor_descriptors"}) if options.arch >= TMA_ARCH else frozenset()
+
+
 def _coverage():
     """(the ops with a lowering rule, {xb op: reason} the target refuses); imports MLIR, not Triton."""
     from . import pipeline  # noqa: F401  (imports the rule module, which fills the table)
@@ -119,4 +128,4 @@ def _coverage():
 BACKEND = Backend("cuda", CudaOptions, _stages, _load, _toolchain_key, binary_stages=("cubin",),
                   availability=_availability, to_device=_to_device, to_host=_to_host,
                   claims_arguments=claims_arguments, device_name=_device_name, coverage=_coverage,
-                  roofline=_roofline)
+                  roofline=_roofline, capabilities=_capabilities)

@@ -19,6 +19,8 @@ RMW_OP = {"and": 1, "or": 2, "xor": 3, "add": 4, "fadd": 5, "max": 6, "min": 7, 
 MEM_SEMANTIC = {"relaxed": 1, "acquire": 2, "release": 3, "acq_rel": 4}
 MEM_SCOPE = {"gpu": 1, "cta": 2, "sys": 3}
 INPUT_PRECISION = {"tf32": 0, "tf32x3": 1, "ieee": 2, "bf16x3": 3, "bf16x6": 4}
+PADDING_OPTION = {"zero": 1, "nan": 2}  # tt.make_tensor_descriptor's `padding`
+DESCRIPTOR_REDUCE_KIND = {"add": 1, "min": 2, "max": 3, "and": 6, "or": 7, "xor": 8}  # tt.descriptor_reduce's `kind`
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ class TTIRWriter:
         s = self._types.get(key)
         if s is None:
             # fp8e4b15 is an i8 in TTIR, as Triton's frontend holds it
-            s = self._types[key] = key.replace("!xb.ptr<", "!tt.ptr<").replace("f8E4M3B11FNUZ", "i8")
+            s = self._types[key] = (key.replace("!xb.ptr<", "!tt.ptr<").replace("!xb.tensordesc<", "!tt.tensordesc<")
+                                    .replace("f8E4M3B11FNUZ", "i8"))
         return s
 
     # ------------------------------------------------------------------------------- ops

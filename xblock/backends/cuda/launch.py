@@ -7,6 +7,8 @@ A launcher's class is `CudaLauncher` under the C helper's `CudaLaunch` (runtime/
 the helper is built. The first call binds to torch and the GPU in Python and arms the C launch; from
 then on a call reads the tensors' `data_ptr()`, packs the parameters (and the two scratch pointers of
 Triton 3.6 kernels, null) and calls `cuLaunchKernel` on the current torch stream, without Python.
+Kernels with tensor descriptors (the TMA path) launch through Triton's launcher too (`_tma_launch`): host
+descriptors regrouped into one argument each, scratch memory for descriptors made in the kernel.
 What it does not cover goes to `launch_python`, Triton's launcher: an argument it does not take (not
 a CUDA tensor, a scalar out of its type's range), a kernel that needs scratch memory, clusters,
 cooperative or PDL launches or tensor maps, launch hooks, a kernel compiled by another Triton than
@@ -59,7 +61,8 @@ class CudaLauncher:
         fields = dict(t)
         fields.setdefault("tensordesc_meta", None)
         meta = namedtuple("KernelMetadata", sorted(fields))(**fields)
-        sig = {i: s for i, s in enumerate(self.metadata["arg_types"])}
+        self.descriptors = self.metadata.get("host_descriptors") or []
+        sig = dict(enumerate(triton_signature(self.metadata["arg_types"], self.descriptors)))
         self.packed = (t["num_warps"], t.get("num_ctas", 1), t.get("shared", 0))
         self.launcher = self.driver.launcher_cls(SimpleNamespace(constants={}, signature=sig), meta)
         self.get_stream = self.driver.get_current_stream
@@ -129,12 +132,44 @@ class CudaLauncher:
 
             return launch
 
+        if self.descriptors or self.tmeta.get("global_scratch_size"):
+            return self._tma_launch()
+
         def launch(grid, args):
             device = get_device()
             function = functions.get(device)
             if function is None:
                 function = load(device)
             launcher(grid[0], grid[1], grid[2], get_stream(device), function, packed, None, None, None, *args)
+
+        return launch
+
+    def _tma_launch(self):
+        """The launch of a kernel with tensor descriptors: each host descriptor's parts become one object
+        for Triton's launcher (which builds its CUtensorMap), and a kernel that makes descriptors gets its
+        global scratch memory from torch unless `triton.set_allocator` set an allocator."""
+        from triton.runtime import _allocation
+
+        functions, load, get_device, get_stream = self._functions, self._load, self.get_device, self.get_stream
+        launcher, packed, descriptors, torch = self.launcher, self.packed, self.descriptors, self.torch
+        error = self._error
+
+        def allocate(size, align, stream):
+            return torch.empty(size, dtype=torch.int8, device="cuda")
+
+        def launch(grid, args):
+            device = get_device()
+            function = functions.get(device)
+            if function is None:
+                function = load(device)
+            args = group_descriptors(args, descriptors, self.metadata["arg_names"], error)
+            token = _allocation._allocator.set(allocate) if _allocation._allocator.get() is \
+                _allocation._NULL_ALLOCATOR else None
+            try:
+                launcher(grid[0], grid[1], grid[2], get_stream(device), function, packed, None, None, None, *args)
+            finally:
+                if token is not None:
+                    _allocation._allocator.reset(token)
 
         return launch
 
@@ -202,6 +237,36 @@ class CudaLauncher:
                 return self._error(f"argument '{name}' is a tensor on '{device}'; the cuda target needs it on "
                                    "the GPU: pass x.cuda(), or launch with target='cpu' or 'sim'")
         return self._error(f"launch failed ({type(e).__name__}: {e}); {self._config(grid)}")
+
+
+def triton_signature(arg_types, descriptors) -> list:
+    """The signature Triton's launcher takes: each host descriptor's parts (base, shape, strides) as its one
+    `tensordesc<...>` entry, which Triton expands again into the CUtensorMap, shape and strides."""
+    sig = list(arg_types)
+    for d in reversed(descriptors):
+        i, n = d["index"], d["ndim"]
+        sig[i:i + 1 + 2 * n] = [d["signature"]]
+    return sig
+
+
+_TMA_ALIGN = 16  # bytes: a CUtensorMap's global address and every stride but the last
+
+
+def group_descriptors(args, descriptors, names, error) -> list:
+    """`args` with each host descriptor's parts as one object with the fields Triton's launcher reads
+    (`base`, `shape`, `strides`, `padding`); TMA's alignment rules checked, naming the argument."""
+    args = list(args)
+    for d in reversed(descriptors):
+        i, n = d["index"], d["ndim"]
+        base, shape, strides = args[i], list(args[i + 1:i + 1 + n]), list(args[i + 1 + n:i + 1 + 2 * n])
+        size = base.element_size() if hasattr(base, "element_size") else 1
+        if base.data_ptr() % _TMA_ALIGN or any(s * size % _TMA_ALIGN for s in strides[:-1]):
+            param = names[i][:-len("_base")]
+            raise error(f"argument '{param}': a tensor descriptor on the TMA path needs a 16-byte aligned base and "
+                        f"strides (but the last) that are multiples of 16 bytes, got strides {strides} of "
+                        f"{size}-byte elements at address {base.data_ptr():#x}")
+        args[i:i + 1 + 2 * n] = [SimpleNamespace(base=base, shape=shape, strides=strides, padding=d["padding"])]
+    return args
 
 
 def launch_hooks(knobs) -> bool:

@@ -16,6 +16,7 @@ from ...dialects.locations import kernel_of
 from . import floats, reductions
 from .emit import INPUT_PRECISION, MEM_SCOPE, MEM_SEMANTIC, RMW_OP, TTIRDialect, TTIRWriter, i32_array, loc, string
 from .rules import LoweringContext, attr, dialect_rule, elem_str, is_float, lower_kernel, rule
+from .tma import host_descriptor_args
 
 # math ops Triton's NVIDIA backend does not lower itself: libdevice calls, as `tl.extra.cuda.libdevice`
 # emits them (`tt.extern_elementwise` with libdevice's symbol for the element type)
@@ -140,10 +141,13 @@ def _lower_return(ctx: LoweringContext, op) -> None:
 def _lower_func(ctx: LoweringContext, op) -> None:
     fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
     arg_types = [ctx.w.type(t) for t in fn_type.inputs]
+    hosts = host_descriptor_args(op)  # host descriptors: their base argument is Triton's tensordesc
+    for i, t in hosts.items():
+        arg_types[i] = ctx.w.type(t)
     arg_attrs = []
     all_attrs = op.attributes["arg_attrs"] if "arg_attrs" in op.attributes else None
     for i in range(len(arg_types)):
-        d = ir.DictAttr(all_attrs[i]) if all_attrs is not None else None
+        d = ir.DictAttr(all_attrs[i]) if all_attrs is not None and i not in hosts else None
         div = d["xb.divisibility"] if d is not None and "xb.divisibility" in d else None
         arg_attrs.append(f"{{tt.divisibility = {ir.IntegerAttr(div).value} : i32}}" if div is not None else "{}")
     attrs = {
@@ -158,6 +162,8 @@ def _lower_func(ctx: LoweringContext, op) -> None:
         else [f"arg{i}" for i in range(len(arg_types))]
     fn_loc = loc(op)[len("loc("):-1]
     arg_locs = [f"loc({string(n)}({fn_loc}))" for n in names]  # named as Triton names them
+
+    ctx.host_args = {names[i]: body.arguments[i] for i in hosts}
     ctx.w.op("tt.func", attrs=attrs, loc=loc(op), regions=[lambda: ctx.lower_block(body, arg_types, arg_locs)])
 
 

@@ -10,7 +10,8 @@ Layout of the backend (each module imports only those below it):
   `launch` (torch, Triton) at the first launch.
 - `pipeline` (here): the stages `make_<ext>` of `TritonPipeline`, and the TTIR spellings of the
   installed Triton (`ttir_dialect`). Importing `lowering` here fills the rule table.
-- `lowering`: the rules, one per op (the only rule module), and `emit_ttir`, which applies them.
+- `lowering`: the rules, one per op, and `emit_ttir`, which applies them; `descriptors`: the rules of
+  tensor descriptors (TMA); `tma`: which host descriptor arguments become Triton's `!tt.tensordesc`.
 - `reductions`: `tt.reduce`/`tt.scan` and their combine regions (a helper of the reduce/scan rules).
 - `diagnostics`: a failed Triton stage, as an error at the kernel line its diagnostic names.
 - `rules`: the rule table, `UNSUPPORTED`, the context, and the walk that applies the rules.
@@ -28,10 +29,12 @@ import os
 import tempfile
 
 from ...errors import CompilationError
+from . import descriptors  # noqa: F401  (the rules of tensor descriptors)
 from .diagnostics import stage_error
 from .emit import TTIRDialect
 from .lowering import emit_ttir
 from .options import CudaOptions, triton_version
+from .tma import launch_descriptors
 
 
 def stages(options: CudaOptions) -> dict:
@@ -122,6 +125,8 @@ class TritonPipeline:
     def make_ttir(self, module, metadata: dict) -> str:
         """Stage `ttir`: the xb module printed as TTIR, parsed and optimized by Triton."""
         text = emit_ttir(module, ttir_dialect(), debug=self.options.debug, arch=self.options.arch)
+        with module.context:
+            metadata["host_descriptors"] = launch_descriptors(module, metadata["arg_types"])
         return self.ttir_from_text(text, metadata)
 
     def ttir_from_text(self, text: str, metadata: dict) -> str:

@@ -31,6 +31,7 @@ class LoweringContext:
         self.debug = debug
         self.arch = arch  # the compute capability compiled for (float8 types depend on it)
         self.yield_as = "scf.yield"  # what `gpu.yield` becomes in the combine region being printed
+        self.host_args: dict = {}  # host descriptor base argument name -> its value (a `!tt.tensordesc`)
 
     def refs(self, values) -> list[str]:
         return [self.w.ref(v) for v in values]
