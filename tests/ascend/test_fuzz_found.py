@@ -174,3 +174,70 @@ def test_orders_of_bool_blocks(target):
     a, b = x > 0, y > 0
     want = (a < b) + 2 * (a <= b) + 4 * (a > b) + 8 * (a >= b) + 16 * (a == b) + 32 * (a != b)
     np.testing.assert_array_equal(o, want)
+
+
+@triton.jit
+def narrow_block_reversed(in_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(in_ptr + offs, mask=mask, other=0).to(tl.int16)
+    tl.store(out_ptr + (n - 1 - offs), v, mask=mask)
+
+
+@pytest.mark.parametrize("n", [33, 40, 48])
+def test_masked_load_of_a_block_that_is_not_whole_32_byte_blocks(n):
+    """Fuzz seed 41, kernel 9 (model-rejected): 48 int8 lanes (a block xblock allows, Triton would not)
+    whose padded copy reached the block's end still filled `other` past it, with a Duplicate at an
+    address that is not 32-byte aligned."""
+    x = np.arange(-20, n - 20).astype(np.int8)
+    for target in ("sim", "ascend"):
+        out = np.zeros(n, np.int16)
+        xblock.jit(narrow_block_reversed)[(1,)](x, out, n, BLOCK=48, target=target)
+        np.testing.assert_array_equal(out, x[::-1].astype(np.int16), err_msg=target)
+
+
+@triton.jit
+def same_condition_twice(out_ptr, M, BM: tl.constexpr):
+    pid = tl.program_id(0)
+    rows = pid * BM + tl.arange(0, BM)
+    a = pid > 0
+    b = pid > 0
+    tl.store(out_ptr + rows, tl.full((BM,), True, tl.int1) & (a < b) | (a >= b) & (rows == 0), mask=rows < M)
+
+
+def test_a_value_compared_with_itself():
+    """Fuzz seed 41, kernel 123 (model-rejected): CSE made `a < b` of two equal conditions `v < v`,
+    which g++ -Werror refuses as a self-comparison; it is decided in the emitted C++ instead."""
+    for target in ("sim", "ascend"):
+        out = np.zeros(4, np.bool_)
+        xblock.jit(same_condition_twice)[(1,)](out, 4, BM=4, target=target)
+        np.testing.assert_array_equal(out, [True, False, False, False], err_msg=target)
+
+
+@triton.jit
+def where_of_a_bool_load_in_a_loop(c_ptr, x_ptr, y_ptr, out_ptr, M, N, R, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in tl.range(0, R):
+        c = tl.load(c_ptr + cols[None, :], mask=(cols < N)[None, :], other=False)
+        x = tl.load(x_ptr + rows[:, None], mask=(rows < M)[:, None], other=0.0)
+        y = tl.load(y_ptr + rows[:, None] * BN + cols[None, :])
+        acc += tl.where(c, x, y)
+    tl.store(out_ptr + rows[:, None] * BN + cols[None, :], acc)
+
+
+def test_a_bool_load_with_a_block_other_frees_its_buffer_in_a_loop():
+    """Fuzz seed 41, kernel 204 (model-rejected): a load with a block `other` replaced its queue buffer
+    by the selected block without freeing it; the third iteration found both buffers in use."""
+    rng = np.random.default_rng(4)
+    c = rng.random(16) < 0.5
+    x = rng.standard_normal(8).astype(np.float32)
+    y = rng.standard_normal((8, 16)).astype(np.float32)
+    c_in = np.pad(c[:13], (0, 3))  # lanes past N = 13 load `other` (False), rows past M = 6 load 0.0
+    x_in = np.pad(x[:6], (0, 2))
+    want = 5 * np.where(c_in[None, :], x_in[:, None], y)
+    for target in ("sim", "ascend"):
+        out = np.zeros((8, 16), np.float32)
+        xblock.jit(where_of_a_bool_load_in_a_loop)[(1,)](c, x, y, out, 6, 13, 5, BM=8, BN=16, target=target)
+        np.testing.assert_allclose(out, want, rtol=1e-6, err_msg=target)

@@ -39,8 +39,9 @@ def test_the_waits_are_where_the_kernel_reads_its_own_stores():
     body = src[src.index("test_own_stores.py:"):]  # the kernel body, from its first line comment
     x_load = body.index("xGm[")
     assert "MTE3_MTE2" not in body[:x_load], "x is never stored: its copy-in needs no wait"
-    t_copy = body.index("DataCopy(", body.index("(BLOCK - 1 - xl.arange"))
-    assert "WaitFlag<HardEvent::MTE3_MTE2>" in body[:t_copy]
+    gather = body.index("(BLOCK - 1 - xl.arange", body.index("for (int64_t pid"))  # (iotas are made before)
+    t_copy = body.index("DataCopy", gather)  # the gather's window (DataCopyPad), or the next copy-in
+    assert "WaitFlag<HardEvent::MTE3_MTE2>" in body[gather:t_copy]
     first = body.index("tGm.GetValue(")
     assert "WaitFlag<HardEvent::MTE3_S>" in body[:first]
     assert "DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(tGm[" \

@@ -66,9 +66,10 @@ def test_attention_on_ascend(seq, causal):
     np.testing.assert_allclose(got, want, atol=1e-2, rtol=1e-2)
 
 
-@pytest.mark.parametrize("seq,head_dim", [(1000, 64), (65, 128)])
-def test_causal_attention_on_ascend_long_and_wide(seq, head_dim):
-    got, want = _attention("ascend", seq, head_dim, True, block=32)
+@pytest.mark.parametrize("seq,head_dim,causal", [(1000, 64, True), (65, 128, True), (1000, 64, False),
+                                                 (65, 128, False), (1, 128, False)])
+def test_attention_on_ascend_long_and_wide(seq, head_dim, causal):
+    got, want = _attention("ascend", seq, head_dim, causal, block=32)
     np.testing.assert_allclose(got, want, atol=1e-2, rtol=1e-2)
 
 

@@ -58,6 +58,7 @@ OPS: list[ApiOp] = [
     ApiOp("gather_mask", ("GatherMask", "GatherMaskParams"),
           "(dst, src) {pattern, repeat, mask}: built-in pattern; normal mode over `repeat` 256-byte repeats "
           "(mask 0), or counter mode over the first `mask` elements of one repeat", arity=(2, 0)),
+    ApiOp("gather", ("Gather",), "(dst, src, srcOffset (uint32 bytes), srcBaseAddr, count)", arity=(5, 0)),
     ApiOp("compare", ("Compare",), "(dst, src0, src1, count) {mode}", arity=(4, 0)),
     ApiOp("compare_scalar", ("CompareScalar",), "(dst, src0, scalar, count) {mode}", arity=(4, 0)),
     ApiOp("select", ("Select",), "(dst, mask, src0, src1 tensor or scalar, count) {mode}", arity=(5, 0)),

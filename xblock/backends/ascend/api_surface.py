@@ -322,6 +322,18 @@ ENTRIES: list[Api] = [
           verified=False, note="compiler enum member; listed by the ADK Fixpipe docs, but no asc-devkit header or "
                                "doc path was pinned down for it (REFERENCE 1.13 quotes Fixpipe F322F16)")
       for m, to in (("F322F16", "half"), ("F322BF16", "bfloat16_t"))],
+    # the vector gather of quasi-affine loads from a UB window (gathers.py)
+    Api("Gather", "function", _I + "kernel_operator_vec_gather_intf.h",
+        "template <T> Gather(LocalTensor<T> dst, LocalTensor<T> src, LocalTensor<uint32> srcOffset, const uint32 "
+        "srcBaseAddr, const uint32 count) [count form, UB to UB: dst[i] = the element at byte srcBaseAddr + "
+        "srcOffset[i] of src; offsets and base multiples of sizeof(T); A2: int16, uint16, half, bfloat16, int32, "
+        "uint32, float; src and dst must not share memory; count 0 is a no-op]",
+        adk="cannmirror/asc-devkit@3d5cee08792fc72bc5c3d25d9ceb6d2230a45281",
+        c81="interface/kernel_operator_vec_gather_intf.h",
+        note="semantics: ADK docs/zh/api/SIMD-API/基础API/Memory矢量计算/离散与聚合/Gather.md "
+             "(cannmirror/asc-devkit@c67ec4c014c013df30f7b6f9f2d4e350b900cc39); srcBaseAddr is added to src's UB "
+             "address: impl/basic_api/dav_c220/kernel_operator_vec_gather_impl.h "
+             "(cannmirror/asc-devkit@40e58b5ac79e2870bd8f2ad9e004b6a1bf54c7c6)"),
 ]
 
 TABLE: dict = {}

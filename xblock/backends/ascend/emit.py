@@ -40,6 +40,17 @@ class CStyle:
     def ctype(self, t) -> str:
         return self.types[str(t)]
 
+    @staticmethod
+    def self_compare(name: str, k: int, a: str) -> str:
+        """x OP x: integers are decided here; a float is equal to itself unless it is NaN."""
+        if name == "arith.cmpi":
+            return f"((void){a}, {'true' if k in (0, 3, 5, 7, 9) else 'false'})"  # (void): `a` stays used
+        if k in (2, 4, 6):  # ogt, olt, one
+            return f"((void){a}, false)"
+        if k in (8, 10, 12):  # ueq, uge, ule
+            return f"((void){a}, true)"
+        return f"({a} == {a})" if k in (1, 3, 5) else f"({a} != {a})"
+
     def literal(self, op) -> str:
         t = str(op.result.type)
         a = op.attributes["value"]
@@ -113,12 +124,12 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
             e = f"({self.expr(op.operands[0])} {self.binary[n]} {self.expr(op.operands[1])})"
             t = str(op.result.type)  # C++ computes 8- and 16-bit integers in int: wrap back to the type
             return f"static_cast<{self.ctype(t)}>{e}" if t in ("i8", "i16", "ui8", "ui16") else e
-        if n == "arith.cmpi":
-            p = self.cmpi[int(ir.IntegerAttr(op.attributes['predicate']).value)]
-            return f"({self.expr(op.operands[0])} {p} {self.expr(op.operands[1])})"
-        if n == "arith.cmpf":
-            p = self.cmpf[int(ir.IntegerAttr(op.attributes['predicate']).value)]
-            return f"({self.expr(op.operands[0])} {p} {self.expr(op.operands[1])})"
+        if n in ("arith.cmpi", "arith.cmpf"):
+            k = int(ir.IntegerAttr(op.attributes['predicate']).value)
+            a, b = self.expr(op.operands[0]), self.expr(op.operands[1])
+            if a == b:  # a value compared with itself (CSE made two conditions one): no self-comparison in C++
+                return self.self_compare(n, k, a)
+            return f"({a} {(self.cmpi if n == 'arith.cmpi' else self.cmpf)[k]} {b})"
         if n == "arith.select":
             a, b = self.arm(op, op.operands[1]), self.arm(op, op.operands[2])
             return f"({self.expr(op.operands[0])} ? {a} : {b})"
@@ -530,6 +541,11 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         self.line(f"GatherMask({self.expr(d)}, {self.expr(s)}, static_cast<uint8_t>({self.attr(op, 'pattern')}), "
                   f"{'true' if mask else 'false'}, {mask}, GatherMaskParams(1, {self.attr(op, 'repeat')}, 8, 0), "
                   f"{cnt});")
+
+    def op_gather(self, op):
+        d, s, o, base, n = op.operands
+        self.line(f"Gather({self.expr(d)}, {self.expr(s)}, {self.expr(o)}, {self.as_int(base, 'uint32_t')}, "
+                  f"{self.as_int(n, 'uint32_t')});")
 
     def op_compare(self, op):
         d, a, b, n = op.operands

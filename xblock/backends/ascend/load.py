@@ -24,6 +24,7 @@ from .access import (
     starts,
     tile_offset,
 )
+from .gathers import vector_gather
 from .lanes import data_offsets, hold_offsets, lane_access, lane_loops, release_offsets
 from .rules import rule
 from .tiles import after_scalar_writes, as_elem, before_scalar_reads, fill, finish, mask_of, select_types
@@ -96,7 +97,8 @@ def _load_then_select(ctx, op, mask, other):
     ce, fview = select_types(elem)
     _load_into(ctx, op, False)
     shape = shape_of(r.type)
-    loaded = as_elem(ctx, ctx.vmap[r], ce)
+    copied = ctx.vmap[r]  # freed once selected from (a queue buffer, in a loop too)
+    loaded = as_elem(ctx, copied, ce)
     alt = ctx.vmap.get(other)
     alt = as_elem(ctx, alt if isinstance(alt, Splat) else ctx.tile(other), ce)
     bits = mask_of(ctx, mask, shape)
@@ -105,6 +107,7 @@ def _load_then_select(ctx, op, mask, other):
     view = (lambda t: A.op("reinterpret", [t.value], ftype)) if fview else (lambda t: t.value)
     A.op("select", [view(out), bits.value, view(loaded), view(alt), ctx.c64(out.count)],
          mode="VSEL_TENSOR_TENSOR_MODE")
+    ctx.release(copied)
     finish(ctx, op, out, ce, exact=True)
 
 
@@ -114,8 +117,10 @@ def _bool_load_then_select(ctx, op, mask, other):
     r = op.result
     shape = shape_of(r.type)
     _load_into(ctx, op, False)
+    copied = ctx.vmap[r]  # freed once its bits are taken (a queue buffer, in a loop too)
     on, loaded, alt = (mask_of(ctx, v, shape) for v in (mask, r, other))
     ctx.vmap[r] = Bits(ctx, shape, "ui8").choose(ctx.new_tile("ui8", shape, ctx.name_for(op)), on, loaded, alt)
+    ctx.release(copied)
 
 
 def _load_into(ctx, op, with_other: bool):
@@ -129,8 +134,8 @@ def _load_into(ctx, op, with_other: bool):
         return _scalar_load(ctx, op, ptr, mask, other, elem)
     acc = ctx.ps.tile_access(ptr, mask)
     sz = SIZE[elem]
-    if needs_scalar_loop(ctx, acc, sz):
-        return _gather_load(ctx, op, ptr, mask, other, elem)
+    if needs_scalar_loop(ctx, acc, sz):  # a Gather from a UB window where it fits, else lane by lane
+        return vector_gather(ctx, op, ptr, mask, other, elem) or _gather_load(ctx, op, ptr, mask, other, elem)
     name = ctx.name_for(op)
     shape = shape_of(r.type)
     nbytes = round_up(max(numel(shape), 1) * sz, 256)
@@ -185,6 +190,11 @@ def _load_into(ctx, op, with_other: bool):
             empty = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, cols, ctx.c64(0)).result, [], has_else=False)
             with ir.InsertionPoint(empty.then_block):
                 fill(ctx, tile, ctx.c64(0), ctx.c64(acc.cols), other)
+                scf.YieldOp([])
+        elif acc.rows == 1 and acc.cols * sz % 32:  # (a block of 48 int8s: the padded copy may reach its end)
+            rest = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.slt, start, ctx.c64(acc.cols)).result, [], has_else=False)
+            with ir.InsertionPoint(rest.then_block):
+                fill(ctx, tile, start, ctx.sub(ctx.c64(acc.cols), start), other)
                 scf.YieldOp([])
         elif acc.rows == 1:
             fill(ctx, tile, start, ctx.sub(ctx.c64(acc.cols), start), other)

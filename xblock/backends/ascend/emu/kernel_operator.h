@@ -1704,6 +1704,46 @@ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, co
     rsvdCnt = out;
 }
 
+// ----- Gather, the count form (vec_gather_intf.h; Gather.md) -------------------------------------
+// dst[i] = the element of src at byte srcBaseAddr + srcOffset[i], for i < count (UB to UB). T: 16-
+// and 32-bit types on A2; the offsets and srcBaseAddr are bytes and must be multiples of sizeof(T);
+// src and dst must not share memory; count 0 is a no-op. The hardware reads whatever UB holds at an
+// offset past src (up to the end of UB): the model refuses any element outside the src tensor.
+template <typename T>
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
+                   const uint32_t srcBaseAddr, const uint32_t count) {
+    const char* api = "Gather";
+    static_assert(detail::one_of<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>(),
+                  "Gather: 16- and 32-bit types only on A2");
+    if (srcBaseAddr % sizeof(T))
+        xbemu::fail(api, "srcBaseAddr " + std::to_string(srcBaseAddr) + " is not a multiple of the element size");
+    if (count == 0) return;
+    detail::count_ok<T>(api, count);
+    detail::touch(api, srcOffset, xbemu::P_V, false, count);
+    std::vector<uint64_t> idx(count);
+    uint64_t span = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const uint64_t b = uint64_t(srcBaseAddr) + srcOffset.ptr_[i];
+        if (srcOffset.ptr_[i] % sizeof(T))
+            xbemu::fail(api, "srcOffset[" + std::to_string(i) + "] = " + std::to_string(srcOffset.ptr_[i]) +
+                                 " bytes is not a multiple of the element size");
+        idx[i] = b / sizeof(T);
+        if (idx[i] >= src.size_)
+            xbemu::fail(api, "srcOffset[" + std::to_string(i) + "] = " + std::to_string(srcOffset.ptr_[i]) +
+                                 " bytes reads element " + std::to_string(idx[i]) + " past the source's " +
+                                 std::to_string(src.size_) + " elements");
+        span = idx[i] + 1 > span ? idx[i] + 1 : span;
+    }
+    detail::touch(api, src, xbemu::P_V, false, span);
+    detail::touch(api, dst, xbemu::P_V, true, count);
+    const uintptr_t d0 = reinterpret_cast<uintptr_t>(dst.ptr_), s0 = reinterpret_cast<uintptr_t>(src.ptr_);
+    if (d0 < s0 + span * sizeof(T) && s0 < d0 + uint64_t(count) * sizeof(T))
+        xbemu::fail(api, "the source and the destination share memory");
+    std::vector<T> vals(count);
+    for (uint32_t i = 0; i < count; i++) vals[i] = src.ptr_[idx[i]];
+    for (uint32_t i = 0; i < count; i++) dst.ptr_[i] = vals[i];
+}
+
 namespace detail {
 inline bool cmp(float a, float b, CMPMODE m) {
     switch (m) {
