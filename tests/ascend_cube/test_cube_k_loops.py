@@ -102,3 +102,21 @@ def test_handed_off_int8_dot_accumulates_in_int32():
     c = np.zeros((32, 32), np.int32)
     xblock.jit(int8_dot_of_computed_operands)[(1,)](a, b, c, BM=32, BK=64, target="ascend")
     np.testing.assert_array_equal(c, (a.astype(np.int32) * 2) @ b.astype(np.int32))
+
+
+@triton.jit
+def dot_of_a_broadcast_load(p, out_ptr):
+    offs = tl.arange(0, 16)
+    a = tl.load(p + offs[:, None] * 0 + offs[None, :])  # every row the same: row stride 0
+    tl.store(out_ptr + offs, tl.sum(tl.dot(a, a, input_precision="ieee"), 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_broadcast_operand_goes_through_the_vector_core(dtype):
+    """Rows that overlap (stride 0) cannot be one Nd2Nz copy (its source stride must be at least a
+    row): the operand is loaded on the vector core and handed over (docs/LANGUAGE.md's tl.dot probe)."""
+    x = np.random.default_rng(0).standard_normal(16).astype(dtype)
+    out = np.zeros(16, np.float32)
+    xblock.jit(dot_of_a_broadcast_load)[(1,)](x, out, target="ascend")
+    a = np.tile(x.astype(np.float32), (16, 1))
+    np.testing.assert_allclose(out, (a @ a).sum(1), rtol=1e-3, atol=1e-3)

@@ -38,3 +38,47 @@ def test_vector_work_beside_a_fixpipe_dot_makes_a_mixed_kernel():
     xblock.jit(dot_and_copy)[(1,)](a, b, x, c, y, 32, BM=16, BN=16, BK=16, target="ascend")
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
     np.testing.assert_array_equal(y, x)
+
+
+@triton.jit
+def dot_and_constant_store(a_ptr, b_ptr, c_ptr, y_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    kk = tl.arange(0, BK)
+    acc = tl.dot(tl.load(a_ptr + r[:, None] * BK + kk[None, :]), tl.load(b_ptr + kk[:, None] * BN + c[None, :]))
+    tl.store(c_ptr + r[:, None] * BN + c[None, :], acc)
+    tl.store(y_ptr + r[:, None] * BN + c[None, :], tl.full((BM, BN), -1.5, tl.float32))
+
+
+def test_a_constant_block_beside_a_fixpipe_dot_makes_a_mixed_kernel():
+    """Fuzz seed 41, kernel 457 (model-rejected): a constant block filled in the unified buffer, in no
+    queue, did not count as vector work, so the kernel stayed cube-only with a Duplicate in it."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((16, 16)).astype(np.float16), rng.standard_normal((16, 16)).astype(np.float16)
+    c, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    xblock.jit(dot_and_constant_store)[(1,)](a, b, c, y, BM=16, BN=16, BK=16, target="ascend")
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    assert (y == -1.5).all()
+
+
+@triton.jit
+def masked_operands_unmasked_store(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                                   BK: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    kk = tl.arange(0, BK)
+    a = tl.load(a_ptr + r[:, None] * K + kk[None, :], mask=(r[:, None] < M) & (kk[None, :] < K), other=0.0)
+    b = tl.load(b_ptr + kk[:, None] * N + c[None, :], mask=(kk[:, None] < K) & (c[None, :] < N), other=0.0)
+    tl.store(c_ptr + r[:, None] * BN + c[None, :], tl.dot(a, b))
+
+
+def test_a_store_wider_than_the_loaded_operands_is_refused():
+    """Fuzz seed 41, kernel 365 (wrong answer): the store wrote the whole tile, but the Cube had
+    computed only the rows and columns the operands load, so stale L0C went out where the product
+    is 0. Now a clear error at the store, which says to mask it as the operands are."""
+    a, b = np.ones((10, 7), np.float16), np.ones((7, 12), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    with pytest.raises(xblock.CompilationError, match=r"test_cube_only_vector.py:\d+:\d+: ascend: this store of a "
+                                                      r"dot's result may write rows, columns or matrices"):
+        xblock.jit(masked_operands_unmasked_store)[(1,)](a, b, c, 10, 12, 7, BM=16, BN=16, BK=16, target="ascend")
+    assert not c.any()

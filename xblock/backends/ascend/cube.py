@@ -29,7 +29,7 @@ from ...dialects import ascendc as A
 from ...passes.pointer_structure import Affine, Lin, Pointer
 from .access import segments
 from .cube_batch import batch_tile, gate, is_batched, tile_at
-from .cube_handoff import cube_copyable, lower_handoff_dot, plan_handoffs
+from .cube_handoff import cube_copyable, lower_handoff_dot, plan_handoffs, rows_apart
 from .cube_match import final_store, find_dot, k_loop_dot, match_epilogue, owner_of, splat_float, users_of
 from .cube_mixed import QUANT, emit_mixed, state, tile_ready, to_workspace
 from .cube_ops import Operand, cube_plan_of, extent, mmad_steps, queues, to_l1
@@ -55,9 +55,9 @@ def _access(ctx, load, out, dim: int):
         return bt.acc, (lambda: (tile_at(ctx, bt, load.operands[0], index), ctx.lin(bt.acc.row_stride))), \
             (lambda e: gate(ctx, bt, index, e))
     acc = ctx.ps.tile_access(load.operands[0], mask, wrapped=True)
-    if acc is None:
+    if acc is None or not rows_apart(acc):
         raise ctx.error("a dot operand must be loaded as rows of unit-stride elements (a 2-D tile with "
-                        "contiguous rows) to go through the Cube unit")
+                        "contiguous rows that do not overlap) to go through the Cube unit")
     _no_lower_limits(ctx, acc, f"dot operand {'AB'[dim]}")
     if acc.assumed is not None:
         _check_wrap(ctx, acc.assumed, out, dim)
@@ -345,6 +345,8 @@ def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first):
     """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies."""
     out = state(ctx).out
     (a, a_gm, a_on), (b, b_gm, b_on) = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
+    if out is not None:
+        _check_stored_within(ctx, out, (a_load, a), (b_load, b))
     # rows of A (and C) in this program; none in a matrix of the batch that is masked off
     m_valid = ctx.named(a_on(extent(ctx, a.row_limits, a.rows)), "mValid")
     k_valid = ctx.named(extent(ctx, a.col_limits, a.cols), "kValid")  # K left in this step of the K loop
@@ -357,6 +359,34 @@ def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first):
     mmad_steps(ctx, plan, qs, a1, b1, False, False, k_valid, c1, in_t, first)
     A.op("free_tensor", [a1], queue=qs["A1"])
     A.op("free_tensor", [b1], queue=qs["B1"])
+
+
+def _check_stored_within(ctx, store, a, b) -> None:
+    """The Cube computes the rows of A and the columns of B the operands' masks load (L0C holds
+    nothing else), and Fixpipe stores the store's extent: a store that may write rows, columns or
+    matrices the operands leave unloaded (where the dot is 0, from `other=0.0`) would write stale
+    L0C there. Such a store is refused; masked as the operands are, it is right."""
+    seg = segments(store)
+    mask = store.operands[2] if seg[2] else None
+    if state(ctx).batch is not None:
+        sbt = batch_tile(ctx.ps, store.operands[0], mask)
+        sacc, s_batch = (sbt.acc, sbt.limits) if sbt is not None else (None, ())
+        batches = []
+        for load, _ in (a, b):
+            lseg = segments(load)
+            lbt = batch_tile(ctx.ps, load.operands[0], load.operands[1] if lseg[1] else None)
+            batches += list(lbt.limits) if lbt is not None else []
+    else:
+        sacc, s_batch, batches = ctx.ps.tile_access(store.operands[0], mask), (), []
+    if sacc is None:
+        return  # the Fixpipe refuses the store's shape itself
+    missing = [lim for lim in a[1].row_limits if lim not in sacc.row_limits] + \
+        [lim for lim in b[1].col_limits if lim not in sacc.col_limits] + [lim for lim in batches if lim not in s_batch]
+    if missing:
+        raise ctx.error("this store of a dot's result may write rows, columns or matrices that the dot's operands "
+                        "do not load (their masks drop them; the product is 0 there): the Cube unit computes only "
+                        "what the operands load, so mask the store as the operands are masked "
+                        "(e.g. `mask=(rows < M)[:, None] & (cols < N)[None, :]`)", store)
 
 
 def _gm_at(ctx, load, acc):

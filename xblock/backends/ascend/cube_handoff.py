@@ -158,9 +158,16 @@ def cube_copyable(ctx, load, wrapped: bool = False) -> bool:
         return batch_tile(ps, load.operands[0], mask) is not None
     for col_major in (False, True):
         acc = ps.tile_access(load.operands[0], mask, wrapped=wrapped, transposed=col_major)
-        if acc is not None and not (acc.row_lower or acc.col_lower):
+        if acc is not None and not (acc.row_lower or acc.col_lower) and rows_apart(acc):
             return True
     return False
+
+
+def rows_apart(acc) -> bool:
+    """Whether the tile's rows do not overlap (Nd2Nz reads each row from its own srcDValue stride, at
+    least the row's length): a broadcast load (row stride 0) goes through the vector core instead."""
+    c = acc.row_stride.as_const()
+    return acc.rows <= 1 or c is None or c >= acc.cols
 
 
 def _loop_carried(v) -> bool:
@@ -189,7 +196,7 @@ def _resolve(ctx, site, i):
     mask = load.operands[1] if seg[1] else None
     for col_major in (False, True):
         acc = ctx.ps.tile_access(load.operands[0], mask, transposed=col_major)
-        if acc is not None and not (acc.row_lower or acc.col_lower) and \
+        if acc is not None and not (acc.row_lower or acc.col_lower) and rows_apart(acc) and \
                 acc.rows * acc.cols == numel(shape_of(load.results[0].type)):
             return acc, col_major
     for o in (load, owner_of(site.dot.operands[i])):

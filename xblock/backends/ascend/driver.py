@@ -129,7 +129,8 @@ class Lowering(LoweringContext):
 
     def _finish(self, fn):
         vector = [q for q in self.queues if q.position in ("VECIN", "VECOUT")]
-        if self.meta.get("kernel_type") == AIC_ONLY and vector:
+        ub_work = vector or self.scratch.peak > 0 or self.iota_ops  # UB blocks outside queues too (a constant)
+        if self.meta.get("kernel_type") == AIC_ONLY and ub_work:
             line = min(min(q.lines) for q in vector if q.lines) if any(q.lines for q in vector) else self.loc[1]
             self.meta["aic_with_vector"] = True  # make_ascendc lowers again with the dots handed over
             raise self.error("this kernel's dots run on the Cube unit alone (their results go out through "
