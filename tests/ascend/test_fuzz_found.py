@@ -241,3 +241,24 @@ def test_a_bool_load_with_a_block_other_frees_its_buffer_in_a_loop():
         out = np.zeros((8, 16), np.float32)
         xblock.jit(where_of_a_bool_load_in_a_loop)[(1,)](c, x, y, out, 6, 13, 5, BM=8, BN=16, target=target)
         np.testing.assert_allclose(out, want, rtol=1e-6, err_msg=target)
+
+
+@triton.jit
+def reversed_bool_copy(in_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid * BLOCK >= n:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(in_ptr + (n - 1 - offs), mask=mask, other=False), mask=mask)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_a_gathered_bool_load_with_other_feeding_a_store(n):
+    """Fuzz seed 42, kernel 317 (model-rejected): the loaded block was a VECOUT buffer (it fed a
+    store), and freeing it after the select skipped the EnQue/DeQue the queue protocol needs."""
+    x = np.arange(n) % 3 == 0
+    for target in ("sim", "ascend"):
+        out = np.zeros(n, np.bool_)
+        xblock.jit(reversed_bool_copy)[(4,)](x, out, n, BLOCK=2, target=target)
+        np.testing.assert_array_equal(out, x[::-1], err_msg=target)

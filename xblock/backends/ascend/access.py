@@ -295,3 +295,12 @@ def scatter_store(ctx, op, ptr, value, mask, elem, atomic: str | None = None):
     if atomic:
         A.op("set_atomic_none", [])
     release_offsets(ctx, op, ptr)
+
+
+def drop_copy(ctx, t) -> None:
+    """Free the loaded block a select replaced: a VECOUT buffer (the load was to feed a store) goes
+    through EnQue/DeQue first, as the queue protocol requires of every buffer it frees."""
+    if t.kind == "vecout" and not t.freed:
+        A.op("enque", [t.value], queue=t.queue.name)
+        t = Tile(A.op("deque", [], t.value.type, queue=t.queue.name), t.elem, t.shape, t.bytes, "vecout", t.queue)
+    ctx.release(t)

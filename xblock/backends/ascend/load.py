@@ -16,6 +16,7 @@ from .access import (
     column_run,
     counts,
     dense,
+    drop_copy,
     global_at,
     gm_tensor,
     needs_scalar_loop,
@@ -107,7 +108,7 @@ def _load_then_select(ctx, op, mask, other):
     view = (lambda t: A.op("reinterpret", [t.value], ftype)) if fview else (lambda t: t.value)
     A.op("select", [view(out), bits.value, view(loaded), view(alt), ctx.c64(out.count)],
          mode="VSEL_TENSOR_TENSOR_MODE")
-    ctx.release(copied)
+    drop_copy(ctx, copied)
     finish(ctx, op, out, ce, exact=True)
 
 
@@ -120,7 +121,8 @@ def _bool_load_then_select(ctx, op, mask, other):
     copied = ctx.vmap[r]  # freed once its bits are taken (a queue buffer, in a loop too)
     on, loaded, alt = (mask_of(ctx, v, shape) for v in (mask, r, other))
     ctx.vmap[r] = Bits(ctx, shape, "ui8").choose(ctx.new_tile("ui8", shape, ctx.name_for(op)), on, loaded, alt)
-    ctx.release(copied)
+    drop_copy(ctx, copied)
+
 
 
 def _load_into(ctx, op, with_other: bool):
