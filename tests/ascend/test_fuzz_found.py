@@ -262,3 +262,28 @@ def test_a_gathered_bool_load_with_other_feeding_a_store(n):
         out = np.zeros(n, np.bool_)
         xblock.jit(reversed_bool_copy)[(4,)](x, out, n, BLOCK=2, target=target)
         np.testing.assert_array_equal(out, x[::-1], err_msg=target)
+
+
+@triton.jit
+def rank3_reductions_and_int64_abs(x_ptr, i_ptr, o_ptr, oi_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    a = tl.arange(0, A)
+    b = tl.arange(0, B)
+    c = tl.arange(0, C)
+    x = tl.load(x_ptr + a[:, None, None] * B * C + b[None, :, None] * C + c[None, None, :])
+    tl.store(o_ptr + a[:, None] * C + c[None, :], tl.sum(x, 1))
+    tl.store(o_ptr + A * C + b[:, None] * C + c[None, :], tl.max(x, 0))
+    tl.store(oi_ptr + c, tl.abs(tl.load(i_ptr + c)))
+
+
+def test_reductions_of_rank_3_blocks_and_abs_of_int64():
+    """Refused in fuzz campaigns 11 and 12 ("only reductions of 1-D blocks, or of 2-D blocks along one
+    axis", "abs of i64 blocks"): exact scalar loops now."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    i = np.array([-2**40, 3, -5, 0, 7, -1, 2**33, -9], np.int64)
+    for target in ("sim", "ascend"):
+        o, oi = np.zeros(48, np.float32), np.zeros(8, np.int64)
+        xblock.jit(rank3_reductions_and_int64_abs)[(1,)](x, i, o, oi, A=2, B=4, C=8, target=target)
+        np.testing.assert_allclose(o[:16], x.sum(1).ravel(), rtol=1e-6, err_msg=target)
+        np.testing.assert_array_equal(o[16:], x.max(0).ravel(), err_msg=target)
+        np.testing.assert_array_equal(oi, np.abs(i), err_msg=target)

@@ -18,6 +18,7 @@ from mlir.dialects import arith, scf
 from ...dialects import ascendc as A
 from .cube_mixed import state
 from .cube_plan import ACC_DTYPE, CUBE_SOCS, CubeLimit, plan_cube
+from .cube_sections import section_kernel
 from .options import AIC_ONLY, MIX_AIC_1_1
 from .values import elem_of, shape_of
 
@@ -87,8 +88,11 @@ def queues(ctx, plan, mixed: bool = False):
             raise ctx.error("a kernel mixing Fixpipe-only and vector epilogues of dots is not supported yet")
         widen(ctx, plan)
         return st.queues
+    sectioned = ctx.meta.get("cube_sections") and not mixed  # Fixpipe-only dots beside vector work of their own
+    if sectioned:
+        ctx.ext.setdefault("after_walk", []).append(lambda c: section_kernel(c, state(c).queues.values()))
     with ctx.before_grid:
-        kind = MIX_AIC_1_1 if mixed else AIC_ONLY
+        kind = MIX_AIC_1_1 if mixed or sectioned else AIC_ONLY
         ctx.meta["kernel_type"] = kind  # the launch's blockDim counts AICs (options.launch_cores)
         with ir.InsertionPoint.at_block_begin(ctx.grid.operation.block):
             st.kernel_type = A.op("kernel_type", [], type=kind)

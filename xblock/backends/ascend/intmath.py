@@ -12,7 +12,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from .rules import rule
-from .tiles import as_elem, const_convert, dst_tile, finish, is_block, vec, vec_scalar
+from .tiles import as_elem, by_lanes, const_convert, dst_tile, finish, is_block, vec, vec_scalar
 from .values import SIZE, Splat, Tile, elem_of, shape_of
 
 LANES = ("i8", "i16", "i32")
@@ -94,6 +94,13 @@ def _absi(ctx, op):
         ctx.vmap[r] = arith.SelectOp(neg, arith.SubIOp(zero, x).result, x).result
         return
     elem = elem_of(r.type)
+    if elem == "i64":  # no 64-bit lanes: C++ scalars lane by lane
+        def scalar_abs(xs):
+            zero = ctx.cst("i64", 0)
+            neg = arith.CmpIOp(arith.CmpIPredicate.slt, xs[0], zero).result
+            return arith.SelectOp(neg, arith.SubIOp(zero, xs[0]).result, xs[0]).result
+        return by_lanes(ctx, op, "abs of int64 blocks has no vector instruction (910B has no 64-bit lanes)",
+                        scalar_abs)
     _lanes(ctx, elem, "abs")
     held = ctx.vmap.get(op.operands[0])
     if isinstance(held, Splat) and held.scalar is None:

@@ -54,11 +54,14 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     given = metadata
     tried = _lower(module, given, options)
     if tried.error is not None and tried.meta.get("aic_with_vector"):
-        # dots that would go out through Fixpipe alone, beside vector work of the kernel's own: every
-        # dot is handed to the vector core instead, and the kernel is a mixed (AIC + AIV) one
-        again = _lower(module, dict(metadata, hand_off_dots=True), options)
-        if again.error is None or again.low.overflow is not None:
-            given, tried = dict(metadata, hand_off_dots=True), again
+        # dots that would go out through Fixpipe alone, beside vector work of the kernel's own: a mixed
+        # (AIC + AIV) kernel, its Cube and vector work in sections of their cores; failing that, every
+        # dot handed to the vector core
+        for ask in ({"cube_sections": True}, {"hand_off_dots": True}):
+            again = _lower(module, dict(metadata, **ask), options)
+            if again.error is None or again.low.overflow is not None:
+                given, tried = dict(metadata, **ask), again
+                break
     if tried.low.overflow is not None:
         tried = _split_to_fit(module, given, options, tried)
     _show(tried.shown)

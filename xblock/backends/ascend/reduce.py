@@ -71,6 +71,8 @@ def _reduce(ctx, op):
         return
     if len(real) == 2 and axis in real and kind.startswith("arg"):
         return _arg_along(ctx, op, t, kind, axis, shape[real[0]], shape[real[1]], axis == real[1])
+    if len(real) > 2 and kind in FOLD and axis in real:  # blocks of rank 3 and more: exact scalar loops
+        return _scalar_reduce(ctx, op, kind, axis)
     if len(real) != 2 or kind not in FOLD or axis not in real:
         raise ctx.error("only reductions of 1-D blocks, or of 2-D blocks along one axis, are supported")
     rows, cols = shape[real[0]], shape[real[1]]
