@@ -258,6 +258,8 @@ def eval_dot(m, node, kids, exact, mag, prec, red):
         else:
             p = node.a.get("prec") or "ieee"
             p = EFFECTIVE.get(p, p) if src == "f32" else "ieee"  # fp16/bf16 products are exact anyway
+            if p == "tf32":  # 10-bit operands: a target may round them as the H200 does or not at all
+                prec = G.lower_prec(prec, "f16")  # (ascend multiplies fp32 in full): tf32's tolerance
             v = dot_f64(x.v, y.v, p)
             if len(kids) > 2:
                 v = v + kids[2].v.astype(np.float64)

@@ -842,10 +842,11 @@ class Model:
         if not exact:  # lanes add up in an order that differs between targets
             val = Val(val.v, val.d, False, val.mag, val.prec, max(val.red, int(z["n"])))
         olds = np.zeros(v.shape, NP[d])
-        cmpv = None
+        cmpv = cmpd = None
         if op == "cas":
-            cmpv = self.ev(st.a["cmp"], {})
-            cmpv = cast_np(expand_to(cmpv.v, shape_of(st.a["cmp"].tag, self.k), v.shape[1:]), st.a["cmp"].dtype, d)
+            cval = self.ev(st.a["cmp"], {})
+            cmpv = cast_np(expand_to(cval.v, shape_of(st.a["cmp"].tag, self.k), v.shape[1:]), st.a["cmp"].dtype, d)
+            cmpd = expand_to(cval.d, shape_of(st.a["cmp"].tag, self.k), v.shape[1:])
         with np.errstate(all="ignore"):
             for p in range(self.P):  # program order, lane order (the sim's order)
                 for j in range(v.shape[1]):
@@ -874,6 +875,8 @@ class Model:
                     elif op == "xchg":
                         arr[i] = x
                     elif op == "cas":
+                        if not cmpd[p, j]:  # compared with a lane a masked load left undefined
+                            defined[i] = False
                         if arr[i] == cmpv[p, j]:
                             arr[i] = x
                     written[i] = True

@@ -287,3 +287,29 @@ def test_reductions_of_rank_3_blocks_and_abs_of_int64():
         np.testing.assert_allclose(o[:16], x.sum(1).ravel(), rtol=1e-6, err_msg=target)
         np.testing.assert_array_equal(o[16:], x.max(0).ravel(), err_msg=target)
         np.testing.assert_array_equal(oi, np.abs(i), err_msg=target)
+
+
+@triton.jit
+def _larger(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def generic_reduce_then_bits(x_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    top = tl.reduce(tl.load(x_ptr + offs, mask=mask, other=0), None, _larger)
+    c = tl.load(c_ptr + offs, mask=mask, other=True)
+    low = tl.argmin(tl.where(c, tl.full((BLOCK,), 0, tl.int8), -7), 0)
+    tl.store(out_ptr + tl.program_id(0), top - low)
+
+
+def test_scratch_a_generic_reduce_wrote_is_synced_before_vector_reuse():
+    """Fuzz seed 44, kernel 20 (model-rejected): a combine function's reduction works on a UB copy
+    with the scalar unit; the next vector op reusing that scratch (a bit-mask Not) had no S->V sync."""
+    x = np.array([3, -6, 9, 1, 4], np.int32)
+    c = np.array([True, False, True, True, False])
+    for target in ("sim", "ascend"):
+        out = np.zeros(1, np.int32)
+        xblock.jit(generic_reduce_then_bits)[(1,)](x, c, out, 5, BLOCK=32, target=target)
+        np.testing.assert_array_equal(out, [9 - 1], err_msg=target)

@@ -317,6 +317,8 @@ def _scalar_reduce(ctx, op, kind: str, axis: int) -> None:
 
     if outs is None:
         vals = fold(ctx.c64(0))
+        if kind == "generic":  # the copies were written by the scalar unit: their UB is reused by vector ops
+            ctx.sync("S_V")
         for r, v in zip(op.results, vals):
             v = scalar_convert(ctx, v, elem_of(r.type))
             ctx.vmap[r] = Splat(elem_of(r.type), shape_of(r.type), scalar=v) if not flat else v
