@@ -120,3 +120,20 @@ def test_a_broadcast_operand_goes_through_the_vector_core(dtype):
     xblock.jit(dot_of_a_broadcast_load)[(1,)](x, out, target="ascend")
     a = np.tile(x.astype(np.float32), (16, 1))
     np.testing.assert_allclose(out, (a @ a).sum(1), rtol=1e-3, atol=1e-3)
+
+
+@triton.jit
+def one_by_one_dot(a_ptr, c_ptr, M, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rows = tl.arange(0, BM)
+    ks = tl.arange(0, BK)
+    a = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows < M)[:, None] & (ks < K)[None, :], other=0.0)
+    c = tl.dot(a, tl.full((BK, BN), 1.0, tl.float32), input_precision="ieee")
+    tl.store(c_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :], c, mask=(rows < M)[:, None])
+
+
+def test_a_one_row_operand_copies_with_a_stride_of_its_row():
+    """Fuzz seed 45, kernel 18 (model-rejected): a 1 x 1 fp32 dot (K specialized to 1) copied its one
+    row with srcDValue 0, below the row's length (asc-devkit's range starts at 1)."""
+    a, c = np.array([[4.0]], np.float32), np.zeros((1, 1), np.float32)
+    xblock.jit(one_by_one_dot)[(1,)](a, c, 1, 1, BM=1, BN=1, BK=1, target="ascend")
+    np.testing.assert_array_equal(c, [[4.0]])

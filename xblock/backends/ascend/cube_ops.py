@@ -145,6 +145,10 @@ def to_l1(ctx, plan, qs, src: Operand, in_t):
     local = A.local_type(in_t)
     t = A.op("alloc_tensor", [], local, queue=q, name=f"{src.role}1Local")
     gm, row_stride = src.gm() if callable(src.gm) else (src.gm, src.row_stride)
+    if ctx.const_of(row_stride) == 0:
+        # srcDValue must be at least a row (asc-devkit: [1, 65535]); a stride of 0 reaches here only for
+        # one row (overlapping rows go through the vector core), which the copy never steps by
+        row_stride = src.cols
     if src.role == "b" and not src.trans and plan.esize == 4:
         _b32_rows_to_l1(ctx, plan, t, gm, src, row_stride)
     else:
