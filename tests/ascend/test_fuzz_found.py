@@ -313,3 +313,23 @@ def test_scratch_a_generic_reduce_wrote_is_synced_before_vector_reuse():
         out = np.zeros(1, np.int32)
         xblock.jit(generic_reduce_then_bits)[(1,)](x, c, out, 5, BLOCK=32, target=target)
         np.testing.assert_array_equal(out, [9 - 1], err_msg=target)
+
+
+@triton.jit
+def accumulate_the_induction_variable(out_ptr, n, BLOCK: tl.constexpr, STEPS: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.int32)
+    for k in range(0, STEPS):
+        acc += tl.full((BLOCK,), 7, tl.int32) + k
+    tl.store(out_ptr + (n - 1 - offs), acc, mask=offs < n)
+
+
+@pytest.mark.parametrize("block,n", [(1, 1), (4, 7)])
+def test_a_block_advanced_by_the_induction_variable_is_not_a_uniform_step(block, n):
+    """Fuzz seed 46, kernel 55 (internal error): `acc += full(7) + k` was taken for `acc += step` with a
+    loop-invariant step, and the closed form used `k` after the loop."""
+    for target in ("sim", "ascend"):
+        out = np.zeros(n, np.int32)
+        xblock.jit(accumulate_the_induction_variable)[(triton.cdiv(n, block),)](out, n, BLOCK=block, STEPS=4,
+                                                                                 target=target)
+        np.testing.assert_array_equal(out, np.full(n, 4 * 7 + 6), err_msg=target)

@@ -74,10 +74,40 @@ def _advance(ctx, body, y, k):
     ops = list(o.operands)
     if o.name == "arith.addi" and ops[1] == arg:
         ops.reverse()
-    if ops[0] != arg:
+    if ops[0] != arg or not _loop_invariant(ops[1], body):
         return None
     step = ctx.ps.affine(ops[1])
     return step if step is not None and step.uniform() else None
+
+
+def _loop_invariant(v, body) -> bool:
+    """Whether `v` has one value in every iteration of the loop whose body is `body`: it is defined
+    outside the loop, or computed inside from such values only (not from the induction variable or a
+    carried value; `offs += k` with `k` the induction variable is not a uniform step)."""
+    seen: dict = {}
+
+    def walk(x) -> bool:
+        if isinstance(x.owner, ir.Block):
+            return x.owner != body and not _inside(x.owner.owner, body)
+        o = x.owner
+        if not _inside(o, body):
+            return True
+        key = o.result.get_name() if len(o.results) == 1 else id(o)
+        if key not in seen:
+            seen[key] = len(o.regions) == 0 and all(walk(a) for a in o.operands)
+        return seen[key]
+
+    return walk(v)
+
+
+def _inside(op, body) -> bool:
+    """Whether operation `op` is nested in the block `body`."""
+    op = op.operation
+    while op is not None:
+        if op.block == body:
+            return True
+        op = op.parent
+    return False
 
 
 def _seed(ctx, op, k, step, count) -> None:
