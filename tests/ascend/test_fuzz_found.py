@@ -333,3 +333,41 @@ def test_a_block_advanced_by_the_induction_variable_is_not_a_uniform_step(block,
         xblock.jit(accumulate_the_induction_variable)[(triton.cdiv(n, block),)](out, n, BLOCK=block, STEPS=4,
                                                                                  target=target)
         np.testing.assert_array_equal(out, np.full(n, 4 * 7 + 6), err_msg=target)
+
+
+@triton.jit
+def int8_dot_over_k_steps(a_ptr, b_ptr, out_ptr, K, BK: tl.constexpr):
+    ks = tl.arange(0, BK)
+    acc = tl.zeros((1, 1), tl.int32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptr + (k * BK + ks)[None, :], mask=(k * BK + ks < K)[None, :], other=0)
+        b = tl.load(b_ptr + (k * BK + ks)[:, None], mask=(k * BK + ks < K)[:, None], other=0)
+        acc += tl.dot(a, b, out_dtype=tl.int32)
+    tl.store(out_ptr + tl.zeros((1, 1), tl.int32), acc)
+
+
+def test_a_loop_step_defined_at_the_top_level_does_not_abort():
+    """Fuzz seed 47, kernel 14 (the process died, SIGABRT): checking whether a carried block's step is
+    defined outside its loop asked MLIR for the block of the module op, an assertion in MLIR."""
+    a, b = np.array([-5, -2], np.int8), np.array([4, -6], np.int8)
+    for target in ("sim", "ascend"):
+        out = np.zeros((1, 1), np.int32)
+        xblock.jit(int8_dot_over_k_steps)[(1,)](a, b, out, 2, BK=1, target=target)
+        np.testing.assert_array_equal(out, [[-20 + 12]], err_msg=target)
+
+
+@triton.jit
+def shift_a_constant_int64(c_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(c_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr + offs, tl.full((BLOCK,), 7, tl.int64) >> (c & 63), mask=offs < n)
+
+
+def test_an_int64_constant_shifted_by_32_or_more():
+    """Fuzz seed 47, kernel 29 (wrong answer): the scalar loop printed the int64 constant as the C++
+    literal `7`, an int, and `7 >> 32` shifted an int by its width (x86 gives 7)."""
+    c = np.array([16, 32, 33, 63, 0, 5], np.int64)
+    for target in ("sim", "ascend"):
+        out = np.zeros(6, np.int64)
+        xblock.jit(shift_a_constant_int64)[(1,)](c, out, 6, BLOCK=8, target=target)
+        np.testing.assert_array_equal(out, np.int64(7) >> c, err_msg=target)

@@ -103,7 +103,7 @@ def _loop_invariant(v, body) -> bool:
 def _inside(op, body) -> bool:
     """Whether operation `op` is nested in the block `body`."""
     op = op.operation
-    while op is not None:
+    while op.parent is not None:  # (the block of an op without a parent is an assertion in MLIR)
         if op.block == body:
             return True
         op = op.parent

@@ -121,8 +121,13 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         if n == "arith.constant":
             return self.literal(op)
         if n in self.binary:
-            e = f"({self.expr(op.operands[0])} {self.binary[n]} {self.expr(op.operands[1])})"
-            t = str(op.result.type)  # C++ computes 8- and 16-bit integers in int: wrap back to the type
+            lhs = self.expr(op.operands[0])
+            t = str(op.result.type)
+            if n in ("arith.shli", "arith.shrsi", "arith.shrui") and t in ("i64", "ui64") and \
+                    getattr(op.operands[0].owner, "name", "") == "arith.constant":
+                lhs = f"static_cast<{self.ctype(t)}>({lhs})"  # a literal is an int: 7 >> 32 would be 7
+            e = f"({lhs} {self.binary[n]} {self.expr(op.operands[1])})"
+            # C++ computes 8- and 16-bit integers in int: wrap back to the type
             return f"static_cast<{self.ctype(t)}>{e}" if t in ("i8", "i16", "ui8", "ui16") else e
         if n in ("arith.cmpi", "arith.cmpf"):
             k = int(ir.IntegerAttr(op.attributes['predicate']).value)
@@ -517,7 +522,23 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         api = self.attr(op, "api")
         o = list(op.operands)
         args = ", ".join(self.expr(v) for v in o[:-1])
+        if "form" in op.attributes:  # a mask/repeat form (rowvec.py): the last operand is the repeat count
+            return self.line(self.repeat_call(op, api, args, self.as_int(o[-1])))
         self.line(f"{api}({args}, {self.as_int(o[-1])});")
+
+    # the mask/repeat ("high-dimensional") forms of rowvec.py: form -> its strides' parameter struct
+    repeat_params = {"binary": "BinaryRepeatParams", "copy": "CopyRepeatParams", "brcb": "BrcbRepeatParams"}
+
+    def repeat_call(self, op, api: str, args: str, repeat: str) -> str:
+        form = self.attr(op, "form")
+        strides = ", ".join(str(s) for s in ir.DenseI64ArrayAttr(op.attributes["strides"]))
+        if form == "brcb":
+            return f"{api}({args}, {repeat}, BrcbRepeatParams({strides}));"
+        mask = self.attr(op, "mask")
+        if form == "whole_reduce":
+            order = ", ReduceOrder::ORDER_ONLY_VALUE" if api != "WholeReduceSum" else ""
+            return f"{api}({args}, {mask}, {repeat}, {strides}{order});"
+        return f"{api}({args}, {mask}, {repeat}, {self.repeat_params[form]}({strides}));"
 
     def op_vec_scalar(self, op):
         d, s, x, n = op.operands
