@@ -56,6 +56,8 @@ class Backend:
             kept per target and device); by default the host and its core count.
         coverage: `coverage()` -> (ops with a lowering rule, {op: reason} the target refuses).
         profile: `profile(kernel, grid, *args, **meta)` -> a cost-model estimate, where the target has one.
+        timed_by_model: True where kernels run here only on a model of the device, whose wall time says
+            nothing of the device's: the autotuner ranks configs by `profile`'s estimate instead of timing them.
         roofline: `roofline()` -> the target's `common.roofline.Roofline` constants, with which the
             autotuner's cost model prices a kernel's counted work (where the target has no `profile`).
         capabilities: `capabilities(options)` -> names of the optional xb op families the target
@@ -77,6 +79,7 @@ class Backend:
     device_name: Callable | None = None
     coverage: Callable | None = None
     profile: Callable | None = None
+    timed_by_model: bool = False
     roofline: Callable | None = None
     capabilities: Callable = _no_capabilities
 

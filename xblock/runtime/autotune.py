@@ -347,7 +347,7 @@ class Autotuner(_Tuner):
 
         Each config is benchmarked as soon as its kernel is ready, while workers compile the others.
         Timings taken while workers still compiled share the cores with them: those close to the
-        best are taken again at the end.
+        best are taken again at the end (not a cost model's estimates: the host's load is no part of them).
         """
         timings, first, busy = {}, None, []
         for c, error, compiling in self._compile_all(configs, args, kwargs, target):
@@ -362,7 +362,7 @@ class Autotuner(_Tuner):
             raise AutotuneError(f"{self.__name__}: no autotune config compiles for target '{target}'; "
                                 f"the first error:\n{first}") from None
         best = min(timings.values())
-        for c in busy:
+        for c in busy if not self._modelled(target) else ():
             if timings[c] <= 2 * best:
                 timings[c] = self._bench(args, nargs, kwargs, c, grid, target)
         return timings
@@ -405,8 +405,9 @@ class Autotuner(_Tuner):
         with progress.step(f"autotuning {self.__name__} on {target}", total=len(pruned)) as step:
             timings = self._compile_and_bench(pruned, args, nargs, kwargs, grid, target, step)
             best = min(pruned, key=lambda c: timings[c])
+            how = ", estimated by the cost model" if self._modelled(target) else ""
             step.done(f"autotuned {self.__name__} on {target}: {len(pruned)} configs in {time.time() - start:.1f} s, "
-                      f"best {best} ({timings[best] * 1e3:.3f} ms)")
+                      f"best {best} ({timings[best] * 1e3:.3f} ms{how})")
         self.bench_time = time.time() - start
         self.configs_timings = timings
         self.pre_hook({**nargs, **self._meta(best, kwargs, target)}, reset_only=True)
@@ -417,6 +418,9 @@ class Autotuner(_Tuner):
         if _print_autotuning():
             print(f"xblock autotuning for function {self.__name__} on {target},\nwith key as {key},\n"
                   f"finished after {self.bench_time:.2f}s,\nbest config selected: {best};")
+            if self._modelled(target):
+                print(f"timings are {target} cost-model estimates, not measurements: "
+                      + "; ".join(f"{c}: {cost_model.ms_text(t)}" for c, t in timings.items()))
         return best
 
     def _model_prune(self, configs, args, kwargs, grid, target) -> list:
@@ -442,16 +446,20 @@ class Autotuner(_Tuner):
             print(f"xblock autotuning for function {self.__name__} on {target}: {ranking.report()}")
         return ranking.kept
 
-    def _bench(self, args, nargs, kwargs, config, grid, target) -> float:
-        meta = self._meta(config, kwargs, target)
-        full_nargs = {**nargs, **meta}
+    def _modelled(self, target) -> bool:
+        """Whether configs are ranked by the target's cost model, not timed (no do_bench given, and a
+        target that runs kernels only on a model of its device: `cost_model.times_by_model`)."""
+        return self.do_bench is None and cost_model.times_by_model(target)
+
+    def _kernel_call(self, config, full_nargs, launch):
+        """One benchmark run: `launch()` between the config's pre_hook and the tuner's hooks."""
 
         def kernel_call():
             if config.pre_hook is not None:
                 config.pre_hook(full_nargs)
             self.pre_hook(full_nargs)
             try:
-                self.fn.run(*args, grid=grid, target=target, **meta)
+                launch()
             except Exception as e:
                 try:
                     self.post_hook(full_nargs, exception=e)
@@ -459,6 +467,15 @@ class Autotuner(_Tuner):
                     raise
             self.post_hook(full_nargs, exception=None)
 
+        return kernel_call
+
+    def _bench(self, args, nargs, kwargs, config, grid, target) -> float:
+        meta = self._meta(config, kwargs, target)
+        full_nargs = {**nargs, **meta}
+        if self._modelled(target):
+            return self._estimate(args, config, full_nargs, meta, grid, target)
+        kernel_call = self._kernel_call(config, full_nargs,
+                                        lambda: self.fn.run(*args, grid=grid, target=target, **meta))
         if self.do_bench is not None:
             t = self.do_bench(kernel_call, quantiles=_QUANTILES)
             return float(t[0] if isinstance(t, (list, tuple)) else t)
@@ -470,6 +487,18 @@ class Autotuner(_Tuner):
             warmup = max(1, int((self.num_warmups if self.num_warmups is not None else 25) / est_ms))
             rep = max(1, int((self.num_reps if self.num_reps is not None else 100) / est_ms))
         return testing.do_bench(kernel_call, warmup=warmup, rep=rep)["median"]
+
+    def _estimate(self, args, config, full_nargs, meta, grid, target) -> float:
+        """The cost model's time of `config` (seconds): one run on the target's model, with the hooks
+        (or the estimate perf_model="xblock" made of it in this tuning, from the same run)."""
+        ranked = self.model_ranking.estimates.get(config) if self.model_ranking is not None else None
+        if ranked is not None and ranked != float("inf"):
+            return ranked
+        out = []
+        backend = get_backend(target)
+        self._kernel_call(config, full_nargs,
+                          lambda: out.append(cost_model.model_seconds(backend, self.fn, grid, args, meta)))()
+        return out[0]
 
     def warmup(self, *args, target=None, grid=None, **kwargs):
         """Compile the kernel for every config left after pruning (Triton's `warmup`), without running.
@@ -581,7 +610,9 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
         pre_hook(kwargs, reset_only=False) / post_hook(kwargs, exception): replace the hooks
             reset_to_zero and restore_value make.
         warmup, rep: time budgets of the benchmark, in ms (default: a few runs).
-        do_bench: do_bench(kernel_call, quantiles) -> time (or [median, ...]).
+        do_bench: do_bench(kernel_call, quantiles) -> time (or [median, ...]). Without it, a target
+            that runs kernels only on a model of its device (ascend: `Backend.timed_by_model`) is
+            not timed: each config runs once on the model and its cost-model estimate ranks it.
         cache_results: accepted; xblock always stores results, per target and device.
         use_cuda_graph: not supported (an error).
     Launch options of a config (num_warps, num_stages, num_ctas, maxnreg) apply on the targets

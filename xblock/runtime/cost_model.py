@@ -8,6 +8,9 @@ where Triton takes a function. Each config is priced by its target:
   frontend and the xb passes, a few ms; no backend compile), counts its bytes, lane ops and dot
   flops per program (`passes/work_counts.py`), evaluates the grid, and prices the launch with
   the target's constants (`backends/common/roofline.py`).
+A target that runs kernels only on a model of its device (`timed_by_model`: ascend) is also
+"benchmarked" with its estimate (`model_seconds`): the autotuner runs each config once on the model
+and ranks the estimates, never the host's wall time.
 What the model cannot price (a while loop, a loop bound read from memory, a target without a
 model, no MLIR here) keeps every config, with a note; it is never an error.
 """
@@ -53,14 +56,15 @@ class Ranking:
             return f"cost model: {self.note}; autotuning all {len(self.kept)} configs"
 
         def show(cs):
-            return "; ".join(f"{c} ({_ms(self.estimates.get(c))})" for c in cs)
+            return "; ".join(f"{c} ({ms_text(self.estimates.get(c))})" for c in cs)
 
         return (f"cost model ({self.model}, {self.seconds:.2f} s) kept {len(self.kept)} of "
                 f"{len(self.kept) + len(self.pruned)} configs: "
                 f"{show(self.kept)}\n  pruned{'' if self.compiled else ' without compiling'}: {show(self.pruned)}")
 
 
-def _ms(t) -> str:
+def ms_text(t) -> str:
+    """A time in seconds as shown in reports: `0.0123 ms`, or why there is none."""
     return "?" if t is None else "does not build" if math.isinf(t) else f"{t * 1e3:.4f} ms"
 
 
@@ -153,7 +157,7 @@ def _profiled(tuner, backend, config, args, kwargs, grid, target) -> float:
         config.pre_hook(full)
     tuner.pre_hook(full)
     try:
-        estimate = backend.profile(tuner.fn, grid, *args, **meta).estimate_us * 1e-6
+        estimate = model_seconds(backend, tuner.fn, grid, args, meta)
     except CompilationError:
         estimate = math.inf
     except XBlockError as e:
@@ -161,3 +165,16 @@ def _profiled(tuner, backend, config, args, kwargs, grid, target) -> float:
     finally:
         tuner.post_hook(full, exception=None)
     return estimate
+
+
+def times_by_model(target: str) -> bool:
+    """Whether autotuning on `target` ranks configs by its cost model instead of timing them (a target
+    that runs kernels only on a model of its device, with a `profile`)."""
+    backend = get_backend(target)
+    return backend.timed_by_model and backend.profile is not None
+
+
+def model_seconds(backend, fn, grid, args, meta: dict) -> float:
+    """The target's estimate, in seconds, of `fn[grid](*args, **meta)`: one run on its model, which
+    writes what the launch writes."""
+    return backend.profile(fn, grid, *args, **meta).estimate_us * 1e-6
