@@ -25,7 +25,9 @@ programs on the core, stage times per program p_i = pipe_i / P, a software pipel
 (P - 1) * max_i p_i + sum_i p_i. With one buffer per queue the pipes of consecutive programs
 cannot overlap: the sum. Scalar UB/GM accesses (read-backs of reductions, scalar loops) wait for
 the vector pipe and stall the next vector instruction (V->S / S->V syncs): their cycles are added
-serially, outside the overlap. Launch overhead (microseconds on a real device) is not included.
+serially, outside the overlap. Reads and writes share the core's slice of the HBM bandwidth: a
+core takes at least its GM bytes (in and out) over that slice, and the bound is "HBM" when that is
+what sets its time. Launch overhead (microseconds on a real device) is not included.
 
 The roofline floor is the larger of the minimum GM bytes (every array argument moved once) over
 the bandwidth the launch's cores can draw, and the Cube MACs issued over the peak of the cube
@@ -166,7 +168,7 @@ class Profile:
 
     counters: launch totals (bytes, calls, instructions; `bytes_per_datacopy` the average transfer).
     pipes: busy cycles per pipe of the busiest core (the one that sets the estimate).
-    bound: the busiest pipe of that core.
+    bound: the busiest pipe of that core, or "HBM" when its share of the HBM bandwidth sets its time.
     estimate_us: estimated kernel time (overlap rule in the module docstring), no launch overhead.
     floor_us: the roofline floor for the cores the launch uses.
     """
@@ -210,21 +212,25 @@ def estimate(metadata: dict, totals: dict, blocks: list, min_bytes: int, soc: st
     hbm_per_cycle = sc.hbm.value / sc.hz
     per_core = min(_c("mte_bytes_per_cycle"), hbm_per_cycle / n_blocks)
     double = _double_buffered(metadata)
-    worst, worst_pipes, all_pipes = -1.0, None, []
+    worst, worst_pipes, worst_hbm, all_pipes = -1.0, None, False, []
     for i, b in enumerate(blocks):
         pipes, sync = core_pipes(b, per_core)
         progs = (programs - i + n_blocks - 1) // n_blocks
         t = overlap(pipes, sync, progs, double)
+        # reads and writes share the core's slice of HBM: MTE2 and MTE3 overlap each other, not that
+        gm = b["datacopy_in_bytes"] + b["datacopy_out_bytes"] + b["gm_to_l1_bytes"] + b["l0c_to_gm_bytes"]
+        hbm_bound = gm / per_core > t
+        t = max(t, gm / per_core)
         all_pipes.append(pipes)
         if t > worst:
-            worst, worst_pipes = t, pipes
+            worst, worst_pipes, worst_hbm = t, pipes, hbm_bound
     counters = _totals(metadata, totals, blocks, min_bytes)
     bw = min(sc.hbm.value, n_blocks * _c("mte_bytes_per_cycle") * sc.hz)
     cube_cores = n_blocks if counters["cube_ops"] else 0
     floor = min_bytes / bw
     if cube_cores:
         floor = max(floor, counters["cube_ops"] * 16 ** 3 / (cube_cores * _c("cube_macs_per_cycle") * sc.hz))
-    bound = max(PIPES, key=lambda p: worst_pipes[p])
+    bound = "HBM" if worst_hbm else max(PIPES, key=lambda p: worst_pipes[p])
     return Profile(metadata["name"], soc, counters, worst_pipes, bound, worst / sc.hz * 1e6, floor * 1e6,
                    n_blocks, programs, double, all_pipes)
 

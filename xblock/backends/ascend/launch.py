@@ -241,6 +241,7 @@ def load(asm: dict, metadata: dict):
                 raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                                   f"argument '{names[i]}' is read-only but the kernel writes to it")
         work = [np.ascontiguousarray(a).copy() for a in arrays]
+        grid = coarse_grid(metadata, grid, scalars)
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
             return
@@ -291,6 +292,17 @@ def load(asm: dict, metadata: dict):
             np.copyto(dst, src)
 
     return launch
+
+
+def coarse_grid(metadata: dict, grid, scalars: dict) -> tuple:
+    """The grid a coarsened kernel launches (`passes/coarsen_programs.py`): ceil(x / rows) programs
+    along x, each computing `rows` programs of the user's grid; the user's x goes in the kernel's
+    appended argument. Other kernels launch the grid as given."""
+    coarse = metadata.get("coarsen")
+    if not coarse:
+        return tuple(grid)
+    scalars[coarse["arg"]] = grid[0]
+    return (-(-grid[0] // coarse["rows"]), grid[1], grid[2])
 
 
 def failed_assert(metadata: dict, status, grid) -> str | None:

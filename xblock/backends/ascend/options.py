@@ -73,15 +73,21 @@ class AscendOptions(BaseOptions):
         soc: one of SOCS ("910B1", "910B2", "910B3", "910B4", "310P").
         buffer_num: buffers per TQue; 2 overlaps the copy-in of one program with another's compute.
         line_directives: emit `#line` directives (off: the source line is a comment above its code).
+        coarsen: let one program instance compute several consecutive programs of axis 0 (their
+            rows move in one DataCopy; `passes/coarsen_programs.py`); False lowers the kernel as
+            written, one program per instance.
     """
 
     soc: str = "910B3"
     buffer_num: int = 2
     line_directives: bool = False
+    coarsen: bool = True
 
     def __post_init__(self):
         if self.soc not in SOCS:
             raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
+        if not isinstance(self.coarsen, bool):
+            raise OptionError(f"coarsen must be True or False, got {self.coarsen!r}")
         if self.buffer_num not in (1, 2):
             raise OptionError(f"buffer_num must be 1 or 2, got {self.buffer_num!r}")
 

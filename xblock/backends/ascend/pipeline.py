@@ -33,7 +33,7 @@ from mlir import ir
 
 from ...dialects import ascendc, xb
 from ...errors import CompilationError
-from ...passes import strip_mine, verify
+from ...passes import coarsen_programs, strip_mine, verify
 from . import atomics, bits, control, cube, debug, intmath, layout, load, lowering, reduce, scan, shapes, store  # noqa: F401  (register rules)
 from .api_surface import check_source
 from .driver import Lowering
@@ -52,7 +52,16 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     core (a mixed kernel). Only the warnings of the lowering kept are shown.
     """
     given = metadata
-    tried = _lower(module, given, options)
+    coarse, plain = _coarsened(module, metadata, options)
+    if coarse is not None:
+        _show(coarse.shown)
+        metadata.update(coarse.meta)
+        metadata["ub_plan"] = coarse.low.ub_plan()
+        metadata["tiling_fields"] = coarse.low.fields
+        metadata["warnings"] = coarse.low.warnings
+        metadata["soc"] = options.soc
+        return coarse.out.operation.get_asm(enable_debug_info=True)
+    tried = plain or _lower(module, given, options)
     if tried.error is not None and tried.meta.get("aic_with_vector"):
         # dots that would go out through Fixpipe alone, beside vector work of the kernel's own: a mixed
         # (AIC + AIV) kernel, its Cube and vector work in sections of their cores; failing that, every
@@ -109,6 +118,50 @@ def _lower(module: ir.Module, metadata: dict, options) -> _Attempt:
 def _show(shown: list) -> None:
     for w in shown:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+# bytes a coarsened program aims to move per load or store: 16 KB, twice the 8 KB above which the
+# fixed cost of a DataCopy is small next to its bytes (docs/BENCHMARKS.md, "Ascend cost model")
+COARSEN_BYTES = 16384
+COARSEN_MAX_ROWS = 64
+
+
+def _coarsened(module: ir.Module, metadata: dict, options) -> tuple:
+    """(the lowering of the kernel with R programs of axis 0 per program instance, or None; the
+    lowering as written, when it was made to compare the two, or None).
+
+    `passes/coarsen_programs.py` does the rewrite. R is chosen so that each load and store that
+    depends on the program id moves about COARSEN_BYTES, halved until the blocks fit with
+    double-buffered queues. The coarsened kernel is kept only if it warns of nothing the kernel as
+    written does not (a contiguous row that becomes a gather, say, is worse than small copies). None
+    when the kernel cannot be coarsened, already moves that much per program, or no R > 1 lowers:
+    the kernel is then lowered as written (an optimisation, never a reason to fail)."""
+    if options.coarsen is False:
+        return None, None
+    try:
+        per_row = coarsen_programs.row_bytes(module)
+    except coarsen_programs.Refused:
+        return None, None
+    rows = 1
+    while rows < COARSEN_MAX_ROWS and per_row * rows * 2 <= COARSEN_BYTES:
+        rows *= 2
+    while rows > 1:
+        with module.context:
+            copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+            coarsen_programs.run(copy, rows)
+            verify(copy, coarsen_programs.NAME)
+        meta = dict(metadata, coarsen={"rows": rows, "arg": coarsen_programs.ARG})
+        tried = _lower(copy, meta, options)
+        if tried.error is None and (options.buffer_num == 1 or not _single_buffered(tried.low)):
+            if not tried.shown:
+                return tried, None
+            plain = _lower(module, metadata, options)
+            said = {(str(w.message), w.lineno) for w in plain.shown}
+            if plain.error is not None or all((str(w.message), w.lineno) in said for w in tried.shown):
+                return tried, None
+            return None, plain
+        rows //= 2
+    return None, None
 
 
 def _split_to_fit(module: ir.Module, metadata: dict, options, first: _Attempt) -> _Attempt:

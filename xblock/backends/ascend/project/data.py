@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from . import gen_data
+from .host import kernel_scalars
 
 HERE = Path(__file__).parent
 SCRIPTS = ("gen_data.py", "verify_result.py")
@@ -89,9 +90,9 @@ def launch_of(meta: dict, export_case: dict) -> dict:
     bound = _bound(case)
     grid = _grid(case, bound)
     bufs = _buffers(meta, case, bound)
-    scalars = {n: bound[n] for n, _ in meta["tiling_fields"][:-3]}
+    scalars = {n: bound[n] for n, _ in kernel_scalars(meta)}
     command = [str(g) for g in grid] + [str(b["bytes"]) for b in bufs]
-    command += [_scalar_text(scalars[n], t) for n, t in meta["tiling_fields"][:-3]]
+    command += [_scalar_text(scalars[n], t) for n, t in kernel_scalars(meta)]
     launch = {"case": export_case.get("name"), "source": export_case.get("source"), "grid": list(grid),
               "grid_formula": export_case.get("grid_formula"),
               "scalars": {n: _json_scalar(v) for n, v in scalars.items()}, "command": command, "seed": 0,

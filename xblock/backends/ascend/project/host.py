@@ -87,10 +87,17 @@ def _is_real(t: str) -> bool:
     return t.startswith("f") or t.startswith("bf")
 
 
+def kernel_scalars(meta: dict) -> list:
+    """The (name, type) tiling fields the user's scalar arguments fill: all but the grid's, and the
+    program count a coarsened kernel takes (`passes/coarsen_programs.py`), which the host sets."""
+    coarse = (meta.get("coarsen") or {}).get("arg")
+    return [(n, t) for n, t in meta["tiling_fields"][:-3] if n != coarse]
+
+
 def host_arguments(meta: dict) -> tuple:
     """(GM buffer names, scalar (name, type) pairs): the command line after GX GY GZ, in order."""
     buffers = [n for n, t in zip(meta["arg_names"], meta["arg_types"]) if t.startswith("*")]
-    return buffers, [(n, t) for n, t in meta["tiling_fields"][:-3]]
+    return buffers, kernel_scalars(meta)
 
 
 def usage(meta: dict) -> str:
@@ -142,8 +149,16 @@ def _parse(meta: dict, spec: dict | None) -> list:
         read = "RealArg" if _is_real(t) else "IntArg"
         lines.append(f'    tiling.{n} = static_cast<{CStyle.types[t]}>({read}(argv, {arg}, "{n.upper()}"));')
         arg += 1
-    lines += ["    tiling.numPrograms = gx * gy * gz;", "    tiling.gridX = static_cast<int32_t>(gx);",
-              "    tiling.gridY = static_cast<int32_t>(gy);"]
+    coarse = meta.get("coarsen")
+    if coarse:  # one program instance computes `rows` programs along x: ceil(gx / rows) instances
+        lines += [f"    tiling.{coarse['arg']} = static_cast<int32_t>(gx);  // the programs along x the kernel "
+                  f"computes, {coarse['rows']} per instance",
+                  f"    const long long gxInstances = (gx + {coarse['rows'] - 1}) / {coarse['rows']};",
+                  "    tiling.numPrograms = gxInstances * gy * gz;",
+                  "    tiling.gridX = static_cast<int32_t>(gxInstances);"]
+    else:
+        lines += ["    tiling.numPrograms = gx * gy * gz;", "    tiling.gridX = static_cast<int32_t>(gx);"]
+    lines += ["    tiling.gridY = static_cast<int32_t>(gy);"]
     return lines + _spec_checks(meta, spec)
 
 
@@ -151,7 +166,7 @@ def _spec_checks(meta: dict, spec: dict | None) -> list:
     """Refuse scalar values the compiled code does not handle (it assumed them at export)."""
     if not spec:
         return []
-    fields = {n for n, _ in meta["tiling_fields"][:-3]}
+    fields = {n for n, _ in kernel_scalars(meta)}
     lines = []
     for n in spec.get("divisible_by_16", []):
         if n in fields:
