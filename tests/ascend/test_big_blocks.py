@@ -204,3 +204,15 @@ def test_a_kernel_that_cannot_be_split_keeps_the_unified_buffer_error_with_the_r
     with pytest.raises(xblock.CompilationError, match=r"in 2 chunks of 1 row they still need \d+ B"):
         two_long_rows[(1,)](np.zeros(2 * 65536, np.float32), np.zeros(2 * 65536, np.float32), N=65536,
                             target="ascend")
+
+
+def test_a_dot_loop_too_big_for_the_unified_buffer_is_a_clear_error():
+    """The matmul example at 128 x 256 x 64 with its vector epilogue: the K loop carries the dot, so
+    the blocks cannot be split; the refusal was raised inside an MLIR walk and surfaced as an internal
+    RuntimeError ("Exception raised in callback")."""
+    from examples.matmul import matmul_kernel
+
+    a = np.zeros((64, 64), np.float16)
+    with pytest.raises(xblock.CompilationError, match="contains xb.dot, which needs the whole block"):
+        matmul_kernel.warmup(a, a, np.zeros((64, 64), np.float16), 64, 64, 64, 64, 1, 64, 1, 64, 1,
+                             BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, target="ascend")

@@ -274,16 +274,21 @@ class _Miner:
 
     def check_pure(self, op) -> None:
         """A loop or `if` carrying blocks on the split axis is recomputed per chunk: no side effects."""
+        found = []
+
         def visit(o):
             o = o.operation
             bad = o.name in ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert") or (
                 o.name in _FOLDS + ("xb.scan",) and o.name != "xb.histogram" and self.along(o)) or (
                 o.name in _WHY and any(self.on_axis(v) for v in o.operands))
             if bad:
-                raise Refused(f"a loop (or if) that carries blocks along the split axis contains {o.name}, which "
-                              "needs the whole block", o)
+                found.append(o)
+                return ir.WalkResult.INTERRUPT
             return ir.WalkResult.ADVANCE
-        op.walk(visit)
+        op.walk(visit)  # (an exception raised inside the walk's callback would reach here as a RuntimeError)
+        if found:
+            raise Refused(f"a loop (or if) that carries blocks along the split axis contains {found[0].name}, which "
+                          "needs the whole block", found[0])
 
     # ----- order ---------------------------------------------------------------------------
     def positions(self, block, ops, kinds):
