@@ -18,6 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from .casts import mask_bytes
 from .rules import rule
 from .tiles import after_scalar_writes, before_scalar_reads, is_block, mask_of
 from .values import SIZE, Splat, elem_of, numel, shape_of
@@ -37,19 +38,27 @@ def _reader(ctx, v: ir.Value):
     if isinstance(held, Splat):
         s = ctx.splat_scalar(held)
         return lambda i: s
-    t = ctx.tile(v)
+    t = _tile(ctx, v)
     et = ir.Type.parse(t.elem)
     return lambda i: A.op("get_value", [t.value, i], et)
 
 
-def _no_bools(ctx, v: ir.Value, what: str) -> None:
+def _tile(ctx, v: ir.Value):
+    """The block's tile; a bool block as bytes 0/1 (a bit mask from a comparison is widened: these
+    ops move elements, and a bit is no addressable element)."""
+    t = ctx.tile(v)
+    if elem_of(v.type) != "i1" or t.elem == "i1":
+        return t
+    out = ctx.new_tile("i1", t.shape)
+    mask_bytes(ctx, t, out)
+    return out
+
+
+def _no_pointers(ctx, v: ir.Value, what: str) -> None:
     if "!xb.ptr" in str(v.type):
         raise ctx.error(f"{what} of pointer blocks is not supported on ascend: the generated code keeps "
                         "pointer blocks as base + offsets (structure), and a joined or split pointer block "
                         "has none; join or split the loaded values instead")
-    if elem_of(v.type) == "i1":
-        raise ctx.error(f"{what} of bool blocks is not supported on ascend: masks are bit masks there "
-                        "(convert with `.to(tl.int32)` first)")
 
 
 def _result_tile(ctx, op, r):
@@ -66,7 +75,7 @@ def _loop(ctx, n: int, body) -> None:
 @rule("xb.join")
 def _join(ctx, op):
     a, b = op.operands
-    _no_bools(ctx, a, "join")
+    _no_pointers(ctx, a, "join")
     r = op.result
     n = numel(shape_of(a.type)) if is_block(a) else 1
     ra, rb = _reader(ctx, a), _reader(ctx, b)
@@ -87,7 +96,7 @@ def _join(ctx, op):
 @rule("xb.split")
 def _split(ctx, op):
     src = op.operands[0]
-    _no_bools(ctx, src, "split")
+    _no_pointers(ctx, src, "split")
     read = _reader(ctx, src)
     if not is_block(op.results[0]):  # [2] -> two scalars
         before_scalar_reads(ctx)
@@ -113,11 +122,11 @@ def _split(ctx, op):
 @rule("xb.cat")
 def _cat(ctx, op):
     a, b = op.operands
-    _no_bools(ctx, a, "cat")
+    _no_pointers(ctx, a, "cat")
     r = op.result
     elem = elem_of(r.type)
     na, nb = numel(shape_of(a.type)), numel(shape_of(b.type))
-    ta, tb = ctx.tile(a), ctx.tile(b)
+    ta, tb = _tile(ctx, a), _tile(ctx, b)
     out = _result_tile(ctx, op, r)
     blk = 32 // SIZE[elem]
     # the first half as whole 32-byte blocks (its tail block's padding is overwritten by the second)
@@ -146,7 +155,7 @@ def _strides(shape) -> list[int]:
 @rule("xb.gather")
 def _gather(ctx, op):
     src, index = op.operands
-    _no_bools(ctx, src, "gather")
+    _no_pointers(ctx, src, "gather")
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     r = op.result
     held = ctx.vmap.get(src)
