@@ -383,6 +383,7 @@ def _check_stored_within(ctx, store, a, b) -> None:
     missing = [lim for lim in a[1].row_limits if lim not in sacc.row_limits] + \
         [lim for lim in b[1].col_limits if lim not in sacc.col_limits] + [lim for lim in batches if lim not in s_batch]
     if missing:
+        ctx.meta["dot_store_to_vector"] = True  # make_ascendc tries again with the dot handed over
         raise ctx.error("this store of a dot's result may write rows, columns or matrices that the dot's operands "
                         "do not load (their masks drop them; the product is 0 there): the Cube unit computes only "
                         "what the operands load, so mask the store as the operands are masked "
@@ -403,6 +404,7 @@ def _emit_fixpipe(ctx, store, c1, plan, relu):
     out = elem_of(store.operands[1].type)
     with ctx.located(store):
         if acc is None or (acc.rows, acc.cols) != (plan.block_m, plan.block_n):
+            ctx.meta["dot_store_to_vector"] = True  # make_ascendc tries again with the dot handed over
             raise ctx.error("the dot's result must be stored as a 2-D tile with contiguous rows (a batched dot's as "
                             "such a tile per matrix)")
         _no_lower_limits(ctx, acc, "store of a dot's result")

@@ -62,6 +62,12 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
         metadata["soc"] = options.soc
         return coarse.out.operation.get_asm(enable_debug_info=True)
     tried = plain or _lower(module, given, options)
+    if tried.error is not None and tried.meta.get("dot_store_to_vector") and not given.get("hand_off_dots"):
+        # a dot's result stored in a shape Fixpipe cannot write (transposed, or past what the operands
+        # load): the dot handed to the vector core, whose store takes any shape
+        again = _lower(module, dict(metadata, hand_off_dots=True), options)
+        if again.error is None or again.low.overflow is not None:
+            given, tried = dict(metadata, hand_off_dots=True), again
     if tried.error is not None and tried.meta.get("aic_with_vector"):
         # dots that would go out through Fixpipe alone, beside vector work of the kernel's own: a mixed
         # (AIC + AIV) kernel, its Cube and vector work in sections of their cores; failing that, every
