@@ -178,7 +178,7 @@ def _all_results(op):
 
 def _top_in(block, op):
     """The ancestor of `op` that is an op of `block` (None when op is not inside block)."""
-    while op is not None:
+    while op is not None and op.parent is not None:  # (the block of a parentless op is an MLIR assertion)
         if op.block == block:
             return op
         op = op.parent
