@@ -154,3 +154,35 @@ def test_float16_cumsum_accumulates_in_float_as_the_sim():
     _launch(scans2, (x, y, out, 16, 32), R=16, C=32, AXIS=1)
     assert np.array_equal(out[0], np.cumsum(x, axis=1, dtype=np.float32).astype(np.float16))
     assert np.array_equal(out[3], np.flip(np.maximum.accumulate(np.flip(x, 1), axis=1), 1))
+
+
+@xblock.jit
+def _scaled_max(a, b):
+    return xl.maximum(a, b) * 1.5 - b
+
+
+@xblock.jit
+def _bf16_generic_scan(x_ptr, s_ptr, R: xl.constexpr, C: xl.constexpr):
+    r = xl.arange(0, R)
+    c = xl.arange(0, C)
+    x = xl.load(x_ptr + r[:, None] * C + c[None, :])
+    xl.store(s_ptr + r[:, None] * C + c[None, :], xl.associative_scan(x, 0, _scaled_max))
+
+
+def test_a_bf16_associative_scan_on_scalar_lanes():
+    """Rows of 3 bf16 lanes are no whole 32-byte block, so the scan runs on the scalar unit; its combine
+    works in float and rounds to bf16 after each step (explicit in the IR, as in Triton), as the sim
+    does. It was refused ("an associative_scan on bf16 blocks ... is not supported")."""
+    import ml_dtypes
+
+    x = np.random.default_rng(3).standard_normal((4, 3)).astype(ml_dtypes.bfloat16)
+    got = {}
+    for target in ("sim", "ascend"):
+        s = np.zeros((4, 3), ml_dtypes.bfloat16)
+        _bf16_generic_scan[(1,)](x, s, R=4, C=3, target=target)
+        got[target] = s.astype(np.float32)
+    np.testing.assert_array_equal(got["ascend"], got["sim"])
+    want = x.astype(np.float32).copy()
+    for i in range(1, 4):  # the same steps in float, rounded to bf16 after each
+        want[i] = (np.maximum(want[i - 1], want[i]) * np.float32(1.5) - want[i]).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got["sim"], want)

@@ -246,9 +246,6 @@ PLANS = {"rows": _rows, "transposed": _transposed, "blocked": _blocked}
 def _scalar(ctx, op, kind, shape, axis, reverse) -> None:
     """The scan as scalar GetValue/SetValue loops along `axis`, lane by lane, in the sim's order."""
     elems = [elem_of(r.type) for r in op.results]
-    if kind == "generic" and "bf16" in elems:
-        raise ctx.error("an associative_scan on bf16 blocks that the vector unit cannot run is not supported "
-                        "(cast to float)")
     tiles = [ctx.tile(s) for s in op.operands]
     accs = [compute_elem(kind, e) for e in elems]
     name = ctx.name_for(op) if len(elems) == 1 else None
