@@ -170,7 +170,7 @@ def test_a_clean_kernel_passes():
     ("    pipe.Frobnicate(1);", "TPipe::Frobnicate"),
     ("    x.GetWithOffset<float>(1, 0);", "LocalTensor::GetWithOffset"),
     ("    SetFlag<HardEvent::X_Y>(0);", "HardEvent::X_Y"),
-    ("    WholeReduceSum(x, x, 64, 1, 1, 1, 8);", "WholeReduceSum"),
+    ("    PairReduceSum(x, x, 1, 64, 1, 1, 8);", "PairReduceSum"),
     ("    Mystery y;", "Mystery"),
     ("    const float w = undeclared + 1;", "undeclared"),
 ])

@@ -62,7 +62,9 @@ _TYPES = {"TPipe", "TQue", "TBuf", "GlobalTensor", "LocalTensor", "DataCopyExtPa
 # TransDataTo5HD(dstList, srcList, TransDataTo5HDParams) (the vector transposes of tl.trans and of the
 # blocked scans): read from the ADK (kernel_operator_vec_transpose_intf.h, docs TransDataTo5HD.md) and
 # recorded in xblock/backends/ascend/api_surface.py; not in REFERENCE.md yet.
-_NOT_IN_REFERENCE = {"SetAtomicAdd", "SetAtomicNone", "TransDataTo5HD", "TransDataTo5HDParams"}
+# CopyRepeatParams (the stride-0 Copy of per-row broadcasts): ADK kernel_struct_data_copy.h and doc
+# UBToUB掩码式高维数据搬运(Copy).md, recorded in api_surface.py; not in REFERENCE.md.
+_NOT_IN_REFERENCE = {"SetAtomicAdd", "SetAtomicNone", "TransDataTo5HD", "TransDataTo5HDParams", "CopyRepeatParams"}
 
 
 def test_every_api_call_is_in_the_reference():

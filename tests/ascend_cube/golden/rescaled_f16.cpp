@@ -100,7 +100,8 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
             const int64_t t_3 = (t_2 < 32 ? t_2 : 32);
             // test_cube_handoff.py:57: acc = acc * alpha[:, None] + tl.dot(a, b)
             LocalTensor<float> tmp = calcBuf.GetWithOffset<float>(1024, 4096);
-            LocalTensor<float> tmp_1 = calcBuf.GetWithOffset<float>(1024, 8192);
+            LocalTensor<float> tmp_1 = calcBuf.GetWithOffset<float>(256, 8192);
+            LocalTensor<float> tmp_2 = calcBuf.GetWithOffset<float>(1024, 8192);
             // test_cube_handoff.py:52: a = tl.load(a_ptr + offs_m[:, None] * K + ks[None, :], mask=(offs_m[:, None] < M) & (ks[None, :] < K),
             const int64_t t_4 = (32 < t ? 32 : t);
             const int64_t t_5 = (t_4 > 0 ? t_4 : 0);
@@ -123,18 +124,10 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
                 LocalTensor<float> alpha = inQueueAlpha.DeQue<float>();
                 Duplicate(alpha[t_3], 1.0f, static_cast<int32_t>((32 - t_3)));
                 // test_cube_handoff.py:57: acc = acc * alpha[:, None] + tl.dot(a, b)
-                event_t evtMTE2S = static_cast<event_t>(pipe.FetchEventID(HardEvent::MTE2_S));
-                SetFlag<HardEvent::MTE2_S>(evtMTE2S);
-                WaitFlag<HardEvent::MTE2_S>(evtMTE2S);
-                event_t evtVS = static_cast<event_t>(pipe.FetchEventID(HardEvent::V_S));
-                SetFlag<HardEvent::V_S>(evtVS);
-                WaitFlag<HardEvent::V_S>(evtVS);
-                for (int64_t i_1 = 0; i_1 < 32; i_1++) {
-                    const float val = alpha.GetValue(i_1);
-                    Duplicate(tmp[(i_1 * 32)], val, 32);
-                }
+                Brcb(tmp_1, alpha, 4, BrcbRepeatParams(1, 8));
+                Copy(tmp, tmp_1, 32, 32, CopyRepeatParams(1, 0, 4, 1));
                 inQueueAlpha.FreeTensor(alpha);
-                Mul(tmp_1, acc, tmp, 1024);
+                Mul(tmp_2, acc, tmp, 1024);
             }
             const int64_t a = (k0_64 + ((pidx64 * K64) * 32));
             const int64_t b = ((pidy64 * 32) + (k0_64 * N64));
@@ -152,13 +145,13 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
                 inQueueB1.EnQue(b1Local);
                 LocalTensor<half> b1 = inQueueB1.DeQue<half>();
                 LocalTensor<half> a2Local = inQueueA2.AllocTensor<half>();
-                for (int64_t i_2 = 0; i_2 < 2; i_2++) {
-                    LoadData(a2Local[((i_2 * t_13) * 256)], a1, LoadData2DParams(static_cast<uint16_t>(i_2), static_cast<uint8_t>(t_13), 2, 0, 0, false, 0));
+                for (int64_t i_1 = 0; i_1 < 2; i_1++) {
+                    LoadData(a2Local[((i_1 * t_13) * 256)], a1, LoadData2DParams(static_cast<uint16_t>(i_1), static_cast<uint8_t>(t_13), 2, 0, 0, false, 0));
                 }
                 inQueueA2.EnQue(a2Local);
                 LocalTensor<half> b2Local = inQueueB2.AllocTensor<half>();
-                for (int64_t i_3 = 0; i_3 < t_13; i_3++) {
-                    LoadData(b2Local[(i_3 * 512)], b1, LoadData2DParams(static_cast<uint16_t>(i_3), 2, 2, 0, 0, true, 0));
+                for (int64_t i_2 = 0; i_2 < t_13; i_2++) {
+                    LoadData(b2Local[(i_2 * 512)], b1, LoadData2DParams(static_cast<uint16_t>(i_2), 2, 2, 0, 0, true, 0));
                 }
                 inQueueB2.EnQue(b2Local);
                 LocalTensor<half> a2 = inQueueA2.DeQue<half>();
@@ -187,24 +180,24 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
                 outQueueCO1.FreeTensor(c1Out);
                 CrossCoreSetFlag<2, PIPE_FIX>(2);
             }
-            LocalTensor<uint8_t> tmp_2 = calcBuf.GetWithOffset<uint8_t>(1024, 4096);
-            LocalTensor<float> tmp_3 = calcBuf.GetWithOffset<float>(1024, 12288);
+            LocalTensor<uint8_t> tmp_3 = calcBuf.GetWithOffset<uint8_t>(1024, 4096);
+            LocalTensor<float> tmp_4 = calcBuf.GetWithOffset<float>(1024, 12288);
             const int64_t t_14 = (t_5 * 32);
             if ASCEND_IS_AIV {
                 CrossCoreWaitFlag(2);
 #if XBLOCK_CANN_API >= 9
-                Compares(tmp_2, iota1_1024, static_cast<float>(t_11), CMPMODE::LT, 1024);
+                Compares(tmp_3, iota1_1024, static_cast<float>(t_11), CMPMODE::LT, 1024);
 #else
-                CompareScalar(tmp_2, iota1_1024, static_cast<float>(t_11), CMPMODE::LT, 1024);
+                CompareScalar(tmp_3, iota1_1024, static_cast<float>(t_11), CMPMODE::LT, 1024);
 #endif
-                DataCopy(tmp_3, workspaceGm[(GetBlockIdx() * 2048)], 1024);
+                DataCopy(tmp_4, workspaceGm[(GetBlockIdx() * 2048)], 1024);
                 CrossCoreSetFlag<2, PIPE_MTE2>(3);
                 event_t evtMTE2V = static_cast<event_t>(pipe.FetchEventID(HardEvent::MTE2_V));
                 SetFlag<HardEvent::MTE2_V>(evtMTE2V);
                 WaitFlag<HardEvent::MTE2_V>(evtMTE2V);
-                Select(tmp_3, tmp_2, tmp_3, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 1024);
-                Duplicate(tmp_3[t_14], 0.0f, static_cast<int32_t>((1024 - t_14)));
-                Add(acc, tmp_1, tmp_3, 1024);
+                Select(tmp_4, tmp_3, tmp_4, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 1024);
+                Duplicate(tmp_4[t_14], 0.0f, static_cast<int32_t>((1024 - t_14)));
+                Add(acc, tmp_2, tmp_4, 1024);
             }
         }
         // test_cube_handoff.py:58: tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

@@ -102,6 +102,11 @@ _C_MACROS, _C_MODE = "impl/utils/kernel_utils_macros.h", "impl/utils/kernel_util
 _C_EVENT, _C_REG = "impl/kernel_event.h", "impl/kernel_reg.h"
 
 _COUNT = "(dst, src0, src1, int32 count) [count form]"
+_MASKED = _COUNT + "; (dst, src0, src1, uint64 mask, uint8 repeatTime, const BinaryRepeatParams&) [mask/repeat form]"
+# the per-row forms (rowvec.py), read at asc-devkit HEAD and at the last tag declaring WholeReduce* in include/
+ADK_HEAD = ADK_CUBE_DTYPES
+ADK_901 = "cannmirror/asc-devkit@c3e271c396ca036aa76be5745b4b4c242eeb06a2"  # tag v9.0.1
+_RED_IMPL = "impl/basic_api/kernel_operator_vec_reduce_intf_impl.h"
 
 
 def _vec(names, header, c81, sig):
@@ -236,7 +241,10 @@ ENTRIES: list[Api] = [
     Api("Nd2NzParams", "struct", _SDC, "Nd2NzParams(uint16 ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, "
         "dstNzC0Stride, dstNzNStride, dstNzMatrixStride)", c81=_C_SDC),
     # --- vector compute ----------------------------------------------------------------------------
-    *_vec(("Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or"), _BIN, _C_BIN, _COUNT),
+    *_vec(("Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or"), _BIN, _C_BIN, _MASKED),
+    Api("BinaryRepeatParams", "struct", _I + "kernel_struct_binary.h", "BinaryRepeatParams(uint8 dstBlkStride, "
+        "src0BlkStride, src1BlkStride, dstRepStride, src0RepStride, src1RepStride) [32-byte blocks]", adk=ADK_HEAD,
+        c81="interface/kernel_struct_binary.h"),
     *_vec(("Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Not"), _UN, _C_UN,
           "(dst, src, int32 count) [count form]"),
     *_vec(("Adds", "Muls", "Maxs", "Mins"), _SCAL, _C_SCAL, "(dst, src, const T& scalar, int32 count)"),
@@ -288,6 +296,31 @@ ENTRIES: list[Api] = [
     *_members("SELMODE", ("VSEL_TENSOR_SCALAR_MODE", "VSEL_TENSOR_TENSOR_MODE"), _MODE, ADK9_IMPL, _C_MODE),
     *[Api(n, "function", _RED, f"{n}(dst, src, sharedTmpBuffer, int32 count{extra}) [count form]", c81=_C_RED)
       for n, extra in (("ReduceSum", ""), ("ReduceMax", ", bool calIndex = 0"), ("ReduceMin", ", bool calIndex = 0"))],
+    *[Api(f"WholeReduce{k}", "function", _RED_IMPL, f"template <T, bool isSetMask = true> WholeReduce{k}(dst, src, "
+          f"int32 mask, int32 repeatTime, int32 dstRepStride, int32 srcBlkStride, int32 srcRepStride{extra}) [one "
+          "result per repeat; A2: half, float]", adk=ADK_HEAD, c81=_C_RED,
+          note=f"CANN 9.1 renamed it ReduceRepeat<ReduceType::{k.upper()}> (impl comment: 'has been updated, "
+               "please use ReduceRepeat instead') and still defines it in impl/; up to v9.0.1 it is declared in "
+               f"{_RED} ({ADK_901}), where ReduceRepeat does not exist yet, so it is emitted in every version; "
+               "semantics: docs/zh/api/SIMD-API/基础API/Memory矢量计算/归约计算/ReduceRepeat.md")
+      for k, extra in (("Sum", ""), ("Max", ", ReduceOrder order = ORDER_VALUE_INDEX"),
+                       ("Min", ", ReduceOrder order = ORDER_VALUE_INDEX"))],
+    Api("ReduceOrder", "enum", _MODE, "enum class ReduceOrder : uint8_t", adk=ADK_HEAD, c81=_C_MODE),
+    *_members("ReduceOrder", ("ORDER_ONLY_VALUE",), _MODE, ADK_HEAD, _C_MODE,
+              sig="results are values only: dstRepStride in units of one T (A2 supports all four orders)"),
+    Api("Brcb", "function", _I + "kernel_operator_vec_brcb_intf.h", "template <T> Brcb(dst, src0, const uint8 "
+        "repeatTime, const BrcbRepeatParams&) [src[8i + j] fills dst block i * dstRepStride + j * dstBlkStride; "
+        "A2: 16- and 32-bit T]", adk=ADK_HEAD, c81="interface/kernel_operator_vec_brcb_intf.h",
+        note="semantics: docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据填充/Brcb.md"),
+    Api("BrcbRepeatParams", "struct", _I + "kernel_struct_brcb.h", "BrcbRepeatParams(uint16 dstBlkStride, uint16 "
+        "dstRepStride) [32-byte blocks]", adk=ADK_HEAD, c81="interface/kernel_struct_brcb.h"),
+    Api("Copy", "function", _DC, "template <T, bool isSetMask = true> Copy(LocalTensor<T> dst, LocalTensor<T> src, "
+        "const uint64 mask, const uint8 repeatTime, const CopyRepeatParams&) [UB->UB on the vector pipe; A2: 16- and "
+        "32-bit T]", adk=ADK_HEAD, c81=_C_DC,
+        note="semantics: docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据搬运/UB与UB数据搬运/"
+             "UBToUB掩码式高维数据搬运(Copy).md"),
+    Api("CopyRepeatParams", "struct", _SDC, "CopyRepeatParams(uint16 dstStride, uint16 srcStride, uint16 "
+        "dstRepeatSize, uint16 srcRepeatSize) [32-byte blocks; repeat sizes <= 4095]", adk=ADK_HEAD, c81=_C_SDC),
     # --- the Cube unit -------------------------------------------------------------------------------
     Api("LoadData", "function", _MM, "LoadData(LocalTensor<T> dst, LocalTensor<T> src, const LoadData2DParams&) "
         "[L1->L0A/L0B]", c81=_C_MM),

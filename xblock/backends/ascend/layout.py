@@ -18,6 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from .rowvec import VECTOR_LANES, row_broadcast
 from .rules import rule
 from .tiles import after_scalar_writes, before_scalar_reads, clone_scalar, data_wanted, fill, mask_of
 from .transpose import can_transpose, transpose
@@ -137,8 +138,8 @@ def _broadcast(ctx, op):
 
 def _broadcast_tile(ctx, t, out, src_shape, shape) -> None:
     """`out` (of `shape`) = the tile `t` (of `src_shape`) broadcast: a Duplicate of one element, a
-    DataCopy per row or a Duplicate per element where the rows are whole 32-byte blocks, else a
-    scalar loop nest."""
+    DataCopy per row, or per-row values through Brcb and Copy (16/32-bit; 8-bit elements: a Duplicate
+    per row) where the rows are whole 32-byte blocks, else a scalar loop nest."""
     sz = SIZE[t.elem]
     src_shape, shape = _broadcast_dims(src_shape, shape)
     if numel(src_shape) == 1:
@@ -151,6 +152,8 @@ def _broadcast_tile(ctx, t, out, src_shape, shape) -> None:
             dst = ctx.at(out.value, ctx.mul(loop.induction_variable, ctx.c64(shape[1])))
             A.op("data_copy", [dst, t.value, ctx.c64(shape[1])])
             scf.YieldOp([])
+    elif len(shape) == 2 and src_shape[1] == 1 and (shape[1] * sz) % 32 == 0 and sz in VECTOR_LANES:
+        row_broadcast(ctx, t.value, out.value, t.elem, shape[0], shape[1])  # Brcb + Copy, no read-back
     elif len(shape) == 2 and src_shape[1] == 1 and (shape[1] * sz) % 32 == 0:
         before_scalar_reads(ctx)
         loop = ctx.for_range(0, shape[0])

@@ -1,8 +1,9 @@
 """The rule of xb.reduce (xb.scan is in `scan.py`).
 
 sum/max/min/argmax/argmin of a block fold to one 256-byte repeat and finish with a count-form
-ReduceSum/ReduceMax/ReduceMin (`tiles.reduce_all`); a 2-D block reduced along one axis runs one
-vector instruction per row or a count-form reduction per row.
+ReduceSum/ReduceMax/ReduceMin (`tiles.reduce_all`); a 2-D block reduced down its columns runs one
+vector instruction per row, and along its rows (of whole 32-byte blocks) mask/repeat-form folds and
+WholeReduceSum/Max/Min over all rows at once (`rowvec.row_reduce`), with no scalar read-back.
 
 prod, xor_sum and generic (`xl.reduce` with a combine function) have no vector instruction, and a
 combine function is arbitrary scalar code, so they run on the scalar unit as GetValue/SetValue
@@ -19,6 +20,7 @@ from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from .combine import combine_scalars
+from .rowvec import row_reduce
 from .rules import rule
 from .tiles import (
     FOLD,
@@ -93,23 +95,9 @@ def _reduce(ctx, op):
             row = ctx.at(t.value, ctx.mul(loop.induction_variable, ctx.c64(cols)))
             A.op("vec", [out.value, out.value, row, ctx.c64(cols)], api=FOLD[kind])
             scf.YieldOp([])
-    else:  # along rows: one count-form reduction per row
+    else:  # along rows: folds and WholeReduce over all rows, vector instructions only (rowvec.py)
         out = ctx.new_tile(ce, out_shape, name, result=r if elem_of(r.type) == ce else None)
-        dst = ctx.temp(ce, 32 // SIZE[ce])
-        tmp = ctx.temp(ce, reduce_tmp_elems(cols, SIZE[ce], False))
-        loop = ctx.for_range(0, rows)
-        with ir.InsertionPoint(loop.body):
-            i = loop.induction_variable
-            A.op("reduce", [dst.value, ctx.at(t.value, ctx.mul(i, ctx.c64(cols))), tmp.value, ctx.c64(cols)],
-                 api=REDUCE[kind], cal_index=False)
-            ctx.sync("V_S")
-            A.op("set_value", [out.value, i, A.op("get_value", [dst.value, ctx.c64(0)], ir.Type.parse(ce))])
-            ctx.sync("S_V")
-            scf.YieldOp([])
-        if out.kind == "vecout":  # the scalar writes go out next: MTE3 waits for the scalar pipe
-            ctx.sync("S_MTE3")
-        else:
-            out.scalar_written = True
+        row_reduce(ctx, t.value, out.value, kind, rows, cols, ce)
     ctx.vmap[r] = out
     if elem_of(r.type) != ce:
         ctx.vmap.pop(r)

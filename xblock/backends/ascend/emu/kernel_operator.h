@@ -34,6 +34,7 @@
 #endif
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -1940,6 +1941,311 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     }
     detail::touch("ReduceSum", dst, xbemu::P_V, true, 1);
     dst.ptr_[0] = static_cast<T>(total);
+}
+
+
+// ----- mask/repeat ("high-dimensional", Level 0) forms used for per-row work ------------------
+// REFERENCE.md 1.6 (ADK docs .../SIMD计算说明/高维切分.md, 掩码/通用说明.md): one repeat is 8 DataBlocks of
+// 32 B; `repeatTime` <= 255; a block stride is the distance between the 8 blocks of one repeat and a
+// repeat stride the distance between repeats, both in 32-byte blocks; the continuous mask is the
+// first `mask` elements of each repeat (at most 256 / sizeof(T)); masked-off destination elements
+// keep their value; mask 0 or repeatTime 0 is a NOP (still one instruction issued). Every operand's
+// start address is 32-byte aligned. Each call counts one vector instruction and `repeatTime` repeats.
+
+struct BinaryRepeatParams {
+    BinaryRepeatParams() {}
+    BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn, const uint8_t src1BlkStrideIn,
+                       const uint8_t dstRepStrideIn, const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn),
+          dstRepStride(dstRepStrideIn), src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn) {}
+    uint32_t blockNumber = 8;
+    uint8_t dstBlkStride = 1;
+    uint8_t src0BlkStride = 1;
+    uint8_t src1BlkStride = 1;
+    uint8_t dstRepStride = 8;
+    uint8_t src0RepStride = 8;
+    uint8_t src1RepStride = 8;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+struct BrcbRepeatParams {
+    BrcbRepeatParams() {}
+    BrcbRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)
+        : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn) {}
+    uint32_t blockNumber = 8;
+    uint16_t dstRepStride = 8;
+    uint16_t dstBlkStride = 1;
+    uint8_t src0BlkStride = 1;
+    uint8_t src1BlkStride = 1;
+    uint8_t src0RepStride = 8;
+    uint8_t src1RepStride = 8;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+struct CopyRepeatParams {
+    CopyRepeatParams() {}
+    CopyRepeatParams(const uint16_t dstStrideIn, const uint16_t srcStrideIn, uint16_t dstRepeatSizeIn,
+                     uint16_t srcRepeatSizeIn)
+        : dstStride(dstStrideIn), srcStride(srcStrideIn), dstRepeatSize(dstRepeatSizeIn),
+          srcRepeatSize(srcRepeatSizeIn) {}
+    uint16_t dstStride = 1;
+    uint16_t srcStride = 1;
+    uint16_t dstRepeatSize = 8;
+    uint16_t srcRepeatSize = 8;
+};
+
+enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
+
+namespace detail {
+// The element offsets, from the operand's start, of the first `mask` lanes of repeat `r`.
+inline uint64_t lane_at(uint64_t r, uint64_t k, uint64_t blk, uint64_t blk_stride, uint64_t rep_stride) {
+    return r * rep_stride * blk + (k / blk) * blk_stride * blk + k % blk;
+}
+template <typename T>
+inline void mask_ok(const char* api, uint64_t mask, int64_t repeat) {
+    const uint64_t per = 256 / sizeof(T);
+    if (repeat < 0 || repeat > 255)
+        xbemu::fail(api, "repeatTime " + std::to_string(repeat) + " outside [0, 255]");
+    if (mask > per)
+        xbemu::fail(api, "mask " + std::to_string(mask) + " above the " + std::to_string(per) +
+                             " elements of one 256-byte repeat for this type (continuous mask mode)");
+}
+template <typename T>
+inline void aligned32(const char* api, const LocalTensor<T>& t, const char* what) {
+    t.live(api);
+    if (xbemu::ub_off(t.ptr_) % 32)
+        xbemu::fail(api, std::string(what) + " UB address " + xbemu::hexaddr(xbemu::ub_off(t.ptr_)) +
+                             " is not 32-byte aligned");
+}
+// The pipe V touches the lanes [k0, k0 + n) of one DataBlock at element offset `e` of `t`.
+template <typename T>
+inline void touch_block(const char* api, const LocalTensor<T>& t, uint64_t e, uint64_t n, bool write) {
+    if (e + n > t.size_)
+        xbemu::fail(api, std::string(write ? "writes" : "reads") + " element " + std::to_string(e + n - 1) +
+                             ", past the tensor's " + std::to_string(t.size_) + " elements");
+    touch(api, t[static_cast<uint32_t>(e)], xbemu::P_V, write, n, false);
+}
+// Touch every DataBlock the first `mask` lanes of `repeat` repeats cover.
+template <typename T>
+inline void touch_lanes(const char* api, const LocalTensor<T>& t, uint64_t mask, uint64_t repeat, uint64_t bs,
+                        uint64_t rs, bool write) {
+    const uint64_t blk = 32 / sizeof(T);
+    for (uint64_t r = 0; r < repeat; r++)
+        for (uint64_t k = 0; k < mask; k += blk)
+            touch_block(api, t, lane_at(r, k, blk, bs, rs), std::min(blk, mask - k), write);
+}
+// Within one repeat the destination and a source cover the same DataBlocks or disjoint ones (ADK docs
+// 通用说明和约束.md, address overlap: 100% or none).
+template <typename T>
+inline void overlap_ok(const char* api, const T* d, const T* s, uint64_t mask, uint64_t repeat, uint64_t dbs,
+                       uint64_t drs, uint64_t sbs, uint64_t srs) {
+    const uint64_t blk = 32 / sizeof(T);
+    std::vector<const T*> db, sb;
+    for (uint64_t r = 0; r < repeat; r++) {
+        db.clear();
+        sb.clear();
+        for (uint64_t k = 0; k < mask; k += blk) {
+            db.push_back(d + lane_at(r, k, blk, dbs, drs));
+            sb.push_back(s + lane_at(r, k, blk, sbs, srs));
+        }
+        if (db == sb) continue;
+        for (const T* x : db)
+            for (const T* y : sb)
+                if (x < y + blk && y < x + blk)
+                    xbemu::fail(api, "the destination of a repeat partly overlaps a source (only the same blocks "
+                                     "or disjoint ones are allowed)");
+    }
+}
+template <typename T, typename F>
+inline void binary_rep(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                       uint64_t mask, uint8_t repeat, const BinaryRepeatParams& p, F f) {
+    mask_ok<T>(api, mask, repeat);
+    aligned32(api, dst, "dst");
+    aligned32(api, a, "src0");
+    aligned32(api, b, "src1");
+    const uint64_t blk = 32 / sizeof(T);
+    if (p.dstBlkStride == 0 && mask > blk)
+        xbemu::fail(api, "dstBlkStride 0 (the blocks of one repeat on one another) is undefined");
+    xbemu::vec_count(uint64_t(repeat) * 256);
+    if (mask == 0 || repeat == 0) return;
+    overlap_ok(api, dst.ptr_, a.ptr_, mask, repeat, p.dstBlkStride, p.dstRepStride, p.src0BlkStride, p.src0RepStride);
+    overlap_ok(api, dst.ptr_, b.ptr_, mask, repeat, p.dstBlkStride, p.dstRepStride, p.src1BlkStride, p.src1RepStride);
+    touch_lanes(api, a, mask, repeat, p.src0BlkStride, p.src0RepStride, false);
+    touch_lanes(api, b, mask, repeat, p.src1BlkStride, p.src1RepStride, false);
+    touch_lanes(api, dst, mask, repeat, p.dstBlkStride, p.dstRepStride, true);
+    std::vector<T> v(mask);
+    for (uint64_t r = 0; r < repeat; r++) {  // one repeat reads all its sources before it writes
+        for (uint64_t k = 0; k < mask; k++)
+            v[k] = static_cast<T>(f(a.ptr_[lane_at(r, k, blk, p.src0BlkStride, p.src0RepStride)],
+                                    b.ptr_[lane_at(r, k, blk, p.src1BlkStride, p.src1RepStride)]));
+        for (uint64_t k = 0; k < mask; k++) dst.ptr_[lane_at(r, k, blk, p.dstBlkStride, p.dstRepStride)] = v[k];
+    }
+}
+}  // namespace detail
+
+#define XBEMU_BINARY_REP(NAME, CHECK, EXPR)                                                                    \
+    template <typename T, bool isSetMask = true>                                                               \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,        \
+                     uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams) {        \
+        static_assert(CHECK<T>(), #NAME ": data type not supported by the vector unit on this SoC");           \
+        detail::binary_rep(#NAME, dst, src0, src1, mask, repeatTime, repeatParams,                             \
+                           [](T x, T y) { return EXPR; });                                                     \
+    }
+XBEMU_BINARY_REP(Add, detail::is_vec_arith, detail::arith<T>('+', x, y))
+XBEMU_BINARY_REP(Sub, detail::is_vec_arith, detail::arith<T>('-', x, y))
+XBEMU_BINARY_REP(Mul, detail::is_vec_arith, detail::arith<T>('*', x, y))
+XBEMU_BINARY_REP(Div, detail::is_vec_float, detail::tof(x) / detail::tof(y))
+XBEMU_BINARY_REP(Max, detail::is_vec_arith, detail::greater<T>(x, y) ? x : y)
+XBEMU_BINARY_REP(Min, detail::is_vec_arith, detail::less<T>(x, y) ? x : y)
+#undef XBEMU_BINARY_REP
+
+// Brcb (ADK docs .../数据填充/Brcb.md; A2: 16- and 32-bit T): repeat i reads src[8i .. 8i+7] and fills
+// DataBlock i * dstRepStride + j * dstBlkStride of dst with src[8i + j]. dstBlkStride 0 is undefined;
+// src and dst may not share memory.
+template <typename T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t repeatTime,
+                 const BrcbRepeatParams& repeatParams) {
+    static_assert(is_duplicable<T>(), "Brcb: 16- and 32-bit types only on A2");
+    const char* api = "Brcb";
+    detail::aligned32(api, dst, "dst");
+    detail::aligned32(api, src0, "src");
+    if (repeatParams.dstBlkStride == 0) xbemu::fail(api, "dstBlkStride 0 is undefined");
+    xbemu::vec_count(uint64_t(repeatTime) * 256);
+    if (repeatTime == 0) return;
+    const uint64_t blk = 32 / sizeof(T), n = 8 * uint64_t(repeatTime);
+    detail::touch_block(api, src0, 0, n, false);
+    const T* s0 = src0.ptr_;
+    for (uint64_t i = 0; i < repeatTime; i++)
+        for (uint64_t j = 0; j < 8; j++) {
+            const uint64_t e = (i * repeatParams.dstRepStride + j * repeatParams.dstBlkStride) * blk;
+            if (dst.ptr_ + e < s0 + n && s0 < dst.ptr_ + e + blk)
+                xbemu::fail(api, "source and destination share memory");
+            detail::touch_block(api, dst, e, blk, true);
+        }
+    std::vector<T> v(s0, s0 + n);
+    for (uint64_t i = 0; i < repeatTime; i++)
+        for (uint64_t j = 0; j < 8; j++) {
+            T* b = dst.ptr_ + (i * repeatParams.dstRepStride + j * repeatParams.dstBlkStride) * blk;
+            for (uint64_t k = 0; k < blk; k++) b[k] = v[i * 8 + j];
+        }
+}
+
+// Copy, mask/repeat form (ADK docs .../UB与UB数据搬运/UBToUB掩码式高维数据搬运(Copy).md; A2: 16- and
+// 32-bit T): block strides dstStride/srcStride, repeat strides dstRepeatSize/srcRepeatSize in [0, 4095],
+// all in 32-byte blocks; a source stride 0 re-reads one block (the broadcast of a block).
+template <typename T, bool isSetMask = true>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask, const uint8_t repeatTime,
+                 const CopyRepeatParams& repeatParams) {
+    static_assert(is_duplicable<T>(), "Copy: 16- and 32-bit types only on A2");
+    const char* api = "Copy";
+    const CopyRepeatParams& p = repeatParams;
+    detail::mask_ok<T>(api, mask, repeatTime);
+    detail::aligned32(api, dst, "dst");
+    detail::aligned32(api, src, "src");
+    if (p.dstRepeatSize > 4095 || p.srcRepeatSize > 4095)
+        xbemu::fail(api, "dstRepeatSize/srcRepeatSize above 4095");
+    const uint64_t blk = 32 / sizeof(T);
+    if (p.dstStride == 0 && mask > blk)
+        xbemu::fail(api, "dstStride 0 (the blocks of one repeat on one another) is undefined");
+    xbemu::vec_count(uint64_t(repeatTime) * 256);
+    if (mask == 0 || repeatTime == 0) return;
+    detail::overlap_ok(api, dst.ptr_, src.ptr_, mask, repeatTime, p.dstStride, p.dstRepeatSize, p.srcStride,
+                       p.srcRepeatSize);
+    detail::touch_lanes(api, src, mask, repeatTime, p.srcStride, p.srcRepeatSize, false);
+    detail::touch_lanes(api, dst, mask, repeatTime, p.dstStride, p.dstRepeatSize, true);
+    std::vector<T> v(mask);
+    for (uint64_t r = 0; r < repeatTime; r++) {
+        for (uint64_t k = 0; k < mask; k++) v[k] = src.ptr_[detail::lane_at(r, k, blk, p.srcStride, p.srcRepeatSize)];
+        for (uint64_t k = 0; k < mask; k++) dst.ptr_[detail::lane_at(r, k, blk, p.dstStride, p.dstRepeatSize)] = v[k];
+    }
+}
+
+// WholeReduceSum/Max/Min (CANN 8 and 9.0 declare them; CANN 9.1 keeps them, deprecated, beside
+// ReduceRepeat<ReduceType>; ADK docs .../归约计算/ReduceRepeat.md): one result per repeat, of the first
+// `mask` lanes (srcBlkStride/srcRepStride in blocks, [0, 65535]); results go to dst[i * dstRepStride]
+// in units of one result: sizeof(T) for a sum or ORDER_ONLY_VALUE, 2 * sizeof(T) for value and index,
+// 4 bytes for ORDER_ONLY_INDEX; dst is aligned to that unit (src to 32 B). A2: half and float. A sum
+// adds the lanes as a binary tree (modelled in float, rounded once); max/min keep the first extreme
+// (its index is the lane within the repeat) and skip NaN unless every lane is NaN, as ReduceMax does.
+namespace detail {
+template <typename T>
+inline void whole_reduce(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t mask,
+                         int32_t repeat, int32_t dstRep, int32_t srcBlk, int32_t srcRep, int kind,
+                         ReduceOrder order) {
+    static_assert(is_vec_float<T>(), "WholeReduceSum/Max/Min: half and float only on A2");
+    if (mask < 0) xbemu::fail(api, "negative mask");
+    mask_ok<T>(api, static_cast<uint64_t>(mask), repeat);
+    for (int32_t s : {dstRep, srcBlk, srcRep})
+        if (s < 0 || s > 65535) xbemu::fail(api, "stride " + std::to_string(s) + " outside [0, 65535]");
+    aligned32(api, src, "src");
+    const bool index = kind != 0 && order != ReduceOrder::ORDER_ONLY_VALUE;
+    const uint64_t unit = kind == 0 || order == ReduceOrder::ORDER_ONLY_VALUE ? sizeof(T)
+                          : order == ReduceOrder::ORDER_ONLY_INDEX ? 4 : 2 * sizeof(T);
+    dst.live(api);
+    if (xbemu::ub_off(dst.ptr_) % unit)
+        xbemu::fail(api, "dst UB address " + xbemu::hexaddr(xbemu::ub_off(dst.ptr_)) + " is not " +
+                             std::to_string(unit) + "-byte aligned");
+    xbemu::vec_count(uint64_t(repeat) * 256);
+    if (mask == 0 || repeat == 0) return;
+    const uint64_t blk = 32 / sizeof(T), m = static_cast<uint64_t>(mask);
+    touch_lanes(api, src, m, repeat, srcBlk, srcRep, false);
+    std::vector<float> lanes(m);
+    for (int32_t r = 0; r < repeat; r++) {
+        for (uint64_t k = 0; k < m; k++) lanes[k] = tof(src.ptr_[lane_at(r, k, blk, srcBlk, srcRep)]);
+        uint8_t* out = reinterpret_cast<uint8_t*>(dst.ptr_) + uint64_t(r) * dstRep * unit;
+        LocalTensor<T> at = dst[static_cast<uint32_t>((out - reinterpret_cast<uint8_t*>(dst.ptr_)) / sizeof(T))];
+        touch(api, at, xbemu::P_V, true, unit / sizeof(T) ? unit / sizeof(T) : 1, false);
+        if (kind == 0) {
+            for (uint64_t w = 1; w < m; w *= 2)  // pairwise: lane k takes lane k + w
+                for (uint64_t k = 0; k + w < m; k += 2 * w) lanes[k] += lanes[k + w];
+            at.ptr_[0] = static_cast<T>(lanes[0]);
+            continue;
+        }
+        uint64_t best = 0;
+        for (uint64_t k = 1; k < m; k++) {
+            if (std::isnan(lanes[best]) && !std::isnan(lanes[k])) best = k;
+            else if (kind == 1 ? lanes[k] > lanes[best] : lanes[k] < lanes[best]) best = k;
+        }
+        const T v = static_cast<T>(src.ptr_[lane_at(r, best, blk, srcBlk, srcRep)]);
+        using I = typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type;
+        const I idx = static_cast<I>(best);
+        uint8_t* p = reinterpret_cast<uint8_t*>(at.ptr_);
+        if (order == ReduceOrder::ORDER_ONLY_INDEX) {
+            const uint32_t i32 = static_cast<uint32_t>(best);
+            std::memcpy(p, &i32, 4);
+        } else if (order == ReduceOrder::ORDER_INDEX_VALUE) {
+            std::memcpy(p, &idx, sizeof(T));
+            std::memcpy(p + sizeof(T), &v, sizeof(T));
+        } else {
+            std::memcpy(p, &v, sizeof(T));
+            if (index) std::memcpy(p + sizeof(T), &idx, sizeof(T));
+        }
+    }
+}
+}  // namespace detail
+
+template <typename T, bool isSetMask = true>
+inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
+                           const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride) {
+    detail::whole_reduce("WholeReduceSum", dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride, 0,
+                         ReduceOrder::ORDER_ONLY_VALUE);
+}
+template <typename T, bool isSetMask = true>
+inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
+                           const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {
+    detail::whole_reduce("WholeReduceMax", dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride, 1,
+                         order);
+}
+template <typename T, bool isSetMask = true>
+inline void WholeReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
+                           const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {
+    detail::whole_reduce("WholeReduceMin", dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride, 2,
+                         order);
 }
 
 }  // namespace AscendC
