@@ -5,6 +5,7 @@ The language has no `prod`; `_prod` below reaches the xb.reduce kind the sim and
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import xblock
 import xblock.language as xl
@@ -91,3 +92,59 @@ def test_reductions_along_each_axis_of_a_2d_block():
     np.testing.assert_array_equal(res["ascend"][1][:16], np.prod(x, axis=0))
     np.testing.assert_array_equal(res["ascend"][1][24:32], np.prod(x, axis=1))
     np.testing.assert_array_equal(res["ascend"][1][32], np.prod(x, dtype=np.int32))
+
+
+@xblock.jit
+def _scaled_max_combine(a, b):
+    return xl.maximum(a, b) * 1.5 - b
+
+
+@xblock.jit
+def _bf16_generic_reduce(x_ptr, all_ptr, rows_ptr, R: xl.constexpr, C: xl.constexpr):
+    r = xl.arange(0, R)
+    c = xl.arange(0, C)
+    x = xl.load(x_ptr + r[:, None] * C + c[None, :])
+    xl.store(all_ptr, xl.reduce(xl.reshape(x, [R * C]), 0, _scaled_max_combine))
+    xl.store(rows_ptr + r, xl.reduce(x, 1, _scaled_max_combine))
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (2, 3), (4, 16)])
+def test_a_bf16_reduce_with_a_combine_function(rows, cols):
+    """The combine converts to float and rounds back to bf16 (explicit in the IR, as in Triton); the
+    scalar unit runs it in the sim's order. It was refused (8 of 500 kernels of fuzz campaign 48)."""
+    import ml_dtypes
+
+    x = np.random.default_rng(rows * cols).standard_normal((rows, cols)).astype(ml_dtypes.bfloat16)
+    got = {}
+    for target in ("sim", "ascend"):
+        a, r = np.zeros(1, ml_dtypes.bfloat16), np.zeros(rows, ml_dtypes.bfloat16)
+        _bf16_generic_reduce[(1,)](x, a, r, R=rows, C=cols, target=target)
+        got[target] = (a.astype(np.float32), r.astype(np.float32))
+    for s, t in zip(got["sim"], got["ascend"]):
+        np.testing.assert_array_equal(t, s)
+
+
+@xblock.jit
+def _along_unit_axes(x_ptr, i_ptr, s_ptr, m_ptr, a_ptr, si_ptr, N: xl.constexpr):
+    n = xl.arange(0, N)
+    row = xl.load(x_ptr + n[None, :])  # [1, N]
+    col = xl.load(x_ptr + n[:, None])  # [N, 1]
+    xl.store(s_ptr + n, xl.sum(row, 0))
+    xl.store(m_ptr + n, xl.max(col, 1))
+    xl.store(a_ptr + n, xl.argmax(row, 0))
+    xl.store(si_ptr + n, xl.sum(xl.load(i_ptr + n[None, :]), 0))  # int8 sums to int32
+
+
+@pytest.mark.parametrize("n", [1, 8, 16])
+def test_reductions_along_an_axis_of_one_element(n):
+    """Refused before ("only reductions of 1-D blocks, or of 2-D blocks along one axis"): a reduction
+    along a unit axis keeps each element (in the result's type); argmax gives 0."""
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    i = (np.arange(n) * 37 % 256 - 128).astype(np.int8)
+    for target in ("sim", "ascend"):
+        s, m, a, si = np.zeros(n, np.float32), np.zeros(n, np.float32), np.ones(n, np.int32), np.zeros(n, np.int32)
+        _along_unit_axes[(1,)](x, i, s, m, a, si, N=n, target=target)
+        np.testing.assert_array_equal(s, x, err_msg=target)
+        np.testing.assert_array_equal(m, x, err_msg=target)
+        np.testing.assert_array_equal(a, np.zeros(n, np.int32), err_msg=target)
+        np.testing.assert_array_equal(si, i.astype(np.int32), err_msg=target)

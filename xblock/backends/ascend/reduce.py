@@ -28,12 +28,13 @@ from .tiles import (
     after_scalar_writes,
     as_elem,
     before_scalar_reads,
+    cast,
     finish,
     reduce_all,
     reduce_tmp_elems,
     scalar_convert,
 )
-from .values import FLOAT, SIZE, Splat, elem_of, numel, round_up, shape_of
+from .values import FLOAT, SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 
 SCALAR_KINDS = ("prod", "xor_sum", "generic")  # reductions without a vector instruction
 
@@ -71,6 +72,8 @@ def _reduce(ctx, op):
         else:
             ctx.vmap[r] = v
         return
+    if shape[axis] == 1:  # along an axis of one element: each result is its one element (argmax: 0)
+        return _along_one(ctx, op, t, kind)
     if len(real) == 2 and axis in real and kind.startswith("arg"):
         return _arg_along(ctx, op, t, kind, axis, shape[real[0]], shape[real[1]], axis == real[1])
     if len(real) > 2 and kind in FOLD and axis in real:  # blocks of rank 3 and more: exact scalar loops
@@ -105,6 +108,24 @@ def _reduce(ctx, op):
 
 
 # ----- argmax/argmin of a 2-D block along one axis ------------------------------------------------
+
+def _along_one(ctx, op, t, kind: str) -> None:
+    """A reduction along an axis of length 1 to a block: the source seen without that axis (a view of
+    its tile, dense and row-major, so dropping a unit dimension keeps every element's place), in the
+    result's type; the index of argmax/argmin is 0."""
+    r = op.results[0]
+    want, out_shape = elem_of(r.type), shape_of(r.type)
+    if kind.startswith("arg"):
+        ctx.vmap[r] = Splat(want, out_shape, const=0)
+        return
+    view = Tile(t.value, t.elem, out_shape, t.bytes, "view", parent=ctx.hold(t))
+    if t.elem == want:
+        ctx.vmap[r] = view
+        return
+    out = ctx.new_tile(want, out_shape, ctx.name_for(op), result=r)
+    cast(ctx, out, view)
+    ctx.vmap[r] = out
+
 
 def _arg_along(ctx, op, t, kind: str, axis: int, rows: int, cols: int, along_rows: bool) -> None:
     """argmax/argmin along one axis of a 2-D block: along rows of whole 32-byte blocks of half or float,
@@ -267,8 +288,6 @@ def _scalar_reduce(ctx, op, kind: str, axis: int) -> None:
     tiles = [ctx.tile(s) for s in srcs]
     if kind == "xor_sum" and tiles[0].elem in FLOAT:
         raise ctx.error("xor_sum of float blocks")
-    if kind == "generic" and any(t.elem == "bf16" for t in tiles):
-        raise ctx.error("a reduce with a combine function on bf16 blocks is not supported (cast to float)")
     work = ["f32" if kind in ("prod", "sum", "max", "min") and t.elem in ("f16", "bf16") else t.elem for t in tiles]
     flat = not str(op.results[0].type).startswith("tensor<")
     pre, n, post = (1, numel(shape), 1) if flat else (numel(shape[:axis]), shape[axis], numel(shape[axis + 1:]))
