@@ -1,26 +1,26 @@
-// Protects the row-reduction idioms: masked lanes padded with `other` (-inf) by DataCopyPad and a
-// Duplicate, max and sum folded to one 256-byte repeat then ReduceMax/ReduceSum, V->S sync before
-// reading the scalar, and the per-row scalars applied with Adds/Muls.
+// Protects the row softmax with R rows per program instance (programs coarsened, about 16 KB per
+// copy): the rows move in one DataCopyPad (blockCount = rows), masked lanes padded with `other`
+// (-inf) by DataCopyPad and Duplicates, each row's max and sum reduced into its own 32-byte slot and
+// gathered by one WholeReduceMax/WholeReduceSum, the per-row values broadcast along the rows with
+// Brcb and a stride-0 Copy: no scalar read-back anywhere.
 // CHECK: extern "C" __global__ __aicore__ void softmax_kernel(
 // CHECK: for (int64_t pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum()) {
 // CHECK: // softmax.py:19: x = xl.load(
-// CHECK: DataCopyPad(xLocal, xGm[{{.*}}x_row_stride{{.*}}], DataCopyExtParams(1, {{.*}}), DataCopyPadExtParams<float>(true, 0, {{.*}}, -__builtin_inff()));
-// CHECK: LocalTensor<float> x = inQueueX.DeQue<float>();
-// CHECK-NEXT: const int64_t [[AL:t_[0-9]+]] = ([[R:t_[0-9]+]] < 1024 ? [[R]] : 1024);
-// CHECK-NEXT: Duplicate(x[[[AL]]], -__builtin_inff(), static_cast<int32_t>((1024 - [[AL]])));
+// CHECK: const int64_t rows = ({{.*}} < 4 ? {{.*}} : 4);
+// CHECK: DataCopyPad(xLocal, xGm[x], DataCopyExtParams(static_cast<uint16_t>(rows), {{.*}}, DataCopyPadExtParams<float>(true, 0, {{.*}}, -__builtin_inff()));
+// CHECK: Duplicate(x_1[{{.*}}], -__builtin_inff(),
 // CHECK: // softmax.py:20: num = xl.exp(x - xl.max(x, axis=0))
-// CHECK: Max([[W:tmp[_0-9]*]], x, x[512], 512);
-// CHECK-NEXT: Max([[W]], [[W]], [[W]][256], 256);
-// CHECK-NEXT: Max([[W]], [[W]], [[W]][128], 128);
-// CHECK-NEXT: Max([[W]], [[W]], [[W]][64], 64);
-// CHECK: ReduceMax([[M:tmp_[0-9]+]], [[W]], {{.*}}, 64);
-// CHECK-NEXT: event_t [[E:evtVS[_0-9]*]] = static_cast<event_t>(pipe.FetchEventID(HardEvent::V_S));
-// CHECK-NEXT: SetFlag<HardEvent::V_S>([[E]]);
-// CHECK-NEXT: WaitFlag<HardEvent::V_S>([[E]]);
-// CHECK-NEXT: const float [[MAX:val[_0-9]*]] = [[M]].GetValue(0);
-// CHECK: Adds({{.*}}, x, (-[[MAX]]), 1024);
-// CHECK: Exp(num, {{.*}}, 1024);
+// CHECK-NOT: GetValue
+// CHECK: ReduceMax({{.*}}, x_1[({{.*}} * 1024)], {{.*}}, 1024);
+// CHECK: WholeReduceMax([[M:tmp[_0-9]*]], {{.*}}, 1, 4, 1, 1, 1, ReduceOrder::ORDER_ONLY_VALUE);
+// CHECK: Brcb([[B:tmp_[0-9]+]], [[M]], 1, BrcbRepeatParams(1, 8));
+// CHECK: Copy({{.*}}, [[B]][({{.*}} * 8)], 64, 16, CopyRepeatParams(1, 0, 8, 0));
+// CHECK: Sub({{.*}}, x_1, {{.*}}, 4096);
+// CHECK: Exp(num, {{.*}}, 4096);
 // CHECK: ReduceSum(
-// CHECK: Muls(outLocal, num, (1.0f / {{.*}}), 1024);
+// CHECK: WholeReduceSum(
+// CHECK: Brcb(
+// CHECK: Div(outLocal, num, {{.*}}, 4096);
 // CHECK: // softmax.py:22: xl.store(
-// CHECK: DataCopyPad(outGm[{{.*}}out_row_stride{{.*}}], {{.*}}, DataCopyExtParams(1, {{.*}}, 0, 0, 0));
+// CHECK-NOT: GetValue
+// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(static_cast<uint16_t>(rows), {{.*}}));
