@@ -40,6 +40,8 @@ class LoweringContext(Builders):
         self.temps: list = []
         self.iotas: dict = {}
         self.iota_ops: list = []
+        self.resident_ops: list = []  # (get_with_offset op, bytes) of hoisted loads (resident.py)
+        self.resident_at = None  # while a hoisted load lowers: where its tile is declared (before the grid)
         self.loc = UNKNOWN  # (file, line, col) of the op being lowered
         self.where = None  # its MLIR location (errors inside tl.sort-like library code say so)
         self.warnings: list = []
@@ -304,6 +306,15 @@ class LoweringContext(Builders):
                 self.sync("S_V")
             self.iotas[key] = Tile(v, "f32", shape, nbytes, "buf", offset=off, refs=1 << 30)
         return self.iotas[key]
+
+    def resident_tile(self, elem: str, shape: tuple, nbytes: int, name: str | None) -> Tile:
+        """A scratch tile that lives through the kernel, for a load hoisted before the grid loop
+        (resident.py): declared before the loop, placed after the scratch peak by _finish, never freed."""
+        with self.resident_at:
+            v = A.op("get_with_offset", [], A.local_type(ir.Type.parse(elem)), buf="calcBuf",
+                     count=nbytes // SIZE[elem], offset=0, name=(name or "w") + "Resident")
+        self.resident_ops.append((v.owner, nbytes))
+        return Tile(v, elem, shape, nbytes, "buf", offset=-1, refs=1 << 30, line=self.loc[1])
 
     def program_id(self, axis: int) -> ir.Value:
         if axis not in self.program_ids:

@@ -9,11 +9,14 @@ them, and they fill the table in `rules`.
 
 from __future__ import annotations
 
+import warnings
+
 from mlir import ir
 from mlir.dialects import func, scf
 
 from ...dialects import ascendc as A
 from ...dialects.locations import kernel_of, missing_rule
+from . import resident
 from .context import LoweringContext
 from .options import AIC_ONLY, AIV_ONLY
 from .rules import BEFORE_WALK, FP8_NAMES, FP8_REASON, TARGET, UNSUPPORTED, rule_for
@@ -28,13 +31,43 @@ PURE = ("ascendc.tiling_field", "ascendc.block_idx", "ascendc.block_num", "ascen
 class Lowering(LoweringContext):
     """One xb -> ascendc lowering: the rule context plus the walk that fills it."""
 
-    def __init__(self, module: ir.Module, options, metadata: dict):
+    def __init__(self, module: ir.Module, options, metadata: dict, hoist: bool = True):
         super().__init__(options, metadata)
         self.xb_module = module
         self.overflow = None  # the UB plan, when it exceeds the SoC's unified buffer (pipeline splits blocks)
+        self.hoist = hoist  # loads alike in every program before the grid loop (resident.py)
 
     # ----- skeleton ----------------------------------------------------------------------
     def run(self) -> ir.Module:
+        """The ascendc module; lowered again without resident loads when those do not fit in UB (the
+        first attempt's warnings are then dropped, not shown twice)."""
+        if not self.hoist:
+            return self._run()
+        given = dict(self.meta)
+        out = failed = None
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            try:
+                out = self._run()
+            except resident.NoRoom:
+                pass
+            except Exception as e:  # noqa: BLE001  (raised below, once the warnings are shown)
+                failed = e
+        if out is not None or failed is not None:
+            for w in shown:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            if failed is not None:
+                raise failed
+            return out
+        self.meta.clear()
+        self.meta.update(given)
+        again = Lowering(self.xb_module, self.opts, self.meta, hoist=False)
+        try:
+            return again.run()
+        finally:
+            self.__dict__.update(again.__dict__)
+
+    def _run(self) -> ir.Module:
         kernel = kernel_of(self.xb_module)
         ctx = self.xb_module.context
         A.load(ctx)
@@ -53,6 +86,8 @@ class Lowering(LoweringContext):
                 func.ReturnOp([])
             for hook in BEFORE_WALK:
                 hook(self)
+            if self.hoist:
+                resident.hoist(self)
             with ir.InsertionPoint(self.grid.body):
                 self.lower_block(body)
                 scf.YieldOp([])
@@ -129,7 +164,7 @@ class Lowering(LoweringContext):
 
     def _finish(self, fn):
         vector = [q for q in self.queues if q.position in ("VECIN", "VECOUT")]
-        ub_work = vector or self.scratch.peak > 0 or self.iota_ops  # UB blocks outside queues too (a constant)
+        ub_work = vector or self.scratch.peak > 0 or self.iota_ops or self.resident_ops  # UB outside queues too
         if self.meta.get("kernel_type") == AIC_ONLY and ub_work:
             line = min(min(q.lines) for q in vector if q.lines) if any(q.lines for q in vector) else self.loc[1]
             self.meta["aic_with_vector"] = True  # make_ascendc lowers again with the dots handed over
@@ -145,11 +180,12 @@ class Lowering(LoweringContext):
         self._cse(fn.regions[0].blocks[0], {})
         self._dce(fn)
         top = round_up(self.scratch.peak, TILE_ALIGN)
-        for op, nbytes in self.iota_ops:
+        for op, nbytes in self.iota_ops + self.resident_ops:  # tiles that live through the kernel
             op.attributes["offset"] = ir.IntegerAttr.get(self.i64, top)
             top += nbytes
         self.scratch.peak = top
         self.calc.attributes["bytes"] = ir.IntegerAttr.get(self.i64, max(self.scratch.peak, 32))
+        self._check_residents()
         if self.ub_plan()["total"] > self.soc.ub_usable:  # single buffers (no copy-in overlap) if that fits
             for q in self.queues:
                 q.num = 1
@@ -166,6 +202,18 @@ class Lowering(LoweringContext):
                 f"the largest block here is {self.largest[0]} B: use smaller BLOCK sizes", self.largest[1])
         fn.attributes["ascendc.fields"] = ir.ArrayAttr.get(
             [ir.StringAttr.get(f"{n}:{t}") for n, t in self.fields])
+
+    def _check_residents(self) -> None:
+        """NoRoom (run lowers again without them) when the resident tiles do not fit even with single
+        buffers, or cost the queues their double buffering, which the plan without them would keep."""
+        if not self.resident_ops:
+            return
+        usable, total = self.soc.ub_usable, self.ub_plan()["total"]
+        if total <= usable:
+            return
+        single = total - sum((q.num - 1) * q.bytes for q in self.queues)
+        if single > usable or total - sum(n for _, n in self.resident_ops) <= usable:
+            raise resident.NoRoom()
 
     def ub_plan(self) -> dict:
         queues = {q.name: {"position": q.position, "buffers": q.num, "bytes": q.bytes} for q in self.queues}

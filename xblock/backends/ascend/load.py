@@ -268,7 +268,10 @@ def _fresh_line(ctx, at: ir.Value) -> None:
 def _copy_in_tile(ctx, elem, shape, nbytes, name) -> Tile:
     """Where a block copied in from GM lands: a VECIN queue buffer, or, when all 8 VECIN buffers hold
     live blocks, a VECCALC scratch tile (a TBuf has no queue events: MTE2 waits until the vector unit
-    and MTE3 are done with that memory)."""
+    and MTE3 are done with that memory). A load hoisted before the grid loop (resident.py) lands in a
+    tile of its own that stays for the whole kernel."""
+    if ctx.resident_at is not None:
+        return ctx.resident_tile(elem, shape, nbytes, name)
     q = ctx.queue("VECIN", nbytes, name, spill=True)
     if q is None:
         t = ctx.new_tile(elem, shape, name)
