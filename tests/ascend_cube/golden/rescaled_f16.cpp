@@ -68,12 +68,22 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
     // test_cube_handoff.py:57: acc = acc * alpha[:, None] + tl.dot(a, b)
     LocalTensor<float> iota1_1024 = calcBuf.GetWithOffset<float>(1024, 16384);
     if ASCEND_IS_AIV {
-        for (int64_t i = 0; i < 1024; i++) {
-            iota1_1024.SetValue(i, static_cast<float>((i % 32)));
-        }
+        iota1_1024.SetValue(0, 0.0f);
+        iota1_1024.SetValue(1, 1.0f);
+        iota1_1024.SetValue(2, 2.0f);
+        iota1_1024.SetValue(3, 3.0f);
+        iota1_1024.SetValue(4, 4.0f);
+        iota1_1024.SetValue(5, 5.0f);
+        iota1_1024.SetValue(6, 6.0f);
+        iota1_1024.SetValue(7, 7.0f);
         event_t evtSV = static_cast<event_t>(pipe.FetchEventID(HardEvent::S_V));
         SetFlag<HardEvent::S_V>(evtSV);
         WaitFlag<HardEvent::S_V>(evtSV);
+        Adds(iota1_1024[8], iota1_1024, 8.0f, 8);
+        Adds(iota1_1024[16], iota1_1024, 16.0f, 16);
+        for (int64_t i = 1; i < 32; i++) {
+            DataCopy(iota1_1024[(i * 32)], iota1_1024, 32);
+        }
     }
     TQue<TPosition::VECOUT, 1> outQueueC;
     pipe.InitBuffer(outQueueC, 2, 4096);

@@ -1,28 +1,38 @@
-// Protects loops with a block accumulator (one scratch tile updated in place), bf16 loads cast to
-// float with CAST_NONE and stored back with CAST_RINT, a mask used as data (CompareScalar on an
-// index tile built once before the grid loop, then Select; Compares under CANN 9), and the per-row scalars
-// (mean, rstd) stored through UB with a one-element DataCopyPad, never a GM SetValue.
+// Protects loops with a block accumulator (one scratch tile updated in place) over R rows per
+// program instance (the rows move in one DataCopyPad), bf16 loads cast to float with CAST_NONE and
+// stored back with CAST_RINT, a mask used as data (CompareScalar on an index tile built once before
+// the grid loop with vector instructions: 8 SetValues, doubling Adds, DataCopys of the period; then
+// Select; Compares under CANN 9), per-row sums reduced for all rows into a vector and broadcast back
+// with Brcb (no GetValue), and the per-row scalars (mean, rstd) stored through UB with one
+// DataCopyPad for the rows, never a GM SetValue.
 // CHECK: extern "C" __global__ __aicore__ void layernorm_kernel(
-// CHECK: LocalTensor<float> iota0_1024 = calcBuf.GetWithOffset<float>(1024, {{[0-9]+}});
-// CHECK-NEXT: for (int64_t i = 0; i < 1024; i++) {
-// CHECK-NEXT: iota0_1024.SetValue(i, static_cast<float>(i));
+// CHECK: LocalTensor<float> [[I:iota1_[0-9]+]] = calcBuf.GetWithOffset<float>(4096, {{[0-9]+}});
+// CHECK-NEXT: [[I]].SetValue(0, 0.0f);
 // CHECK: SetFlag<HardEvent::S_V>(
+// CHECK: Adds([[I]][8], [[I]], 8.0f, 8);
+// CHECK: Adds([[I]][512], [[I]], 512.0f, 512);
+// CHECK: DataCopy([[I]][({{.*}} * 1024)], [[I]], 1024);
 // CHECK: for (int64_t pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum()) {
-// CHECK: LocalTensor<float> acc = calcBuf.GetWithOffset<float>(1024, {{[0-9]+}});
-// CHECK-NEXT: Duplicate(acc{{.*}}, 0.0f, 1024);
+// CHECK-NOT: GetValue
+// CHECK: LocalTensor<float> acc = calcBuf.GetWithOffset<float>(4096, {{[0-9]+}});
+// CHECK-NEXT: Duplicate(acc{{.*}}, 0.0f, 4096);
 // CHECK-NEXT: for (int32_t off = 0; off < N; off += 1024) {
-// CHECK: DataCopyPadExtParams<bfloat16_t>(true, 0, {{.*}}, static_cast<bfloat16_t>(0.0f))
-// CHECK: Cast([[T:tmp[_0-9]*]], {{.*}}, RoundMode::CAST_NONE, 1024);
-// CHECK: Add(acc, acc, [[T]], 1024);
+// CHECK: DataCopyExtParams(static_cast<uint16_t>(rows),
+// CHECK-SAME: DataCopyPadExtParams<bfloat16_t>(true, 0, {{.*}}, static_cast<bfloat16_t>(0.0f))
+// CHECK: Cast([[T:tmp[_0-9]*]], {{.*}}, RoundMode::CAST_NONE, 4096);
+// CHECK: Add(acc, acc, [[T]], 4096);
+// CHECK: WholeReduceSum(
 // CHECK: // layernorm.py:28: x = xl.where(cols < N, x - mean, 0.0)
+// CHECK: Brcb({{.*}}, mean, 1, BrcbRepeatParams(1, 8));
 // CHECK: #if XBLOCK_CANN_API >= 9
-// CHECK-NEXT: Compares([[B:tmp_[0-9]+]], iota0_1024, static_cast<float>({{.*}}), CMPMODE::LT, 1024);
+// CHECK-NEXT: Compares([[B:tmp_[0-9]+]], [[I]], static_cast<float>({{.*}}), CMPMODE::LT, 4096);
 // CHECK-NEXT: #else
-// CHECK-NEXT: CompareScalar([[B]], iota0_1024, static_cast<float>({{.*}}), CMPMODE::LT, 1024);
+// CHECK-NEXT: CompareScalar([[B]], [[I]], static_cast<float>({{.*}}), CMPMODE::LT, 4096);
 // CHECK-NEXT: #endif
-// CHECK: Select({{.*}}, [[B]], {{.*}}, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 1024);
-// CHECK: [[M:tmp_[0-9]+]].SetValue(0, mean);
-// CHECK: DataCopyPad(meanGm[{{.*}}], [[M]], DataCopyExtParams(1, 4, 0, 0, 0));
+// CHECK: Select({{.*}}, [[B]], {{.*}}, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 4096);
+// CHECK: DataCopy(meanLocal, mean, 64);
+// CHECK: DataCopyPad(meanGm[{{.*}}], {{.*}}, DataCopyExtParams(1, static_cast<uint32_t>({{.*}}), 0, 0, 0));
 // CHECK: for (int32_t off_{{[0-9]+}} = 0; off_{{[0-9]+}} < N; off_{{[0-9]+}} += 1024) {
-// CHECK: Cast(yLocal, {{.*}}, RoundMode::CAST_RINT, 1024);
-// CHECK: DataCopyPad(yGm[{{.*}}], {{.*}}, DataCopyExtParams(1, {{.*}}, 0, 0, 0));
+// CHECK: Cast(yLocal, {{.*}}, RoundMode::CAST_RINT, 4096);
+// CHECK-NOT: GetValue
+// CHECK: DataCopyPad(yGm[{{.*}}], {{.*}}, DataCopyExtParams(static_cast<uint16_t>({{.*}}),

@@ -1,16 +1,26 @@
-// Protects rmsnorm in fp16 with fp32 math: both fp16 rows Cast to float, x*x summed with ReduceSum,
-// Rsqrt on the per-row scalar, read back with GetValue, then Muls by the scalar and Mul by w, and a
-// CAST_RINT back to half before the store.
+// Protects rmsnorm in fp16 with fp32 math, R rows per program instance: the weight copied once per
+// core before the grid loop into a resident tile (only on a core that has programs), the rows in
+// one DataCopyPad, both Cast to float, x*x folded over the rows at once with mask/repeat-form Adds
+// and one WholeReduceSum, Rsqrt on the per-row values in a vector, broadcast back along the rows with
+// Brcb and a stride-0 Copy (no GetValue anywhere), Mul by w, and a CAST_RINT back to half before the
+// store of the rows.
 // CHECK: extern "C" __global__ __aicore__ void rmsnorm_kernel(
-// CHECK: DataCopyPad({{.*}}, xGm[
-// CHECK: Cast(x, {{.*}}, RoundMode::CAST_NONE, 1024);
-// CHECK: DataCopyPad({{.*}}, wGm[0],
-// CHECK: Cast(w, {{.*}}, RoundMode::CAST_NONE, 1024);
-// CHECK: Mul({{.*}}, x, x, 1024);
-// CHECK: ReduceSum(
-// CHECK: Rsqrt(
-// CHECK: const float rstd = {{.*}}.GetValue(0);
-// CHECK: Muls({{.*}}, x, rstd, 1024);
-// CHECK: Mul(y, {{.*}}, w, 1024);
-// CHECK: Cast(outLocal, y, RoundMode::CAST_RINT, 1024);
-// CHECK: DataCopyPad(outGm[
+// CHECK: LocalTensor<half> wResident = calcBuf.GetWithOffset<half>(
+// CHECK-NEXT: if ((GetBlockIdx() < numPrograms)) {
+// CHECK: DataCopyPad(wResident, wGm[0],
+// CHECK: SetFlag<HardEvent::MTE2_V>(
+// CHECK: for (int64_t pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum()) {
+// CHECK-NOT: GetValue
+// CHECK: DataCopyPad({{.*}}, xGm[x], DataCopyExtParams(static_cast<uint16_t>(rows),
+// CHECK: Cast(x_1, {{.*}}, RoundMode::CAST_NONE, 8192);
+// CHECK: Cast(w, wResident, RoundMode::CAST_NONE, 1024);
+// CHECK: Mul([[S:tmp[_0-9]*]], x_1, x_1, 8192);
+// CHECK: Add([[F:tmp_[0-9]+]], [[S]], [[S]][64], 64, 8, BinaryRepeatParams(1, 1, 1, 8, 128, 128));
+// CHECK: WholeReduceSum({{.*}}, [[F]], 64, 8, 1, 1, 8);
+// CHECK: Rsqrt(rstd, {{.*}}, 8);
+// CHECK: Brcb({{.*}}, rstd, 1, BrcbRepeatParams(1, 8));
+// CHECK: Copy(
+// CHECK: Mul(y, {{.*}}, 8192);
+// CHECK: Cast(outLocal, y, RoundMode::CAST_RINT, 8192);
+// CHECK-NOT: GetValue
+// CHECK: DataCopyPad(outGm[{{.*}}], {{.*}}, DataCopyExtParams(static_cast<uint16_t>(rows),

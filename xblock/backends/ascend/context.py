@@ -295,17 +295,53 @@ class LoweringContext(Builders):
                 v = A.op("get_with_offset", [], A.local_type(ir.Type.parse("f32")), buf="calcBuf",
                          count=nbytes // 4, offset=0, name=f"iota{dim}_{n}")
                 self.iota_ops.append((v.owner, nbytes))
-                loop = self.for_range(0, n)
-                with ir.InsertionPoint(loop.body):
-                    i = loop.induction_variable
-                    idx = arith.DivSIOp(i, self.c64(inner)).result if inner > 1 else i
-                    if dim > 0:
-                        idx = arith.RemSIOp(idx, self.c64(shape[dim])).result
-                    A.op("set_value", [v, i, arith.SIToFPOp(ir.F32Type.get(), idx).result])
-                    scf.YieldOp([])
-                self.sync("S_V")
+                if not self._iota_by_vector(v, shape, dim):
+                    loop = self.for_range(0, n)
+                    with ir.InsertionPoint(loop.body):
+                        i = loop.induction_variable
+                        idx = arith.DivSIOp(i, self.c64(inner)).result if inner > 1 else i
+                        if dim > 0:
+                            idx = arith.RemSIOp(idx, self.c64(shape[dim])).result
+                        A.op("set_value", [v, i, arith.SIToFPOp(ir.F32Type.get(), idx).result])
+                        scf.YieldOp([])
+                    self.sync("S_V")
             self.iotas[key] = Tile(v, "f32", shape, nbytes, "buf", offset=off, refs=1 << 30)
         return self.iotas[key]
+
+    def _iota_by_vector(self, v: ir.Value, shape: tuple, dim: int) -> bool:
+        """Fill the iota tile `v` with vector instructions where its runs are whole 32-byte blocks:
+        along the last axis, 8 scalar writes then Adds that double the run (0..7 -> 0..15 -> ...); along
+        another, a Duplicate of k per run of `inner` lanes; the period then repeated by UB->UB
+        DataCopys. False (nothing emitted) where the runs are not whole blocks."""
+        n, inner, n0 = numel(shape), numel(shape[dim + 1:]), shape[dim]
+        period = n0 * inner
+        f32 = ir.F32Type.get()
+        if inner == 1 and n0 % 8 == 0:
+            for k in range(8):
+                A.op("set_value", [v, self.c64(k), self.cst("f32", float(k))])
+            self.sync("S_V")
+            have = 8
+            while have < n0:
+                count = min(have, n0 - have)
+                A.op("vec_scalar", [self.at(v, self.c64(have)), v, self.cst("f32", float(have)), self.c64(count)],
+                     api="Adds")
+                have += count
+        elif inner > 1 and inner % 8 == 0:
+            loop = self.for_range(0, n0)
+            with ir.InsertionPoint(loop.body):
+                k = loop.induction_variable
+                A.op("duplicate", [self.at(v, self.mul(k, self.c64(inner))), arith.SIToFPOp(f32, k).result,
+                                   self.c64(inner)])
+                scf.YieldOp([])
+        else:
+            return False
+        if n > period:
+            loop = self.for_range(1, n // period)
+            with ir.InsertionPoint(loop.body):
+                at = self.mul(loop.induction_variable, self.c64(period))
+                A.op("data_copy", [self.at(v, at), v, self.c64(period)])
+                scf.YieldOp([])
+        return True
 
     def resident_tile(self, elem: str, shape: tuple, nbytes: int, name: str | None) -> Tile:
         """A scratch tile that lives through the kernel, for a load hoisted before the grid loop
