@@ -154,3 +154,23 @@ def test_the_estimates_of_perf_model_xblock_are_not_taken_twice(monkeypatch):
     assert ranking.pruned == [SMALL] and tuned.best_config is ranking.kept[0]
     assert all(tuned.configs_timings[c] == ranking.estimates[c] for c in ranking.kept)
     np.testing.assert_array_equal(out, x)
+
+
+def test_the_choice_is_kept_per_soc(monkeypatch):
+    """A launch option such as `soc` is part of the key: the choice made for one SoC profile is not
+    reused for another (its costs differ)."""
+    seen = []
+    real = at.Autotuner._tune
+
+    def tune(self, key, *a, **k):
+        seen.append(key)
+        return real(self, key, *a, **k)
+
+    monkeypatch.setattr(at.Autotuner, "_tune", tune)
+    tuned = _tuned(reset_to_zero=["out_ptr"])
+    x = np.ones(N, np.float32)
+    for soc in ("910B3", "910B1", "910B3"):
+        out = np.zeros(N, np.float32)
+        tuned[_grid](x, out, N, target="ascend", soc=soc)
+        np.testing.assert_array_equal(out, x)
+    assert len(seen) == 2 and seen[0] != seen[1] and any("soc='910B1'" in str(k) for k in seen[1])

@@ -299,10 +299,12 @@ class Autotuner(_Tuner):
         return {**kwargs, **meta, **options}
 
     def _key(self, nargs, kwargs) -> tuple:
-        """As Triton: the values of the `key` arguments, then the dtypes of all arguments."""
+        """As Triton: the values of the `key` arguments, then the dtypes of all arguments; then the
+        launch options given (ascend's `soc`, say: the best config of one SoC is not another's)."""
         args = {**nargs, **kwargs}
         key = [_key_value(self.fn.key_value(k, args[k])) for k in self.keys if k in args]
         key += [str(v.dtype) for v in args.values() if hasattr(v, "dtype")]
+        key += [f"{k}={kwargs[k]!r}" for k in sorted(kwargs) if k in all_option_names() and k not in self.arg_names]
         return tuple(key)
 
     def run(self, *args, grid, target=None, **kwargs):
