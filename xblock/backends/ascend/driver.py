@@ -16,7 +16,7 @@ from mlir.dialects import func, scf
 
 from ...dialects import ascendc as A
 from ...dialects.locations import kernel_of, missing_rule
-from . import resident
+from . import resident, row_cache
 from .context import LoweringContext
 from .options import AIC_ONLY, AIV_ONLY
 from .rules import BEFORE_WALK, FP8_NAMES, FP8_REASON, TARGET, UNSUPPORTED, rule_for
@@ -31,26 +31,27 @@ PURE = ("ascendc.tiling_field", "ascendc.block_idx", "ascendc.block_num", "ascen
 class Lowering(LoweringContext):
     """One xb -> ascendc lowering: the rule context plus the walk that fills it."""
 
-    def __init__(self, module: ir.Module, options, metadata: dict, hoist: bool = True):
+    def __init__(self, module: ir.Module, options, metadata: dict, hoist: bool = True, row_cache: bool = True):
         super().__init__(options, metadata)
         self.xb_module = module
         self.overflow = None  # the UB plan, when it exceeds the SoC's unified buffer (pipeline splits blocks)
         self.hoist = hoist  # loads alike in every program before the grid loop (resident.py)
+        self.row_cache = row_cache  # rows several loops read, kept in UB (row_cache.py)
 
     # ----- skeleton ----------------------------------------------------------------------
     def run(self) -> ir.Module:
-        """The ascendc module; lowered again without resident loads when those do not fit in UB (the
-        first attempt's warnings are then dropped, not shown twice)."""
-        if not self.hoist:
+        """The ascendc module; lowered again without resident loads or row caches when those do not fit
+        in UB (the first attempt's warnings are then dropped, not shown twice)."""
+        if not (self.hoist or self.row_cache):
             return self._run()
         given = dict(self.meta)
-        out = failed = None
+        out = failed = dropped = None
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("always")
             try:
                 out = self._run()
-            except resident.NoRoom:
-                pass
+            except resident.NoRoom as e:
+                dropped = e.what
             except Exception as e:  # noqa: BLE001  (raised below, once the warnings are shown)
                 failed = e
         if out is not None or failed is not None:
@@ -61,7 +62,8 @@ class Lowering(LoweringContext):
             return out
         self.meta.clear()
         self.meta.update(given)
-        again = Lowering(self.xb_module, self.opts, self.meta, hoist=False)
+        again = Lowering(self.xb_module, self.opts, self.meta, hoist=self.hoist and dropped != "resident",
+                         row_cache=self.row_cache and dropped != "cache")
         try:
             return again.run()
         finally:
@@ -88,6 +90,8 @@ class Lowering(LoweringContext):
                 hook(self)
             if self.hoist:
                 resident.hoist(self)
+            if self.row_cache:
+                row_cache.plan(self)
             with ir.InsertionPoint(self.grid.body):
                 self.lower_block(body)
                 scf.YieldOp([])
@@ -177,6 +181,7 @@ class Lowering(LoweringContext):
             self.meta["kernel_type"] = AIV_ONLY
             with ir.InsertionPoint.at_block_begin(self.grid.operation.block):
                 A.op("kernel_type", [], type=AIV_ONLY)
+        row_cache.place(self)  # patches constants: before _cse merges them
         self._cse(fn.regions[0].blocks[0], {})
         self._dce(fn)
         top = round_up(self.scratch.peak, TILE_ALIGN)

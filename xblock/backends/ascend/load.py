@@ -12,6 +12,7 @@ from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
 from ...dialects.locations import kernel_of
+from . import row_cache
 from .access import (
     column_run,
     counts,
@@ -145,11 +146,22 @@ def _load_into(ctx, op, with_other: bool):
         ctx.largest = (nbytes, ctx.loc)
     after_own_stores(ctx, ptr)
     tile = _copy_in_tile(ctx, elem, shape, nbytes, name)
+    cache = row_cache.begin(ctx, op, tile)  # a row several loops read: from UB after the first (row_cache.py)
+    _copy_rows(ctx, op, acc, tile, other, cache)
+    if cache is not None:
+        cache.done(ctx, ctx.vmap[r])
+
+
+def _copy_rows(ctx, op, acc, tile, other, cache):
+    """The DataCopy/DataCopyPad of the load `op` into `tile`, then `other` into the lanes it left."""
+    r, ptr = op.result, op.operands[0]
+    elem, name = tile.elem, ctx.name_for(op)
+    sz = SIZE[elem]
     t_in = tile.value
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
     if dense(acc, sz) and not acc.limited:
         A.op("data_copy", [t_in, gm, ctx.c64(acc.rows * acc.cols)])
-        ctx.vmap[r] = _arrived(ctx, tile, name)
+        ctx.vmap[r] = _arrived(ctx, tile, name, cache)
         return
     rows, cols, _ = counts(ctx, acc)
     r0, c0 = starts(ctx, acc)
@@ -170,7 +182,7 @@ def _load_into(ctx, op, with_other: bool):
         args += [ctx.sub(cols_al, cols), ctx.splat_scalar(other) if elem not in ("bf16",) or other.scalar is not None
                  else ctx.cst("f32", other.const)]
     A.op("data_copy_pad", args, is_pad=other is not None)
-    ctx.vmap[r] = _arrived(ctx, tile, name)
+    ctx.vmap[r] = _arrived(ctx, tile, name, cache)
     if r0 is not None or c0 is not None:
         _fill_around(ctx, acc, tile, other, rows, r0, ca, cols_al)
         if head is not None:
@@ -283,14 +295,19 @@ def _copy_in_tile(ctx, elem, shape, nbytes, name) -> Tile:
     return Tile(v, elem, shape, nbytes, "vecin", q, line=ctx.loc[1])
 
 
-def _arrived(ctx, tile: Tile, name) -> Tile:
+def _arrived(ctx, tile: Tile, name, cache=None) -> Tile:
     """The block once its copy-in is done: EnQue/DeQue of its queue buffer (the queue's MTE2 -> V
-    event), or an explicit MTE2 -> V sync for a scratch tile."""
+    event), or an explicit MTE2 -> V sync for a scratch tile. A cached row's GM copy goes under
+    `if (!reuse)` first (row_cache.py)."""
+    if cache is not None:
+        cache.skip_copy(ctx)
     if tile.kind != "vecin":
         ctx.sync("MTE2_V")
-        return tile
-    A.op("enque", [tile.value], queue=tile.queue.name)
-    tile.value = A.op("deque", [], tile.value.type, queue=tile.queue.name, **({"name": name} if name else {}))
+    else:
+        A.op("enque", [tile.value], queue=tile.queue.name)
+        tile.value = A.op("deque", [], tile.value.type, queue=tile.queue.name, **({"name": name} if name else {}))
+    if cache is not None:
+        cache.arrived()
     return tile
 
 

@@ -27,7 +27,12 @@ _VARYING = ("xb.program_id", "xb.num_programs", "xb.load", "xb.descriptor_load",
 
 
 class NoRoom(Exception):
-    """The resident tiles do not fit in UB next to the rest of the plan: lower without hoisting."""
+    """The resident tiles (`what` "resident") or the row caches ("cache", row_cache.py) do not fit in
+    UB next to the rest of the plan: lower without them."""
+
+    def __init__(self, what: str = "resident"):
+        super().__init__(what)
+        self.what = what
 
 
 def candidates(ctx) -> list:
