@@ -371,3 +371,23 @@ def test_an_int64_constant_shifted_by_32_or_more():
         out = np.zeros(6, np.int64)
         xblock.jit(shift_a_constant_int64)[(1,)](c, out, 6, BLOCK=8, target=target)
         np.testing.assert_array_equal(out, np.int64(7) >> c, err_msg=target)
+
+
+@triton.jit
+def minimum_of_a_value_and_itself(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    a = tl.where(pid > 0, pid.to(tl.int64), pid.to(tl.int64))
+    b = tl.where(pid > 0, pid.to(tl.int64), pid.to(tl.int64))
+    v = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr + offs, tl.minimum(a, b) + v, mask=offs < n)
+
+
+def test_the_minimum_of_a_value_and_itself():
+    """Fuzz seed 49, kernel 208 (model-rejected): CSE made both operands of a scalar minimum one
+    value, and `(v < v ? v : v)` is an error under -Werror=tautological-compare."""
+    x = np.array([-107, 5, 9], np.int64)
+    for target in ("sim", "ascend"):
+        out = np.zeros(3, np.int8)
+        xblock.jit(minimum_of_a_value_and_itself)[(3,)](x, out, 3, BLOCK=1, target=target)
+        np.testing.assert_array_equal(out, (x + np.arange(3)).astype(np.int8), err_msg=target)

@@ -21,8 +21,9 @@ from mlir import ir  # noqa: E402
 from xblock.dialects import xb  # noqa: E402
 
 
-def _coarse_sim(kernel, grid, args, meta, rows):
-    """Run `kernel` coarsened by `rows` on the sim executor; returns the arrays it wrote."""
+def _coarse_sim(kernel, grid, args, meta, rows, per=None):
+    """Run `kernel` coarsened by `rows` on the sim executor, each instance computing `per` <= rows
+    programs (default: rows); returns the arrays it wrote."""
     from xblock.sim import backend as sb
     from xblock.sim.convert import convert
     from xblock.sim.program import bind_rules
@@ -44,8 +45,9 @@ def _coarse_sim(kernel, grid, args, meta, rows):
         else:
             vals.append(np.array([v], dtype=sb._SCALAR[s]))
     g = tuple(grid) + (1,) * (3 - len(grid))
-    vals.append(np.array([g[0]], np.int32))
-    memory = sb._run(program, (-(-g[0] // rows), g[1], g[2]), arrays, names, vals, serial=False)
+    per = rows if per is None else per
+    vals += [np.array([g[0]], np.int32), np.array([per], np.int32)]
+    memory = sb._run(program, (-(-g[0] // per), g[1], g[2]), arrays, names, vals, serial=False)
     for i in memory.written:
         np.copyto(arrays[i], memory.arrays[i])
     return args
@@ -57,10 +59,11 @@ def _coarse_sim(kernel, grid, args, meta, rows):
     ("layernorm", (5, 1025), "float32"), ("argmax", (7, 100), "float32"), ("cumsum", (5, 33), "float32"),
     ("gelu", 1000, "float32"), ("transpose", (30, 20), "float32"),
 ])
-@pytest.mark.parametrize("rows", [2, 4])
-def test_coarsened_examples_match_numpy_on_the_sim(name, size, dtype, rows):
+@pytest.mark.parametrize("rows,per", [(2, 2), (4, 4), (4, 3), (4, 1)])
+def test_coarsened_examples_match_numpy_on_the_sim(name, size, dtype, rows, per):
+    """R rows per instance tile, of which `per` are the instance's (the others masked off)."""
     case = importlib.import_module("examples." + name).case(size, dtype)
-    got = _coarse_sim(case.kernel, case.grid, case.copy_args(), case.meta, rows)
+    got = _coarse_sim(case.kernel, case.grid, case.copy_args(), case.meta, rows, per)
     for out, i in case.outputs.items():
         np.testing.assert_allclose(np.asarray(got[i], np.float64), np.asarray(case.expected[out], np.float64),
                                    atol=case.atol, rtol=case.rtol, err_msg=out)

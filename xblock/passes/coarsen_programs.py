@@ -4,15 +4,17 @@ A backend whose cost is in the number and size of its transfers (ascend: a fixed
 a kernel of one row per program moves 1-4 KB per copy) calls `run(module, rows)` on a copy of the
 xb module. The pass is target-agnostic; the backend picks `rows` and the launcher adapts the grid.
 
-**What it does.** `program_id(0)` becomes the block `rows = program_id(0) * R + arange(0, R)`, and
-every value that depends on it gains a leading axis of R: a scalar becomes an [R] block, a [B]
+**What it does.** `program_id(0)` becomes the block `rows = program_id(0) * Q + arange(0, R)`
+(Q <= R, the rows an instance computes, is chosen at launch so that every core gets an instance),
+and every value that depends on it gains a leading axis of R: a scalar becomes an [R] block, a [B]
 block an [R, B] block. Reductions and scans move to the axis they had plus one; `splat` of a
 per-row scalar becomes `expand_dims` + `broadcast`; values that do not depend on the program id
 (weights, column offsets, constants) keep their shape and are broadcast where they meet one that
 does. Loops and `if`s keep their control flow; the blocks they carry gain the axis. Every load,
-store and atomic that depends on the program id is masked with `rows < P`, where P, the number of
-programs along axis 0 of the launch, is a new scalar argument appended to the kernel (`ARG`); the
-launcher passes the grid's x extent there and launches ceil(x / R) programs along x.
+store and atomic that depends on the program id is masked with `rows < P` and `arange(0, R) < Q`,
+where P, the number of programs along axis 0 of the launch, and Q are two scalar arguments appended
+to the kernel (`ARG`, `ARG_ROWS`); the launcher passes the grid's x extent and
+Q there (ascend: `options.rows_per_instance`) and launches ceil(x / Q) programs along x.
 `num_programs(0)` reads P.
 
 Why this is exact: programs of one launch are independent in the language (no order between them
@@ -36,7 +38,8 @@ from ..dialects import xb
 from ..dialects.locations import kernel_of, op_loc
 
 NAME = "xb-coarsen-programs"
-ARG = "xb_programs_x"  # the appended scalar argument: programs along axis 0 of the launch
+ARG = "xb_programs_x"  # the first appended scalar argument: programs along axis 0 of the launch
+ARG_ROWS = "xb_rows_per_instance"  # the second: programs one instance computes, 1 <= it <= R
 
 # ops whose operands and results share one shape (element-wise), besides arith.* and math.*
 _ELEMENTWISE = ("xb.addptr", "xb.load", "xb.store", "xb.atomic_rmw", "xb.fp_to_fp", "xb.ptr_cast", "xb.ptr_to_int")
@@ -209,14 +212,17 @@ class _Coarsen:
         loc = self.func.location
         ip = ir.InsertionPoint(self.entry.operations[0])
         programs = self.entry.add_argument(i32, loc)
-        self._add_argument()
+        per = self.entry.add_argument(i32, loc)
+        self._add_arguments()
         g = xb.program_id(0, loc=loc, ip=ip)
-        base = arith.MulIOp(g, arith.ConstantOp(i32, self.rows, loc=loc, ip=ip).result, loc=loc, ip=ip).result
+        base = arith.MulIOp(g, per, loc=loc, ip=ip).result
         rt = _tensor([self.rows], i32)
-        rows = arith.AddIOp(xb.splat(base, rt, loc=loc, ip=ip), xb.arange(0, self.rows, loc=loc, ip=ip),
-                            loc=loc, ip=ip).result
-        self.valid = arith.CmpIOp(arith.CmpIPredicate.slt, rows, xb.splat(programs, rt, loc=loc, ip=ip),
-                                  loc=loc, ip=ip).result
+        lanes = xb.arange(0, self.rows, loc=loc, ip=ip)
+        rows = arith.AddIOp(xb.splat(base, rt, loc=loc, ip=ip), lanes, loc=loc, ip=ip).result
+        exist = arith.CmpIOp(arith.CmpIPredicate.slt, rows, xb.splat(programs, rt, loc=loc, ip=ip),
+                             loc=loc, ip=ip).result
+        mine = arith.CmpIOp(arith.CmpIPredicate.slt, lanes, xb.splat(per, rt, loc=loc, ip=ip), loc=loc, ip=ip).result
+        self.valid = arith.AndIOp(exist, mine, loc=loc, ip=ip).result
         self.anchor = arith.ConstantOp(i32, 0, loc=loc, ip=ip)  # masks of other shapes go before it
         for op in [o for o in _walk(self.entry) if o.operation.name == "xb.num_programs"
                    and ir.IntegerAttr(o.attributes["axis"]).value == 0]:
@@ -231,15 +237,15 @@ class _Coarsen:
         for op in list(_walk(self.entry)):
             self._rewrite(op)
 
-    def _add_argument(self) -> None:
+    def _add_arguments(self) -> None:
         f = self.func
         ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
-        inputs = list(ftype.inputs) + [ir.IntegerType.get_signless(32)]
+        inputs = list(ftype.inputs) + [ir.IntegerType.get_signless(32)] * 2
         f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(ftype.results)))
         if "arg_attrs" in f.attributes:
-            attrs = list(ir.ArrayAttr(f.attributes["arg_attrs"])) + [ir.DictAttr.get({})]
+            attrs = list(ir.ArrayAttr(f.attributes["arg_attrs"])) + [ir.DictAttr.get({})] * 2
             f.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
-        names = [ir.StringAttr(a).value for a in ir.ArrayAttr(f.attributes["xb.arg_names"])] + [ARG]
+        names = [ir.StringAttr(a).value for a in ir.ArrayAttr(f.attributes["xb.arg_names"])] + [ARG, ARG_ROWS]
         f.attributes["xb.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
 
     def _rewrite(self, op) -> None:

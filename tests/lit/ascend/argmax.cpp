@@ -16,5 +16,5 @@
 // CHECK-NEXT: outLocal.SetValue({{.*}}, static_cast<int32_t>(static_cast<uint16_t>([[I]])));
 // CHECK: SetFlag<HardEvent::S_MTE3>(evtSMTE3);
 // CHECK-NEXT: WaitFlag<HardEvent::S_MTE3>(evtSMTE3);
-// CHECK: DataCopyPad(outGm[(pidx64 * 8)], local, DataCopyExtParams(1, static_cast<uint32_t>({{.*}}), 0, 0, 0));
+// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(1, static_cast<uint32_t>({{.*}}), 0, 0, 0));
 // CHECK-NOT: outGm[{{.*}}].SetValue

@@ -62,6 +62,8 @@ class Lowering(LoweringContext):
             return out
         self.meta.clear()
         self.meta.update(given)
+        if dropped == "cache":
+            self.meta["row_cache_dropped"] = True  # pipeline._coarsened then tries fewer rows per instance
         again = Lowering(self.xb_module, self.opts, self.meta, hoist=self.hoist and dropped != "resident",
                          row_cache=self.row_cache and dropped != "cache")
         try:

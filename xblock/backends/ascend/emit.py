@@ -140,6 +140,8 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
             return f"({self.expr(op.operands[0])} ? {a} : {b})"
         if n in ("arith.maxsi", "arith.maxnumf", "arith.maximumf", "arith.minsi", "arith.minnumf", "arith.minimumf"):
             a, b = self.expr(op.operands[0]), self.expr(op.operands[1])
+            if a == b:  # of a value and itself (CSE made the operands one): no self-comparison in C++
+                return self.arm(op, op.operands[0])
             cmp = ">" if "max" in n else "<"
             return f"({a} {cmp} {b} ? {self.arm(op, op.operands[0])} : {self.arm(op, op.operands[1])})"
         if n == "math.fma":  # scalar code: a product and a sum (device code has no fmaf)

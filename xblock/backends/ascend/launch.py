@@ -30,7 +30,7 @@ from ...errors import ArgumentError, ExecutionError, LaunchArgumentError, Launch
 from ...runtime.cache import cache_dir
 from ..common.native import library_path, load_library
 from .emit import tiling_header, tiling_struct_name
-from .options import SOCS, STATUS_SLOT, launch_blocks
+from .options import SOCS, STATUS_SLOT, launch_blocks, launch_cores, rows_per_instance
 
 KIND = "ascend-emu"  # the cache folder of the emulator's libraries
 EMU_DIR = Path(__file__).parent / "emu"
@@ -295,14 +295,15 @@ def load(asm: dict, metadata: dict):
 
 
 def coarse_grid(metadata: dict, grid, scalars: dict) -> tuple:
-    """The grid a coarsened kernel launches (`passes/coarsen_programs.py`): ceil(x / rows) programs
-    along x, each computing `rows` programs of the user's grid; the user's x goes in the kernel's
-    appended argument. Other kernels launch the grid as given."""
+    """The grid a coarsened kernel launches (`passes/coarsen_programs.py`): ceil(x / Q) programs along
+    x, each computing Q <= R programs of the user's grid (R, or fewer where R would leave cores
+    idle); x and Q go in the kernel's appended arguments. Other kernels launch the grid as given."""
     coarse = metadata.get("coarsen")
     if not coarse:
         return tuple(grid)
-    scalars[coarse["arg"]] = grid[0]
-    return (-(-grid[0] // coarse["rows"]), grid[1], grid[2])
+    per = rows_per_instance(grid[0], coarse["rows"], launch_cores(metadata)[0])
+    scalars[coarse["arg"]], scalars[coarse["rows_arg"]] = grid[0], per
+    return (-(-grid[0] // per), grid[1], grid[2])
 
 
 def failed_assert(metadata: dict, status, grid) -> str | None:

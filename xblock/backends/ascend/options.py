@@ -60,6 +60,14 @@ def launch_cores(metadata: dict) -> tuple:
     return soc.vector_cores, "vector core (AIV)"
 
 
+def rows_per_instance(programs: int, rows: int, cores: int) -> int:
+    """How many of its R rows each instance of a coarsened kernel (`passes/coarsen_programs.py`)
+    computes in a launch of `programs` programs along axis 0: R, or fewer when R would leave some of
+    the `cores` without an instance (97 rows on 40 cores: 3 rows per instance on 33 cores, not 4 on
+    25). Fewer than that would not save vector work: an instance computes its whole R-row tile."""
+    return max(1, min(rows, -(-programs // max(1, cores))))
+
+
 def launch_blocks(metadata: dict, programs: int) -> int:
     """blockDim of a launch of `programs` program instances: one per core, at most."""
     return max(1, min(programs, launch_cores(metadata)[0]))

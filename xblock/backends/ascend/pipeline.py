@@ -138,8 +138,9 @@ def _coarsened(module: ir.Module, metadata: dict, options) -> tuple:
 
     `passes/coarsen_programs.py` does the rewrite. R is chosen so that each load and store that
     depends on the program id moves about COARSEN_BYTES, halved until the blocks fit with
-    double-buffered queues. The coarsened kernel is kept only if it warns of nothing the kernel as
-    written does not (a contiguous row that becomes a gather, say, is worse than small copies). None
+    double-buffered queues and leave room for the row cache (row_cache.py) where the kernel has
+    one. The coarsened kernel is kept only if it warns of nothing the kernel as written does not (a
+    contiguous row that becomes a gather, say, is worse than small copies). None
     when the kernel cannot be coarsened, already moves that much per program, or no R > 1 lowers:
     the kernel is then lowered as written (an optimisation, never a reason to fail)."""
     if options.coarsen is False:
@@ -156,8 +157,12 @@ def _coarsened(module: ir.Module, metadata: dict, options) -> tuple:
             copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
             coarsen_programs.run(copy, rows)
             verify(copy, coarsen_programs.NAME)
-        meta = dict(metadata, coarsen={"rows": rows, "arg": coarsen_programs.ARG})
+        meta = dict(metadata, coarsen={"rows": rows, "arg": coarsen_programs.ARG,
+                                       "rows_arg": coarsen_programs.ARG_ROWS})
         tried = _lower(copy, meta, options)
+        if tried.meta.get("row_cache_dropped"):  # fewer rows per instance leave UB for the row cache
+            rows //= 2
+            continue
         if tried.error is None and (options.buffer_num == 1 or not _single_buffered(tried.low)):
             if not tried.shown:
                 return tried, None

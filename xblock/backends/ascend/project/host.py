@@ -90,8 +90,9 @@ def _is_real(t: str) -> bool:
 def kernel_scalars(meta: dict) -> list:
     """The (name, type) tiling fields the user's scalar arguments fill: all but the grid's, and the
     program count a coarsened kernel takes (`passes/coarsen_programs.py`), which the host sets."""
-    coarse = (meta.get("coarsen") or {}).get("arg")
-    return [(n, t) for n, t in meta["tiling_fields"][:-3] if n != coarse]
+    coarse = meta.get("coarsen") or {}
+    set_by_host = (coarse.get("arg"), coarse.get("rows_arg"))
+    return [(n, t) for n, t in meta["tiling_fields"][:-3] if n not in set_by_host]
 
 
 def host_arguments(meta: dict) -> tuple:
@@ -150,10 +151,16 @@ def _parse(meta: dict, spec: dict | None) -> list:
         lines.append(f'    tiling.{n} = static_cast<{CStyle.types[t]}>({read}(argv, {arg}, "{n.upper()}"));')
         arg += 1
     coarse = meta.get("coarsen")
-    if coarse:  # one program instance computes `rows` programs along x: ceil(gx / rows) instances
-        lines += [f"    tiling.{coarse['arg']} = static_cast<int32_t>(gx);  // the programs along x the kernel "
-                  f"computes, {coarse['rows']} per instance",
-                  f"    const long long gxInstances = (gx + {coarse['rows'] - 1}) / {coarse['rows']};",
+    if coarse:  # one program instance computes up to `rows` programs along x (passes/coarsen_programs.py)
+        cores = launch_cores(meta)[0]
+        lines += [f"    // each instance computes Q <= {coarse['rows']} programs along x: {coarse['rows']}, or fewer "
+                  f"when that would leave some of the {cores} cores without an instance",
+                  f"    long long perInstance = (gx + {cores - 1}) / {cores};",
+                  f"    perInstance = perInstance < 1 ? 1 : (perInstance > {coarse['rows']} ? {coarse['rows']} : "
+                  "perInstance);",
+                  f"    tiling.{coarse['arg']} = static_cast<int32_t>(gx);",
+                  f"    tiling.{coarse['rows_arg']} = static_cast<int32_t>(perInstance);",
+                  "    const long long gxInstances = (gx + perInstance - 1) / perInstance;",
                   "    tiling.numPrograms = gxInstances * gy * gz;",
                   "    tiling.gridX = static_cast<int32_t>(gxInstances);"]
     else:
