@@ -35,8 +35,9 @@ class Lowering(LoweringContext):
         super().__init__(options, metadata)
         self.xb_module = module
         self.overflow = None  # the UB plan, when it exceeds the SoC's unified buffer (pipeline splits blocks)
-        self.hoist = hoist  # loads alike in every program before the grid loop (resident.py)
-        self.row_cache = row_cache  # rows several loops read, kept in UB (row_cache.py)
+        keep = getattr(options, "resident", True)  # the option that turns both off
+        self.hoist = hoist and keep  # loads alike in every program before the grid loop (resident.py)
+        self.row_cache = row_cache and keep  # rows several loops read, kept in UB (row_cache.py)
 
     # ----- skeleton ----------------------------------------------------------------------
     def run(self) -> ir.Module:

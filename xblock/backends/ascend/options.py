@@ -84,18 +84,23 @@ class AscendOptions(BaseOptions):
         coarsen: let one program instance compute several consecutive programs of axis 0 (their
             rows move in one DataCopy; `passes/coarsen_programs.py`); False lowers the kernel as
             written, one program per instance.
+        resident: keep data the kernel reads again in the unified buffer: loads alike in every
+            program copied once per core before the grid loop (`resident.py`), and rows several
+            loops read kept in UB slots (`row_cache.py`); False reads them from GM each time.
     """
 
     soc: str = "910B3"
     buffer_num: int = 2
     line_directives: bool = False
     coarsen: bool = True
+    resident: bool = True
 
     def __post_init__(self):
         if self.soc not in SOCS:
             raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
-        if not isinstance(self.coarsen, bool):
-            raise OptionError(f"coarsen must be True or False, got {self.coarsen!r}")
+        for name in ("coarsen", "resident"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.buffer_num not in (1, 2):
             raise OptionError(f"buffer_num must be 1 or 2, got {self.buffer_num!r}")
 
