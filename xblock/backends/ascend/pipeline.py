@@ -55,12 +55,7 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     coarse, plain = _coarsened(module, metadata, options)
     if coarse is not None:
         _show(coarse.shown)
-        metadata.update(coarse.meta)
-        metadata["ub_plan"] = coarse.low.ub_plan()
-        metadata["tiling_fields"] = coarse.low.fields
-        metadata["warnings"] = coarse.low.warnings
-        metadata["soc"] = options.soc
-        return coarse.out.operation.get_asm(enable_debug_info=True)
+        return _kept(coarse, metadata, options)
     tried = plain or _lower(module, given, options)
     if tried.error is not None and tried.meta.get("dot_store_to_vector") and not given.get("hand_off_dots"):
         # a dot's result stored in a shape Fixpipe cannot write (transposed, or past what the operands
@@ -82,6 +77,11 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     _show(tried.shown)
     if tried.error is not None:
         raise tried.error
+    return _kept(tried, metadata, options)
+
+
+def _kept(tried, metadata: dict, options) -> str:
+    """The text of the lowering kept, its metadata (UB plan, tiling fields, warnings) recorded."""
     metadata.update(tried.meta)
     metadata["ub_plan"] = tried.low.ub_plan()
     metadata["tiling_fields"] = tried.low.fields
