@@ -91,6 +91,34 @@ def test_loops_scalar_stores_and_num_programs(n_rows):
 
 
 @xblock.jit
+def per_row_flags(x_ptr, f_ptr, out_ptr, n, BLOCK: xl.constexpr):
+    row = xl.program_id(0)
+    cols = xl.arange(0, BLOCK)
+    if xl.load(f_ptr + row):  # a per-row scalar condition choosing between blocks (a select)
+        v = xl.full([BLOCK], 2, xl.int32)
+    else:
+        v = xl.full([BLOCK], 7, xl.int32)
+    acc = xl.zeros([BLOCK], xl.int32) + row  # a per-row scalar spread, carried by a loop
+    for k in range(0, 3):
+        acc += v
+    x = xl.load(x_ptr + row * n + cols, mask=cols < n, other=0)
+    xl.store(out_ptr + row * n + cols, acc + x, mask=cols < n)
+
+
+@pytest.mark.parametrize("n_rows", [1, 5])
+def test_a_per_row_condition_and_a_per_row_loop_init(n_rows):
+    """Fuzz seed 50, kernel 469 (internal error): the load the pass rebuilt with the row mask was no
+    longer known as depending on the program id, so the select it fed kept a per-row condition of
+    the wrong shape."""
+    x = np.arange(n_rows * 6, dtype=np.int32).reshape(n_rows, 6)
+    f = np.arange(n_rows) % 2 == 0
+    out = np.zeros_like(x)
+    _coarse_sim(per_row_flags, (n_rows,), (x, f, out, 6), dict(BLOCK=8), 4, 3)
+    want = x + np.arange(n_rows)[:, None] + 3 * np.where(f, 2, 7)[:, None]
+    np.testing.assert_array_equal(out, want)
+
+
+@xblock.jit
 def loop_to_the_row(x_ptr, out_ptr):
     row = xl.program_id(0)
     acc = 0.0

@@ -288,7 +288,7 @@ class _Coarsen:
         src_shape = self._orig_shape(op.operands[0])
         if name == "xb.splat":  # a per-row scalar spread along the block's axes
             out = self._spread(op.operands[0], _shape(op.result.type), loc, ip)
-            op.result.replace_all_uses_with(out)
+            self._replace(op.result, out)
             op.operation.erase()
             return
         for i in range(len(op.operands)):
@@ -317,7 +317,7 @@ class _Coarsen:
             new = xb.load(ops[0], op.result.type, valid, other, cache=ir.StringAttr(op.attributes["cache"]).value,
                           evict=ir.StringAttr(op.attributes["evict"]).value,
                           volatile=ir.BoolAttr(op.attributes["volatile"]).value, loc=loc, ip=ip)
-            op.result.replace_all_uses_with(new)
+            self._replace(op.result, new)
         elif name == "xb.store":
             xb.store(ops[0], ops[1], valid, cache=ir.StringAttr(op.attributes["cache"]).value,
                      evict=ir.StringAttr(op.attributes["evict"]).value, loc=loc, ip=ip)
@@ -326,8 +326,15 @@ class _Coarsen:
             attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([1, 1, 1])
             new = ir.Operation.create("xb.atomic_rmw", results=[op.result.type], operands=ops[:2] + [valid],
                                       attributes=attrs, loc=loc, ip=ip)
-            op.result.replace_all_uses_with(new.result)
+            self._replace(op.result, new.result)
         op.operation.erase()
+
+    def _replace(self, old, new) -> None:
+        """Uses of `old` (a varying value) take `new`, which the later rewrites see as `old` was seen:
+        varying, with `old`'s type before the pass."""
+        self.varying.add(new)
+        self.orig[new] = self.orig.get(old, old.type)
+        old.replace_all_uses_with(new)
 
     def _yield(self, op) -> None:
         parent = op.operation.parent
