@@ -103,3 +103,27 @@ def test_planted_hang_and_abort_are_caught(planted):
     assert o == "hang", d
     (o, d, _), = _outcomes(planted("abort"), SEED, [0])
     assert o == "internal-error" and "died" in d, d
+
+
+# ------------------------------------------------------------------------------ program coarsening
+COARSENED = "sim-coarsened=tests.fuzz.coarsened_target"
+
+
+def test_coarsened_kernels_agree_with_the_sim(monkeypatch, tmp_path):
+    """xb-coarsen-programs on generated kernels: the sim running each kernel coarsened (R = 4 rows per
+    instance tile, 1 to 4 of them the instance's) must agree with the sim running it as written.
+    `make fuzz`-sized runs: tools/fuzz.py --targets sim,sim-coarsened (2000 kernels, 0 failures, in
+    docs/RELIABILITY.md)."""
+    monkeypatch.setenv("XBLOCK_FUZZ_EXTRA_TARGETS", COARSENED)
+    monkeypatch.syspath_prepend(ROOT)
+    runner = fuzz.Runner(str(tmp_path), timeout=TIMEOUT)
+    try:
+        bad = []
+        for i in range(60):
+            results, prep = runner.run(fuzz_gen.generate(63, i), ["sim", "sim-coarsened"])
+            outcome, detail, _ = results["sim-coarsened"]
+            if outcome not in ("ok", "not-supported"):
+                bad.append(f"kernel {i}: {outcome}: {fuzz.short_detail(detail)[:200]}")
+        assert not bad, "\n".join(bad)
+    finally:
+        runner.close()
