@@ -27,6 +27,16 @@ SLOW = (
     "tests/unit/test_triton_autotune.py::test_compile_with_config_on_other_targets[ascend]",
     "tests/conformance/test_autotuned_matmul.py::test_autotuned_matmul_on_ascend[shape1]",
     "tests/conformance/test_large_offsets.py::test_int64_offsets_past_2_31[ascend]",
+    # the row cache, resident loads and vector row reductions at every size: make test keeps the
+    # boundary sizes (1 and 513 columns, 97 rows; one row length per dtype), the rest is here
+    *(f"tests/ascend/test_row_cache.py::test_layernorm_fp32[{c}-" for c in ("511", "512", "3001")),
+    *(f"tests/ascend/test_row_cache.py::test_layernorm_half[{r}-" for r in ("7-1023", "97-3001")),
+    *(f"tests/ascend/test_row_vectors.py::test_row_sum_max_min_match_numpy[{n}-" for n in ("8", "64", "1000")),
+    *(f"tests/ascend/test_row_vectors.py::test_softmax_of_rows_matches_numpy[{n}-" for n in ("8", "64")),
+    "tests/ascend/test_row_vectors.py::test_rmsnorm_of_half_rows_matches_numpy[1000-",
+    *(f"tests/ascend/test_resident_loads.py::test_rmsnorm_numerics[{n}-" for n in ("3-127", "45-128")),
+    *(f"tests/ascend/test_resident_loads.py::test_bias_rows[float16-{n}-" for n in ("7-130", "45-64", "101-33")),
+    *(f"tests/ascend/test_row_cache.py::test_different_others[{n}-" for n in ("63", "200")),
 )
 
 
