@@ -346,14 +346,16 @@ class _Coarsen:
                 op.operands[k] = self._lift(op.operands[k], op.location, ip)
 
 
-def row_bytes(module: ir.Module) -> int:
-    """The bytes of the largest load or store of one program that depends on program_id(0) (what one
-    row of a coarsened program moves); raises Refused if the kernel cannot be coarsened. The module
-    is not changed."""
+def row_bytes(module: ir.Module) -> tuple:
+    """(the bytes of the largest load or store of one program that depends on program_id(0), what one
+    row of a coarsened program moves; whether such an access has a mask that depends on the program id
+    lane by lane, as `offs = pid * BLOCK + arange(0, BLOCK)` with `mask = offs < n` does: coarsened,
+    its rows are one flat range under one flat mask, not rows of columns). Raises Refused if the
+    kernel cannot be coarsened. The module is not changed."""
     with module.context:
         c = _Coarsen(module, 1)
         c.analyse()
-        most = 0
+        most, flat = 0, False
         for op in _walk(c.entry):
             name = op.operation.name
             if name in ("xb.load", "xb.store", "xb.atomic_rmw") and c._varies(op.operands[0]):
@@ -362,7 +364,22 @@ def row_bytes(module: ir.Module) -> int:
                 for d in _shape(v.type):
                     n *= d
                 most = max(most, n * max(1, _bits(_elem(v.type)) // 8))
-        return most
+                seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+                at = 1 if name == "xb.load" else 2
+                if seg[at]:
+                    mask = op.operands[at]
+                    flat = flat or (c._varies(mask) and bool(_shape(mask.type)) and not _per_row(mask))
+        return most, flat
+
+
+def _per_row(mask) -> bool:
+    """A block mask that is a per-row scalar spread over the block (`splat`, `broadcast`)."""
+    o = mask.owner
+    while not isinstance(o, ir.Block) and o.name in ("xb.splat", "xb.broadcast", "xb.expand_dims"):
+        if o.name == "xb.splat":
+            return True
+        o = o.operands[0].owner
+    return False
 
 
 def _bits(t: ir.Type) -> int:

@@ -146,8 +146,10 @@ def _coarsened(module: ir.Module, metadata: dict, options) -> tuple:
     if options.coarsen is False:
         return None, None
     try:
-        per_row = coarsen_programs.row_bytes(module)
+        per_row, flat = coarsen_programs.row_bytes(module)
     except coarsen_programs.Refused:
+        return None, None
+    if flat:  # R rows of a flat range under a flat mask would be gathers here: not worth lowering
         return None, None
     rows = 1
     while rows < COARSEN_MAX_ROWS and per_row * rows * 2 <= COARSEN_BYTES:
