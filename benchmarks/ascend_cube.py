@@ -1,10 +1,18 @@
-"""Cube-path figures for a 4096^3 fp16 matmul on a 910B (docs/BENCHMARKS.md, "Ascend Cube").
+"""Cube-path figures for 4096^3 fp16 matmuls on a 910B (docs/BENCHMARKS.md, "Ascend Cube").
 
-Run: `.venv/bin/python benchmarks/ascend_cube.py [--size 4096]`. Prints the tile plan and the
-L1/L0 use against capacity, then runs the generated AscendC on xblock's CPU model with the
-arithmetic switched off (XBEMU_CUBE_COUNT_ONLY=1; every check and counter still runs) to count
-cube ops and bytes per level, and compares them with the static estimate: GM bytes against the
-minimum and the cube-bound time at 16x16x16 MACs per cycle per cube core.
+Run: `.venv/bin/python benchmarks/ascend_cube.py [--size 4096] [--block 128,256,256]`. Two kernels:
+- `examples/matmul.py` (Triton tutorial 03's structure, grouped program order, leaky-ReLU epilogue):
+  a mixed kernel, the Cube computes each tile and both vector cores of the AI Core run the epilogue
+  on halves of it (MIX_AIC_1_2);
+- `tests/ascend_cube/kernels.py:dot_kernel` with ReLU: an AIC-only kernel, ReLU and the fp16
+  conversion fused into Fixpipe.
+
+Each runs once on xblock's AscendC CPU model with the Cube's arithmetic switched off
+(XBEMU_CUBE_COUNT_ONLY=1; every check and counter still runs, the vector epilogue runs for real)
+and goes through the cost model (`xblock.profile`, xblock/backends/ascend/cost.py): the tile plan
+and its L1/L0 use against capacity, Mmad calls, bytes per level, the workspace, the estimated time
+against the Cube-bound floor, and the busy cycles per pipe of the busiest AIC and AIV. The figures
+are estimates from documented constants and assumptions, not hardware measurements.
 """
 
 from __future__ import annotations
@@ -23,47 +31,54 @@ os.environ.setdefault("XBLOCK_CACHE_DIR", tempfile.mkdtemp(prefix="xblock-bench-
 os.environ["XBEMU_CUBE_COUNT_ONLY"] = "1"
 
 import xblock  # noqa: E402
+from examples import matmul  # noqa: E402
 from tests.ascend_cube.kernels import dot_kernel  # noqa: E402
-from xblock.backends.ascend.cube_plan import CUBE_SOCS, estimate, plan_cube  # noqa: E402
-from xblock.backends.ascend.launch import LAST_COUNTERS, cube_counters  # noqa: E402
+from xblock.backends.ascend.cost import PIPES  # noqa: E402
 
-SIG = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", M="i32", N="i32", K="i32", stride_am="i32",
-           stride_bk="i32", stride_cm="i32")
+
+def _cases(S: int, BM: int, BN: int, BK: int):
+    a = np.zeros((S, S), np.float16)
+    b = np.zeros((S, S), np.float16)
+    c = np.zeros((S, S), np.float16)
+    tiles = xblock.cdiv(S, BM) * xblock.cdiv(S, BN)
+    yield ("matmul + leaky-ReLU (examples/matmul.py)", matmul.matmul_kernel, (tiles,),
+           (a, b, c, S, S, S, S, 1, S, 1, S, 1), dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8))
+    yield ("dot + ReLU fused in Fixpipe (dot_kernel)", dot_kernel, (xblock.cdiv(S, BM), xblock.cdiv(S, BN)),
+           (a, b, c, S, S, S, S, S, S), dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, RELU=1))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--soc", default="910B3")
-    ap.add_argument("--block", default="128,256,64")
+    ap.add_argument("--block", default="128,256,256")
     args = ap.parse_args()
     S = args.size
     BM, BN, BK = map(int, args.block.split(","))
-    soc = CUBE_SOCS[args.soc]
-    plan = plan_cube(BM, BN, BK, "f16", soc)
-    est = estimate(plan, S, S, S)
-    print(f"{soc.name}: {soc.cube_cores} cube cores, {soc.clock_hz / 1e9:.1f} GHz assumed")
-    print("plan:", plan.describe())
-    meta = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, RELU=1)
-    ck = xblock.compile(dot_kernel, target="ascend", signature=SIG, constexprs=meta, soc=args.soc)
-    a = np.zeros((S, S), np.float16)
-    b = np.zeros((S, S), np.float16)
-    c = np.zeros((S, S), np.float16)
-    t0 = time.perf_counter()
-    ck[(xblock.cdiv(S, BM), xblock.cdiv(S, BN))](a, b, c, S, S, S, S, S, S)
-    wall = time.perf_counter() - t0
-    got = cube_counters(ck)
-    gm = got["gm_to_l1_bytes"] + got["l0c_to_gm_bytes"]
-    print(f"model run (count only): {wall:.1f} s; blockDim {LAST_COUNTERS['block_dim']} (one block per AIC)")
-    for k, v in got.items():
-        print(f"  {k:18s} {v}")
-    print(f"GM bytes: model {gm} (static {est['gm_bytes']}), minimum {est['gm_min_bytes']}, "
-          f"ratio {gm / est['gm_min_bytes']:.2f}x")
-    print(f"cube ops: model {got['cube_ops']}, static {est['cube_ops']}, MACs/4096 {est['macs'] // 4096}")
-    ops_per_core = -(-got["cube_ops"] // soc.cube_cores)
-    print(f"cube-bound time: ideal {est['ideal_s'] * 1e3:.3f} ms (MACs / (4096 x {soc.cube_cores} x clock)); "
-          f"from the model's count, {ops_per_core / soc.clock_hz * 1e3:.3f} ms with the ops spread evenly, "
-          f"{est['cube_bound_s'] * 1e3:.3f} ms in {est['waves']} waves of {soc.cube_cores} tiles")
+    out_bytes = S * S * 2
+    for title, kernel, grid, launch_args, meta in _cases(S, BM, BN, BK):
+        t0 = time.perf_counter()
+        p = xblock.profile(kernel, grid, *launch_args, soc=args.soc, **meta)
+        wall = time.perf_counter() - t0
+        ck = kernel.warmup(*launch_args, target="ascend", soc=args.soc, **meta)
+        md = ck.metadata
+        c = p.counters
+        print(f"## {title}: {S}^3 fp16, BLOCK {BM}x{BN}x{BK}, {args.soc} ({wall:.1f} s on the CPU model)")
+        print(f"kernel type {md.get('kernel_type')}; epilogue split: {md.get('split')}")
+        for cube in md.get("cube", []):
+            print("plan:", cube["plan"], "| vector cores:", cube.get("vector_cores", 0))
+        print(f"Mmad calls {c['mmad_calls']}, cube ops {c['cube_ops']}, GM->L1 {c['gm_to_l1_bytes']} B in "
+              f"{c['gm_to_l1_calls']} copies, L1->L0 {c['l1_to_l0_bytes']} B, L0C->GM {c['l0c_to_gm_bytes']} B")
+        print(f"workspace {c['workspace_bytes']} B = {c['workspace_bytes'] / out_bytes:.3f}x the fp16 output; "
+              f"GM reads {c['gm_read_bytes']} B, writes {c['gm_write_bytes']} B")
+        print(f"estimate {p.estimate_us:.1f} us, Cube-bound floor {p.floor_us:.1f} us, ratio {p.ratio:.2f}x, "
+              f"bound by {p.bound}")
+        for core, pipes in sorted(p.core_pipes.items()):
+            print(f"  busiest {core}: " + ", ".join(f"{k} {pipes[k]:.0f}" for k in PIPES))
+        first = [(label, pipes) for label, pipes in zip(p.cores, p.block_pipes) if label.startswith("block 0 ")]
+        print("  block 0: " + "; ".join(f"{label[8:]} busy {sum(v for k, v in pipes.items() if k != 'Scalar'):.0f} "
+                                        f"cycles (V {pipes['V']:.0f})" for label, pipes in first))
+        print()
 
 
 if __name__ == "__main__":

@@ -396,6 +396,13 @@ def cmd_profile(args) -> int:
                           "blocks": prof.blocks, "programs": prof.programs, "counters": prof.counters}, indent=1))
     else:
         print(prof.report())
+    if args.timeline:
+        from .backends.ascend import timeline
+
+        timeline.render_svg(prof, args.timeline, count=args.programs)
+        # with --json the chart goes to stderr, so stdout stays one JSON document
+        print(timeline.render_text(prof, count=args.programs), file=sys.stderr if args.json else sys.stdout)
+        print(f"wrote {args.timeline}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
 
 
@@ -635,6 +642,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
     sp.add_argument("-D", dest="define", action="append", help="constexpr or option NAME=VALUE, over the case's")
     sp.add_argument("--json", action="store_true", help="print the profile as JSON")
+    sp.add_argument("--timeline", metavar="FILE", help="write an SVG timeline (per pipe, per core) of block 0's "
+                    "first programs to FILE and print it as text (an estimate from averaged counters, not a trace)")
+    sp.add_argument("--programs", type=int, default=8, metavar="N",
+                    help="with --timeline: how many programs to draw (default 8)")
     sp.set_defaults(fn=cmd_profile)
 
     sp = command("cache", help="show, clear, export or import the kernel cache, or its statistics")

@@ -105,7 +105,8 @@ def test_every_name_the_generated_sources_use_is_in_the_table():
                  "DataCopyPadExtParams", "ReduceMax", "Cast", "RoundMode::CAST_RINT", "Select", "Compares",
                  "CompareScalar", "SetAtomicAdd", "SetAtomicNone", "DisableDmaAtomic", "HardEvent::V_S", "event_t",
                  "GlobalTensor::GetValue", "DataCacheCleanAndInvalid", "KERNEL_TYPE_AIV_ONLY",
-                 "KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_AIC_ONLY", "Nd2NzParams", "LoadData2DParams", "Mmad",
+                 "KERNEL_TYPE_MIX_AIC_1_2", "GetSubBlockIdx", "GetSubBlockNum", "KERNEL_TYPE_AIC_ONLY", "Nd2NzParams",
+                 "LoadData2DParams", "Mmad",
                  "FixpipeParamsV220::quantPre", "QuantMode_t::F322F16", "CrossCoreSetFlag", "CrossCoreWaitFlag",
                  "PIPE_FIX", "ASCEND_IS_AIC", "ASCEND_IS_AIV", "ShiftLeft", "__NPU_ARCH__"):
         assert name in used, name

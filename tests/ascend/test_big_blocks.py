@@ -206,13 +206,36 @@ def test_a_kernel_that_cannot_be_split_keeps_the_unified_buffer_error_with_the_r
                             target="ascend")
 
 
+@xblock.jit
+def scaled_dot_loop(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rows = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, 2):
+        a = tl.load(a_ptr + rows[:, None] * (2 * BK) + (k * BK + ks)[None, :])
+        b = tl.load(b_ptr + (k * BK + ks)[:, None] * BN + cols[None, :])
+        acc += tl.dot(a, b) * 0.5  # not a plain K loop: the dot goes to the vector core, the tile to UB
+    tl.store(c_ptr + rows[:, None] * BN + cols[None, :], acc)
+
+
 def test_a_dot_loop_too_big_for_the_unified_buffer_is_a_clear_error():
-    """The matmul example at 128 x 256 x 64 with its vector epilogue: the K loop carries the dot, so
-    the blocks cannot be split; the refusal was raised inside an MLIR walk and surfaced as an internal
-    RuntimeError ("Exception raised in callback")."""
+    """A K loop whose dot is handed to the vector core keeps its 128 x 256 fp32 accumulator in UB: the
+    blocks cannot be split; the refusal was once raised inside an MLIR walk and surfaced as an
+    internal RuntimeError ("Exception raised in callback")."""
+    a = np.zeros((128, 128), np.float16)
+    b = np.zeros((128, 256), np.float16)
+    with pytest.raises(xblock.CompilationError, match="contains xb.dot, which needs the whole block"):
+        scaled_dot_loop.warmup(a, b, np.zeros((128, 256), np.float32), BM=128, BN=256, BK=64, grid=(1,),
+                               target="ascend")
+
+
+def test_a_plain_k_loop_with_a_vector_epilogue_runs_its_epilogue_in_chunks():
+    """The matmul example at 128 x 256 x 64: the Cube's K loop stays whole, the leaky-ReLU runs in row
+    chunks read from the workspace (tests/ascend_cube/test_both_vector_cores.py checks the numbers)."""
     from examples.matmul import matmul_kernel
 
     a = np.zeros((64, 64), np.float16)
-    with pytest.raises(xblock.CompilationError, match="contains xb.dot, which needs the whole block"):
-        matmul_kernel.warmup(a, a, np.zeros((64, 64), np.float16), 64, 64, 64, 64, 1, 64, 1, 64, 1,
-                             BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, target="ascend")
+    ck = matmul_kernel.warmup(a, a, np.zeros((64, 64), np.float16), 64, 64, 64, 64, 1, 64, 1, 64, 1,
+                              BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, target="ascend", grid=(1,))
+    assert ck.metadata["split"]["rows"] and ck.metadata["kernel_type"] == "KERNEL_TYPE_MIX_AIC_1_2"

@@ -47,8 +47,9 @@ def test_golden_matmul_mixed():
     ck = _matmul()
     _compare("matmul_kernel_f16.cpp", ck.asm["cpp"])
     cpp = ck.asm["cpp"]
-    for api in ("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);", "Nd2NzParams(", "LoadData2DParams(",
-                "MmadParams(", "Fixpipe(", "if ASCEND_IS_AIC {", "if ASCEND_IS_AIV {",
+    # the leaky-ReLU on both vector cores of the AI Core: each takes every other 16-row chunk
+    for api in ("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);", "GetSubBlockIdx()", "Nd2NzParams(",
+                "LoadData2DParams(", "MmadParams(", "Fixpipe(", "if ASCEND_IS_AIC {", "if ASCEND_IS_AIV {",
                 "CrossCoreSetFlag<2, PIPE_FIX>(0);", "CrossCoreWaitFlag(0);", "CrossCoreSetFlag<2, PIPE_MTE2>(1);",
                 "CrossCoreWaitFlag(1);", "Select("):
         assert api in cpp, api
@@ -94,7 +95,7 @@ def test_export_has_the_cube_kernel_and_its_workspace(tmp_path):
     assert kernel == ck.asm["cpp"] and "Mmad(" in kernel
     ws = ck.metadata["workspace_bytes"]
     info = json.loads((d / "kernel.json").read_text())
-    assert info["workspace_bytes"] == ws and info["kernel_type"] == "KERNEL_TYPE_MIX_AIC_1_1"
+    assert info["workspace_bytes"] == ws and info["kernel_type"] == "KERNEL_TYPE_MIX_AIC_1_2"
     assert f"constexpr uint64_t MATMUL_KERNEL_WORKSPACE_BYTES = {ws};" in (d / "matmul_kernel_tiling.h").read_text()
     host = (d / "main.cpp").read_text()
     # workspace_bytes per block, on the device, after the GM arguments; blockDim counts AI Core groups (20 AICs)

@@ -315,3 +315,45 @@ def test_refusals_name_the_reason_and_the_line(kernel, sig, why):
         _split(ck, 2)
     assert why in e.value.reason
     assert e.value.where is not None and not e.value.exhausted
+
+
+# ----------------------------------------------------------------------------- ops kept whole
+@xblock.jit
+def dot_then_leaky(a_ptr, b_ptr, c_ptr, M, N, K, BM: xl.constexpr, BN: xl.constexpr, BK: xl.constexpr):
+    rows = xl.arange(0, BM)
+    cols = xl.arange(0, BN)
+    ks = xl.arange(0, BK)
+    acc = xl.zeros((BM, BN), dtype=xl.float32)
+    for k in range(0, xl.cdiv(K, BK)):
+        a = xl.load(a_ptr + rows[:, None] * K + (k * BK + ks)[None, :], mask=(rows[:, None] < M), other=0.0)
+        b = xl.load(b_ptr + (k * BK + ks)[:, None] * N + cols[None, :], mask=(cols[None, :] < N), other=0.0)
+        acc = xl.dot(a, b, acc)
+    c = xl.where(acc >= 0, acc, 0.01 * acc)
+    xl.store(c_ptr + rows[:, None] * N + cols[None, :], c, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def _dot_kernel_split(factor, keep):
+    ck = _compile(dot_then_leaky, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": F32, "M": "i32", "N": "i32",
+                                   "K": "i32"}, BM=64, BN=32, BK=32)
+    with xb.context(), ir.Location.unknown():
+        module = ir.Module.parse(ck.asm["xb"])
+        split = strip_mine.run(module, factor, keep=keep)
+        verify(module, strip_mine.NAME)
+        return split, str(module)
+
+
+def test_a_dot_is_refused_unless_kept_whole():
+    with pytest.raises(strip_mine.Refused, match="contains xb.dot, which needs the whole block"):
+        _dot_kernel_split(2, None)
+
+
+def test_a_kept_k_loop_stays_whole_and_the_epilogue_reads_its_rows_chunk_by_chunk():
+    keep = lambda op: op.name == "scf.for" and "xb.dot" in str(op)  # noqa: E731
+    split, text = _dot_kernel_split(4, keep)
+    assert split == strip_mine.Split(extent=64, factor=4, chunk=16, loops=1, rows=True)
+    # the K loop and its dot keep the whole 64 x 32 tile; the epilogue works on 16-row chunks of it
+    assert "tensor<64x32xf32>" in text and "tensor<16x32xf32>" in text
+    assert text.count("tensor.extract_slice") == 1 and text.count("xb.chunks = 4") == 1
+    assert '"xb.dot"' in text and text.count("scf.for") == 2
+    chunk_loop = text[text.index("xb.chunks") - 2000:]
+    assert "tensor<16x16xf16>" not in chunk_loop  # the operands are not reloaded per chunk

@@ -27,6 +27,13 @@ def shape_of(v: ir.Value) -> tuple | None:
     return tuple(t.shape) if isinstance(t, ir.RankedTensorType) else None
 
 
+def is_splat_constant(v: ir.Value) -> bool:
+    o = v.owner
+    if isinstance(o, ir.Block) or o is None or o.operation.name != "arith.constant":
+        return False
+    return isinstance(v.type, ir.RankedTensorType) and ir.DenseElementsAttr(o.operation.attributes["value"]).is_splat
+
+
 def nbytes(v: ir.Value) -> int:
     """Bytes of a block value (pointers count 8, i1 one)."""
     t = v.type
@@ -49,9 +56,13 @@ def _last(block: ir.Block):
 class BlockAxes:
     """Union-find over the dimensions of a kernel's block values (module docstring)."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, opaque=frozenset(), loose_splats: bool = False):
+        """`opaque`: ops whose results are blocks of their own (they tie nothing, their bodies are not
+        visited); `loose_splats`: splat constants tie nothing either (one constant block may serve
+        blocks of different axes: a [M, K] and a [K, N] use of one zero block)."""
         self.parent: dict = {}
         self.values: list = []  # every block value, in program order
+        self.opaque, self.loose = opaque, loose_splats
         kernel.operation.walk(self._visit, ir.WalkOrder.PRE_ORDER)
 
     def find(self, key):
@@ -87,6 +98,9 @@ class BlockAxes:
 
     def _visit(self, op):
         op = op.operation
+        if op in self.opaque:
+            self.values.extend(r for r in op.results if shape_of(r) is not None)
+            return ir.WalkResult.SKIP
         for region in op.regions:
             for block in region.blocks:
                 self.values.extend(a for a in block.arguments if shape_of(a) is not None)
@@ -141,4 +155,4 @@ class BlockAxes:
             for k, r in enumerate(outs):
                 self.same([r, cond.operands[k + 1], after.arguments[k]])
         elif n not in _NO_TIES:
-            self.same(ins + outs)
+            self.same([v for v in ins + outs if not (self.loose and is_splat_constant(v))])

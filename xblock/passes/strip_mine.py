@@ -34,6 +34,12 @@ a loop must see the memory it saw in the original program (only an in-place upda
 very pointers loaded in the same loop, may share its loop with the store). Ops inside
 `scf.for/if/while` bodies are split in their own block the same way.
 
+**Kept whole.** A backend may name ops that stay whole (`keep`): the Cube unit's K loop of a dot,
+whose accumulator never lives in the local memory being split. Such an op, and the blocks it is
+computed from, are left in place, computed once; a chunk loop that uses its result takes the
+chunk's rows of it (`tensor.extract_slice`). The chunk loops the pass makes carry the attribute
+`xb.chunks` (the factor), so a backend can share them out between cores.
+
 **Refused** (`Refused.reason` says which op and why): reshape, cat, gather (sort, topk, flip),
 dot, atomic_cas, atomics whose old value is used, device_print, non-splat constants and
 transposes that put the split axis twice in a block; scans with a combine function along the axis;
@@ -48,12 +54,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith, scf, tensor
 
 from ..dialects import xb
 from ..dialects.locations import kernel_of, op_loc
 from . import written_args
-from .block_axes import BlockAxes, nbytes, shape_of
+from .block_axes import BlockAxes, is_splat_constant, nbytes, shape_of
 from .chunk_folds import Folds
 from .pointer_structure import PointerStructure
 
@@ -102,25 +108,30 @@ class Split:
         return f"{self.factor} chunks of {self.chunk} {'row' if self.rows else 'element'}{'s' * (self.chunk > 1)}"
 
 
-def run(module: ir.Module, factor: int) -> Split:
-    """Split the kernel's blocks into `factor` chunks along one axis (module docstring).
+def run(module: ir.Module, factor: int, keep=None) -> Split:
+    """Split the kernel's blocks into `factor` chunks along one axis (module docstring); `keep(op)`
+    says which ops of the kernel's body stay whole (none by default).
 
     Raises:
         Refused: the kernel cannot be split (`exhausted` when `factor` exceeds the axis' extent).
     """
     kernel = kernel_of(module)
-    axes = BlockAxes(kernel)
+    kept, whole = _kept(kernel, keep)
+    # what stays whole ties none of the chunked axes, nor do constant blocks it shares with them
+    axes = BlockAxes(kernel, opaque=kept, loose_splats=bool(kept))
     if not axes.values:
         raise Refused("the kernel has no blocks")
-    big = max(axes.values, key=nbytes)
+    candidates = [v for v in axes.values if not _in_kept(v, kept, whole)]
+    big = max(candidates or axes.values, key=nbytes)
     shape = shape_of(big)
     d = next((i for i, s in enumerate(shape) if s > 1), 0)
     extent = shape[d]
     if factor > extent or extent % factor:
         raise Refused(f"its blocks are {extent} long along the axis xblock splits, which does not split into "
                       f"{factor} chunks", _owner(big), exhausted=True)
-    strip = {axes.axis(v, d) for v in axes.values if len(shape_of(v)) == len(shape) and shape_of(v)[d] == extent}
-    miner = _Miner(kernel, axes, strip, extent // factor, factor)
+    strip = {axes.axis(v, d) for v in candidates or axes.values
+             if len(shape_of(v)) == len(shape) and shape_of(v)[d] == extent}
+    miner = _Miner(kernel, axes, strip, extent // factor, factor, kept, whole)
     with module.context, ir.Location.unknown():
         miner.block(kernel.regions[0].blocks[0])
         miner.erase()
@@ -129,6 +140,48 @@ def run(module: ir.Module, factor: int) -> Split:
 
 def _ops(block: ir.Block) -> list:
     return [o.operation for o in block.operations]
+
+
+def _in_kept(v: ir.Value, kept, whole) -> bool:
+    """`v` belongs to what stays whole: computed by an op of `whole`, inside a kept op, or a result of
+    one that nothing uses (a kept loop's pointers)."""
+    if not kept:
+        return False
+    owner = _owner(v)
+    if owner is None:
+        holder = v.owner.owner
+        holder = holder.operation if holder is not None else None
+        return holder is not None and (holder in kept or any(_inside(holder.results[0], k) for k in kept)
+                                       if holder.results else holder in kept)
+    if owner in kept:
+        return not any(True for _ in v.uses)
+    return owner in whole or any(_inside(v, k) for k in kept)
+
+
+def _kept(kernel, keep) -> tuple:
+    """(the ops of the kernel's body that `keep` keeps whole, the block-valued ops of the body they are
+    computed from)."""
+    if keep is None:
+        return frozenset(), frozenset()
+    body = kernel.regions[0].blocks[0]
+    kept = {op for op in _ops(body) if keep(op)}
+    whole, stack = set(), list(kept)
+    while stack:
+        op = stack.pop()
+        vals = list(op.operands)
+        for region in op.regions:  # values a kept loop's body uses from outside it
+            for b in region.blocks:
+                for o in b.operations:
+                    o.operation.walk(lambda x: vals.extend(x.operands) or ir.WalkResult.ADVANCE)
+        for v in vals:
+            owner = _owner(v)
+            if owner is None or owner in kept or owner in whole or shape_of(v) is None:
+                continue
+            anchor = _anchor(owner, body)
+            if anchor is not None and anchor == owner:
+                whole.add(owner)
+                stack.append(owner)
+    return frozenset(kept), frozenset(whole)
 
 
 def _attr(op, name: str):
@@ -161,8 +214,10 @@ class _Effect:
 class _Miner:
     """The state of one strip-mining: the split axis, the chunk, and the originals to erase."""
 
-    def __init__(self, kernel, axes: BlockAxes, strip: set, chunk: int, factor: int):
+    def __init__(self, kernel, axes: BlockAxes, strip: set, chunk: int, factor: int, kept=frozenset(),
+                 whole=frozenset()):
         self.entry = kernel.regions[0].blocks[0]
+        self.kept, self.whole = kept, whole  # ops left whole (module docstring, "Kept whole")
         self.axes, self.strip, self.chunk, self.factor = axes, strip, chunk, factor
         self.dims: dict = {}
         self.dead: list = []
@@ -207,7 +262,7 @@ class _Miner:
         ops = _ops(block)
         term, ops = ops[-1], ops[:-1]
         for op in ops:
-            if op.name in _REGIONS and not self.carries_blocks(op):
+            if op.name in _REGIONS and op not in self.kept and not self.carries_blocks(op):
                 for region in op.regions:
                     for b in region.blocks:
                         self.block(b)
@@ -237,6 +292,8 @@ class _Miner:
     def kind(self, op) -> str:
         """"plain" (left in place), "chunk" (recomputed in the loops that need it) or "sink"."""
         n = op.name
+        if op in self.kept or op in self.whole:
+            return "plain"
         ins, outs = any(self.on_axis(v) for v in op.operands), any(self.on_axis(r) for r in op.results)
         if n in _REGIONS:
             if ins or outs:
@@ -306,7 +363,7 @@ class _Miner:
             else:
                 cone = self.cone([op])
                 need = max((self.vpos(v, block, pos) for o in cone + [op] for v in self.inputs(o)
-                            if not self.on_axis(v)), default=0) + 1
+                            if not self.on_axis(v) or _owner(v) in self.kept), default=0) + 1
                 reads, writes = self.effects(op)
                 for o in cone:
                     reads = _union(reads, self.effects(o)[0])
@@ -434,7 +491,8 @@ class _Miner:
                 owner = _owner(v)
                 if owner is None:
                     raise Refused("a block argument on the split axis", op)
-                out.append(owner)
+                if owner not in self.kept:  # a kept op's result is sliced, not computed again
+                    out.append(owner)
         return out
 
     def cone(self, sinks) -> list:
@@ -479,6 +537,7 @@ class _Miner:
                 span[op] = (len(inits), len(vals))
                 inits += vals
             loop = scf.ForOp(_i32(0), _i32(self.factor), _i32(1), inits)
+            loop.attributes["xb.chunks"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), self.factor)
         args = list(loop.inner_iter_args)
         carry = {op: args[a:a + n] for op, (a, n) in span.items()}
         m, out = {}, {}
@@ -515,6 +574,10 @@ class _Miner:
             m[op.results[0]] = arith.constant(t, attr, loc=op.location)
             return None
         for v in op.operands:
+            if v not in m and self.on_axis(v) and _owner(v) in self.kept:
+                m[v] = self.slice(v)
+            if v not in m and not self.on_axis(v) and is_splat_constant(v):
+                self.splat_for(v, op, m)
             if v not in m and self.on_axis(v):
                 raise Refused(f"internal: {n} uses a block of the split axis not computed for the chunk", op)
         new = ir.Operation.create(n, results=[self.chunk_type(r) for r in op.results],
@@ -531,6 +594,28 @@ class _Miner:
                         self.copy(o.operation, m)
         m.update(zip(op.results, new.results))
         return new
+
+    def splat_for(self, v: ir.Value, op, m: dict) -> None:
+        """A constant block of no axis (BlockAxes' loose splats) used beside blocks of the split axis
+        of its shape: a constant of their chunk shape."""
+        twin = next((w for w in list(op.operands) + list(op.results) if w != v and shape_of(w) == shape_of(v)
+                     and self.on_axis(w)), None)
+        if twin is None:
+            return
+        t = ir.RankedTensorType.get(list(self.chunk_type(twin).shape), v.type.element_type)
+        value = ir.DenseElementsAttr(_owner(v).attributes["value"]).get_splat_value()
+        m[v] = arith.constant(t, ir.DenseElementsAttr.get_splat(t, value), loc=_owner(v).location)
+
+    def slice(self, v: ir.Value) -> ir.Value:
+        """The current chunk of the result `v` of an op kept whole: its rows base..base+chunk."""
+        d = self.dim(v)
+        shape = list(shape_of(v))
+        offsets = [0] * len(shape)
+        offsets[d] = ir.ShapedType.get_dynamic_size()
+        sizes = list(shape)
+        sizes[d] = self.chunk
+        at = arith.index_cast(ir.IndexType.get(), self.base)
+        return tensor.extract_slice(self.chunk_type(v), v, [at], [], [], offsets, sizes, [1] * len(shape))
 
     def erase(self) -> None:
         for old, new in self.replace.items():

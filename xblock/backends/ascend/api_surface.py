@@ -136,7 +136,7 @@ ENTRIES: list[Api] = [
         adk=ADK9_IMPL, c81=_C_MACROS, note="9.x: expands to nothing on __NPU_ARCH__ 3003/3113"),
     *[Api(k, "enumerator", _MACROS, f"enum KernelMetaType : uint8_t member ({what})", adk=ADK9_IMPL, c81=_C_MACROS)
       for k, what in (("KERNEL_TYPE_AIV_ONLY", "vector cores only"), ("KERNEL_TYPE_AIC_ONLY", "cube cores only"),
-                      ("KERNEL_TYPE_MIX_AIC_1_1", "1 AIC : 1 AIV"))],
+                      ("KERNEL_TYPE_MIX_AIC_1_1", "1 AIC : 1 AIV"), ("KERNEL_TYPE_MIX_AIC_1_2", "1 AIC : 2 AIV"))],
     Api("ASCEND_IS_AIC", "macro", _SYSM, "`if ASCEND_IS_AIC {`: constexpr(g_coreType == AscendC::AIC)", adk=ADK9_SYS,
         c81=_C_MACROS),
     Api("ASCEND_IS_AIV", "macro", _SYSM, "`if ASCEND_IS_AIV {`: constexpr(g_coreType == AscendC::AIV)", adk=ADK9_SYS,
@@ -191,6 +191,10 @@ ENTRIES: list[Api] = [
     # --- system variables, sync, atomics, cache --------------------------------------------------
     Api("GetBlockIdx", "function", _I + "kernel_operator_sys_var_intf.h", "int64 GetBlockIdx()", c81=_C_COMMON),
     Api("GetBlockNum", "function", _I + "kernel_operator_sys_var_intf.h", "int64 GetBlockNum()", c81=_C_COMMON),
+    Api("GetSubBlockIdx", "function", _I + "kernel_operator_sys_var_intf.h", "int64 GetSubBlockIdx()",
+        c81=_C_COMMON, note="the AIV's index in its AI Core (0 or 1 in a MIX_AIC_1_2 kernel)"),
+    Api("GetSubBlockNum", "function", _I + "kernel_operator_sys_var_intf.h", "int64 GetSubBlockNum()",
+        c81=_C_COMMON, note="AIVs per AI Core on an AIV (2 in MIX_AIC_1_2), 1 on an AIC"),
     Api("HardEvent", "enum", "impl/basic_api/kernel_event.h", "enum class HardEvent : uint8_t (SRC_DST pipes)",
         adk=ADK9_EVENT, c81=_C_EVENT),
     # the events of NPU arch 2201 (A2/A3): HardEventAiv and HardEventAic of the same header, both kits

@@ -137,6 +137,9 @@ def _seedable(ctx, init, step) -> bool:
 @rule("scf.for")
 def _for(ctx, op):
     lb, ub, step = (ctx.scalar(o) for o in op.operands[:3])
+    share = ctx.ext.get("share_loop")  # a loop whose iterations the cores of a section share out
+    if share is not None:
+        lb, step = share(op, lb, step)
     inits = list(op.operands[3:])
     body = op.regions[0].blocks[0]
     y = body.operations[len(body.operations) - 1]

@@ -16,8 +16,23 @@ Pipes of one core (AscendC's instruction queues; shared/ascendc/REFERENCE.md §2
 - Fixpipe: L0C -> GM;
 - Scalar: instruction issue, and scalar UB/GM accesses (GetValue/SetValue).
 
-A transfer costs `DATACOPY_FIXED_CYCLES` plus its bytes at the core's share of the bandwidth:
-the smaller of the per-core MTE rate and the HBM bandwidth split over the launch's blocks.
+A transfer costs `DATACOPY_FIXED_CYCLES` plus its bytes at the core's rate: reads that hit L2 at the
+per-core L2 read rate, the rest (and every write) at the per-core GM rate. **L2:** when the launch's
+footprint (its array arguments and the mixed kernels' workspace) fits in L2, every byte read more
+than once is taken to hit: a fraction `1 - unique / bytes read` of the reads (at least 0), the
+same for every core, where `unique` is the bytes of each buffer the launch read at least once (the
+CPU model counts the reads of every buffer; a buffer's first `size` bytes read come from HBM). A
+footprint larger than L2 gets no hits (pessimistic: it ignores the reuse a block swizzle keeps in
+L2). The launch also takes at least its HBM bytes (the reads that miss and
+every write) over the HBM bandwidth; the bound is "HBM" when that is what sets its time.
+
+The unit of the overlap rule is a program, except on an AIC whose L1 holds two K steps of its dot:
+there, each step of the K loop (a GM -> L1 copy of A and B, then LoadData and Mmad) overlaps the
+next, so the unit is the K step.
+
+Cores: a vector kernel's block is one AIV, a cube-only kernel's one AIC; a mixed kernel's block is
+its AIC and its one or two AIVs, each a core of its own with its own pipes (they run in parallel;
+the cross-core waits between them are not modelled). The estimate is the slowest core's.
 
 **Overlap rule** (per core; the launch takes the slowest core). The queues let the pipes of one
 program overlap those of the next when every TQue has two buffers (`buffer_num=2`): with P
@@ -25,9 +40,7 @@ programs on the core, stage times per program p_i = pipe_i / P, a software pipel
 (P - 1) * max_i p_i + sum_i p_i. With one buffer per queue the pipes of consecutive programs
 cannot overlap: the sum. Scalar UB/GM accesses (read-backs of reductions, scalar loops) wait for
 the vector pipe and stall the next vector instruction (V->S / S->V syncs): their cycles are added
-serially, outside the overlap. Reads and writes share the core's slice of the HBM bandwidth: a
-core takes at least its GM bytes (in and out) over that slice, and the bound is "HBM" when that is
-what sets its time. Launch overhead (microseconds on a real device) is not included.
+serially, outside the overlap. Launch overhead (microseconds on a real device) is not included.
 
 The roofline floor is the larger of the minimum GM bytes (every array argument moved once) over
 the bandwidth the launch's cores can draw, and the Cube MACs issued over the peak of the cube
@@ -72,6 +85,9 @@ CONSTANTS: dict[str, Constant] = {
     "mte_bytes_per_cycle": Constant(
         32, "B/cycle", "per-core GM<->UB/L1 rate: [AICoreMemoryRates] ddr_rate=32 in Ascend910B4.ini as quoted in "
         "a public test fixture; taken for every 910B part and for AIV cores too (assumption)"),
+    "l2_read_bytes_per_cycle": Constant(
+        110, "B/cycle", "per-core rate of reads that hit L2: [AICoreMemoryRates] l2_read_rate=110 of Ascend910B1.ini "
+        "(CANN 9.0 platform_config) as quoted in a public analysis of a 910B; taken for every 910B part (assumption)"),
     "mte1_bytes_per_cycle": Constant(
         256, "B/cycle", "assumption: L1 -> L0A/L0B LoadData moves half a 512-B fractal per cycle"),
     "fixpipe_bytes_per_cycle": Constant(
@@ -92,12 +108,17 @@ CONSTANTS: dict[str, Constant] = {
 }
 
 
+_L2 = Constant(192 * 2 ** 20, "B", "l2_size=201326592 of Ascend910B1.ini (CANN 9.0 platform_config) as quoted in a "
+               "public analysis of a 910B; the same taken for the other 910B parts (assumption)")
+
+
 @dataclass(frozen=True)
 class SocCost:
-    """The per-SoC constants: clock and HBM bandwidth."""
+    """The per-SoC constants: clock, HBM bandwidth and L2 capacity."""
 
     clock: Constant
     hbm: Constant
+    l2: Constant = _L2
 
     @property
     def hz(self) -> float:
@@ -131,15 +152,17 @@ def _c(name: str) -> float:
     return CONSTANTS[name].value
 
 
-def core_pipes(b: dict, bytes_per_cycle: float) -> tuple[dict, float]:
-    """(busy cycles per pipe, the serial part of Scalar) of one block from its counters."""
+def core_pipes(b: dict, bytes_per_cycle: float, l2_hit: float = 0.0) -> tuple[dict, float]:
+    """(busy cycles per pipe, the serial part of Scalar) of one core from its counters; `l2_hit` is the
+    fraction of its reads that hit L2."""
     fixed = _c("datacopy_fixed_cycles")
+    reads = b["datacopy_in_bytes"] + b["gm_to_l1_bytes"]
     issued = b["vector_instructions"] + b["datacopy_in_calls"] + b["datacopy_out_calls"] + b["gm_to_l1_calls"] + \
         b["mmad_calls"] + b["load_data_calls"] + b["fixpipe_calls"]
     sync = b["scalar_ub_accesses"] * _c("scalar_ub_cycles") + b["scalar_gm_accesses"] * _c("scalar_gm_cycles")
     pipes = {
         "MTE2": (b["datacopy_in_calls"] + b["gm_to_l1_calls"]) * fixed +
-                (b["datacopy_in_bytes"] + b["gm_to_l1_bytes"]) / bytes_per_cycle,
+                reads * (1 - l2_hit) / bytes_per_cycle + reads * l2_hit / _c("l2_read_bytes_per_cycle"),
         "MTE3": b["datacopy_out_calls"] * fixed + b["datacopy_out_bytes"] / bytes_per_cycle,
         "MTE1": b["load_data_calls"] * _c("vector_issue_cycles") + b["l1_to_l0_bytes"] / _c("mte1_bytes_per_cycle"),
         "V": b["vector_repeats"] * _c("vector_cycles_per_repeat") +
@@ -168,7 +191,8 @@ class Profile:
 
     counters: launch totals (bytes, calls, instructions; `bytes_per_datacopy` the average transfer).
     pipes: busy cycles per pipe of the busiest core (the one that sets the estimate).
-    bound: the busiest pipe of that core, or "HBM" when its share of the HBM bandwidth sets its time.
+    core_pipes: the same for the busiest core of each kind ("AIV", "AIC"; a mixed kernel has both).
+    bound: the busiest pipe of that core, or "HBM" when the launch's HBM bytes set its time.
     estimate_us: estimated kernel time (overlap rule in the module docstring), no launch overhead.
     floor_us: the roofline floor for the cores the launch uses.
     """
@@ -183,7 +207,10 @@ class Profile:
     blocks: int
     programs: int
     double_buffered: bool
-    block_pipes: list = field(default_factory=list, repr=False)
+    block_pipes: list = field(default_factory=list, repr=False)  # busy cycles per pipe of every core
+    cores: list = field(default_factory=list, repr=False)  # their labels ("block 0 AIC", "block 0 AIV0", ...)
+    core_programs: list = field(default_factory=list, repr=False)  # programs each of them ran
+    core_pipes: dict = field(default_factory=dict, repr=False)
 
     @property
     def ratio(self) -> float:
@@ -198,6 +225,9 @@ class Profile:
                  f"({self.ratio:.1f}x), bound by {self.bound}",
                  "  busiest core, busy cycles per pipe: " +
                  ", ".join(f"{p} {self.pipes[p]:.0f}" for p in PIPES)]
+        if len(self.core_pipes) > 1:
+            lines += [f"  busiest {k}: " + ", ".join(f"{p} {v[p]:.0f}" for p in PIPES if v[p])
+                      for k, v in sorted(self.core_pipes.items())]
         lines.append(f"  GM bytes {c['gm_read_bytes'] + c['gm_write_bytes']} (minimum {c['min_gm_bytes']}), "
                      f"{c['datacopy_calls']} DataCopy calls, {c['bytes_per_datacopy']:.0f} B per call")
         lines.append("  counters: " + ", ".join(f"{k}={v}" for k, v in c.items() if k not in
@@ -205,34 +235,62 @@ class Profile:
         return "\n".join(lines)
 
 
-def estimate(metadata: dict, totals: dict, blocks: list, min_bytes: int, soc: str) -> Profile:
-    """The Profile of one launch from the model's counters (launch.LAST_COUNTERS, LAST_BLOCK_COUNTERS)."""
+def k_steps(e: dict, metadata: dict) -> int:
+    """The steps an AIC's pipeline overlaps: one per step of its K loops when L1 holds two of them
+    (cube_plan's depthA1 = depthB1 = 2: the next step's GM -> L1 copy runs during this one's LoadData
+    and Mmad), else 0 (programs are the unit, as on the vector cores)."""
+    plans = [c.get("plan", "") for c in metadata.get("cube") or []]
+    if not e.get("gm_to_l1_calls") or not plans or not all("depthA1=2 depthB1=2" in p for p in plans):
+        return 0
+    return e["gm_to_l1_calls"] // 2  # an A and a B copy per step
+
+
+def l2_hit_fraction(reads: int, footprint: int, sc: SocCost, unique: int | None = None) -> float:
+    """The share of a launch's reads that hit L2 (module docstring): all but the first read of each
+    byte (`unique`: the bytes of each buffer read at least once, the CPU model's count; the whole
+    footprint when unknown), when the footprint fits in L2."""
+    if reads <= 0 or footprint > sc.l2.value:
+        return 0.0
+    return max(0.0, 1.0 - (footprint if unique is None else unique) / reads)
+
+
+def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: str) -> Profile:
+    """The Profile of one launch from the model's counters (launch.LAST_COUNTERS, and LAST_BLOCK_COUNTERS:
+    one entry per model core, with its "block" and "core")."""
     sc = soc_cost(soc)
     n_blocks, programs = totals["block_dim"], totals["programs"]
-    hbm_per_cycle = sc.hbm.value / sc.hz
-    per_core = min(_c("mte_bytes_per_cycle"), hbm_per_cycle / n_blocks)
     double = _double_buffered(metadata)
-    worst, worst_pipes, worst_hbm, all_pipes = -1.0, None, False, []
-    for i, b in enumerate(blocks):
-        pipes, sync = core_pipes(b, per_core)
-        progs = (programs - i + n_blocks - 1) // n_blocks
-        t = overlap(pipes, sync, progs, double)
-        # reads and writes share the core's slice of HBM: MTE2 and MTE3 overlap each other, not that
-        gm = b["datacopy_in_bytes"] + b["datacopy_out_bytes"] + b["gm_to_l1_bytes"] + b["l0c_to_gm_bytes"]
-        hbm_bound = gm / per_core > t
-        t = max(t, gm / per_core)
+    workspace = int(metadata.get("workspace_bytes") or 0) * n_blocks
+    reads = sum(e["datacopy_in_bytes"] + e["gm_to_l1_bytes"] for e in entries)
+    writes = sum(e["datacopy_out_bytes"] + e["l0c_to_gm_bytes"] for e in entries)
+    hit = l2_hit_fraction(reads, min_bytes + workspace, sc, totals.get("unique_read_bytes"))
+    rate = _c("mte_bytes_per_cycle")
+    worst, worst_pipes, all_pipes, labels, progs_of, by_kind = -1.0, None, [], [], [], {}
+    for i, e in enumerate(entries):
+        block, core = e.get("block", i), e.get("core", "AIV")
+        pipes, sync = core_pipes(e, rate, hit)
+        progs = (programs - block + n_blocks - 1) // n_blocks
+        t = overlap(pipes, sync, max(progs, k_steps(e, metadata)), double)
         all_pipes.append(pipes)
+        labels.append(f"block {block} {core}")
+        progs_of.append(progs)
+        kind = "AIC" if core == "AIC" else "AIV"
+        if t > by_kind.get(kind, (-1.0, None))[0]:
+            by_kind[kind] = (t, pipes)
         if t > worst:
-            worst, worst_pipes, worst_hbm = t, pipes, hbm_bound
-    counters = _totals(metadata, totals, blocks, min_bytes)
-    bw = min(sc.hbm.value, n_blocks * _c("mte_bytes_per_cycle") * sc.hz)
+            worst, worst_pipes = t, pipes
+    hbm = (reads * (1 - hit) + writes) / sc.hbm.value * sc.hz  # cycles the launch's HBM bytes take
+    counters = _totals(metadata, totals, entries, min_bytes)
+    counters["l2_hit_bytes"] = int(reads * hit)
+    counters["hbm_bytes"] = int(reads * (1 - hit) + writes)
+    bw = min(sc.hbm.value, n_blocks * rate * sc.hz)
     cube_cores = n_blocks if counters["cube_ops"] else 0
     floor = min_bytes / bw
     if cube_cores:
         floor = max(floor, counters["cube_ops"] * 16 ** 3 / (cube_cores * _c("cube_macs_per_cycle") * sc.hz))
-    bound = "HBM" if worst_hbm else max(PIPES, key=lambda p: worst_pipes[p])
-    return Profile(metadata["name"], soc, counters, worst_pipes, bound, worst / sc.hz * 1e6, floor * 1e6,
-                   n_blocks, programs, double, all_pipes)
+    bound = "HBM" if hbm > worst else max(PIPES, key=lambda p: worst_pipes[p])
+    return Profile(metadata["name"], soc, counters, worst_pipes, bound, max(worst, hbm) / sc.hz * 1e6, floor * 1e6,
+                   n_blocks, programs, double, all_pipes, labels, progs_of, {k: v[1] for k, v in by_kind.items()})
 
 
 def _double_buffered(metadata: dict) -> bool:
@@ -252,7 +310,7 @@ def _double_buffered(metadata: dict) -> bool:
 
 
 def _totals(metadata: dict, totals: dict, blocks: list, min_bytes: int) -> dict:
-    s = {k: sum(b[k] for b in blocks) for k in blocks[0]} if blocks else {}
+    s = {k: sum(b[k] for b in blocks) for k in blocks[0] if k not in ("block", "core")} if blocks else {}
     calls = s.get("datacopy_in_calls", 0) + s.get("datacopy_out_calls", 0) + s.get("gm_to_l1_calls", 0)
     moved = s.get("datacopy_in_bytes", 0) + s.get("datacopy_out_bytes", 0) + s.get("gm_to_l1_bytes", 0)
     return {

@@ -31,7 +31,7 @@ from .access import segments
 from .cube_batch import batch_tile, gate, is_batched, tile_at
 from .cube_handoff import cube_copyable, lower_handoff_dot, plan_handoffs, rows_apart
 from .cube_match import final_store, find_dot, k_loop_dot, match_epilogue, owner_of, splat_float, users_of
-from .cube_mixed import QUANT, emit_mixed, state, tile_ready, to_workspace
+from .cube_mixed import QUANT, emit_mixed, lower_slice, state, tile_ready, to_workspace
 from .cube_ops import Operand, cube_plan_of, extent, mmad_steps, queues, to_l1
 from .rules import before_walk, rule
 from .values import Splat, elem_of, shape_of
@@ -206,6 +206,18 @@ def lower_lone_dot(ctx, dot) -> None:
         return emit_mixed(ctx, dot, emit_aic, plan, dot.results[0])
     emit_aic()
     ctx.vmap[dot.results[0]] = None
+
+
+@rule("tensor.extract_slice")
+def _slice(ctx, op):
+    """Rows of a dot's result, read by an epilogue in chunks (cube_mixed.lower_slice)."""
+    lower_slice(ctx, op.operation)
+
+
+def keeps_whole(op) -> bool:
+    """The ops `xb-strip-mine` leaves whole when it splits a kernel's epilogue into row chunks: a plain
+    Cube K loop of a dot and a dot (their accumulator lives in L0C and the workspace, not in UB)."""
+    return op.name == "xb.dot" or (op.name == "scf.for" and k_loop_dot(op) is not None)
 
 
 @before_walk

@@ -4,6 +4,18 @@ The AIC writes the fp32 accumulator tile to its slot of a GM `workspace` (an ext
 of `workspace_bytes` per launched block, recorded in the metadata) and sets a cross-core flag; the
 AIV waits for it, copies the tile to UB, hands the slot back with another flag, and the rest of the
 program instance is lowered by the vector rules inside `if ASCEND_IS_AIV { ... }`.
+
+The hand-off is in the narrowest type the epilogue allows: when every use of the accumulator (or
+of each chunk of it) is first converted to f16 or bf16 (`acc.to(tl.float16)`), Fixpipe converts
+it on its way to the workspace (round to nearest even, as the conversion does) and the vector core
+reads half the bytes.
+
+An epilogue that `xb-strip-mine` split into row chunks (the K loop kept whole: pipeline.py) reads
+its chunk of the tile from the workspace (`tensor.extract_slice` of the accumulator, `lower_slice`)
+and hands the slot back after the last chunk. When every chunk loop only stores (no value carried
+from chunk to chunk) the kernel is MIX_AIC_1_2: both vector cores of the AI Core wait for the tile,
+each takes every other chunk (`GetSubBlockIdx()`), and the AIC takes the slot back once both have
+set the flag (mode 2 counts an AIV flag when both AIVs have set it).
 """
 
 from __future__ import annotations
@@ -14,7 +26,9 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
-from .values import SIZE, Tile, elem_of, round_up
+from .cube_sections import section_kernel
+from .options import MIX_AIC_1_2
+from .values import SIZE, Tile, elem_of, round_up, shape_of
 
 # Fixpipe's conversion of the L0C accumulator on its way out (asc-devkit L0C到GM数据搬运（Fixpipe）.md, Atlas A2:
 # float -> half/bfloat16 round to nearest even; float -> float and int32 -> int32 as they are)
@@ -38,6 +52,16 @@ class CubeState:
     handoff: object = None  # cube_handoff.Handoffs when the kernel hands dots to the vector core
     ws_arg: object = None  # the `workspace` kernel argument
     ws_views: dict = field(default_factory=dict)  # elem -> GlobalTensor<elem> over it
+    narrow: str | None = None  # f16/bf16: the epilogue converts the accumulator first, Fixpipe does it
+    prologue_sectioned: bool = False  # the after-walk hook that puts vector work in AIV sections is set
+
+
+@dataclass
+class InWorkspace:
+    """The value of a dot's result on the vector core while its chunks are read from the workspace."""
+
+    plan: object
+    elem: str
 
 
 def state(ctx) -> CubeState:
@@ -81,6 +105,7 @@ def to_workspace(ctx, c1, plan, elem: str) -> None:
     with ir.InsertionPoint(wait.then_block):
         A.op("cross_core_wait_flag", [ctx.c64(FLAG_WS_FREE)])
         scf.YieldOp([])
+    elem = state(ctx).narrow or elem
     ws = ctx.at(workspace(ctx, plan, elem), ctx.mul(block, ctx.c64(plan.block_m * plan.block_n)))
     A.op("fixpipe", [ws, c1, ctx.c64(plan.block_n), ctx.c64(plan.block_m), ctx.c64(plan.base_m),
                      ctx.c64(plan.block_n)], quant=QUANT[(plan.acc_dtype, elem)], relu=False)
@@ -107,16 +132,29 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
                         "xblock builds only at the kernel's top level; here the K loop is inside another loop "
                         "or an `if` (a persistent tile loop): store the accumulator whole (a Fixpipe epilogue) "
                         "or give each tile its own program", loop)
+    anchor = loop.operation
+    block_ops = [o.operation for o in anchor.block.operations]
+    rest = [o for o in block_ops[block_ops.index(anchor) + 1:] if o.name != "func.return"]
+    sliced = _sliced(rest, acc_result)
+    st = state(ctx)
+    st.narrow = _narrow(acc_result, sliced)
+    if not st.prologue_sectioned:
+        # vector work the lowering put before the grid loop (index tiles, resident loads) runs on the
+        # AIVs only: the AIC has no unified buffer
+        st.prologue_sectioned = True
+        ctx.ext.setdefault("after_walk", []).append(lambda c: section_kernel(c, state(c).queues.values()))
     aic = core_if("AIC")
     with ir.InsertionPoint(aic.then_block):
         emit_aic()
         scf.YieldOp([])
     _after_grid_wait(ctx)
     aiv = core_if("AIV")
+    if sliced:
+        return _emit_chunked(ctx, aiv, rest, plan, acc_result)
     with ir.InsertionPoint(aiv.then_block):
         A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
         shape = (plan.block_m, plan.block_n)
-        elem = elem_of(acc_result.type)
+        elem = st.narrow or elem_of(acc_result.type)
         count = round_up(plan.block_m * plan.block_n, 32 // SIZE[elem])  # whole 32-byte blocks (the slot has room)
         nbytes = count * SIZE[elem]
         q = ctx.queue("VECIN", -(-nbytes // 256) * 256, "acc")
@@ -129,14 +167,131 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
         acc = A.op("deque", [], local, queue=q.name, name="acc")
         A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
         tile = Tile(acc, elem, shape, -(-nbytes // 256) * 256, "vecin", q, line=ctx.loc[1])
-        ctx.vmap[acc_result] = tile
-        anchor = loop.operation
-        block_ops = [o.operation for o in anchor.block.operations]
-        rest = [o for o in block_ops[block_ops.index(anchor) + 1:] if o.name != "func.return"]
+        _bind_converted(ctx, acc_result, tile)
         _lower_rest(ctx, anchor.block, rest)
         ctx.release(tile)  # its last use is in this section; the walk's later drop must not free it outside
         ctx.vmap[acc_result] = None
         scf.YieldOp([])
+
+
+def _users(v) -> list:
+    return [u.owner for u in v.uses]
+
+
+def _narrow(acc_result, sliced: bool) -> str | None:
+    """f16/bf16 when every use of the accumulator (of each chunk of it) converts it to that type."""
+    uses = [s for u in _users(acc_result) for s in _users(u.results[0])] if sliced else _users(acc_result)
+    kinds = {elem_of(u.results[0].type) if u.name == "arith.truncf" else None for u in uses}
+    return kinds.pop() if len(kinds) == 1 and kinds <= {"f16", "bf16"} else None
+
+
+def _bind_converted(ctx, v, tile) -> None:
+    """`v` (an accumulator or its chunk) now in UB as `tile`; when the hand-off was narrowed, `tile`
+    already holds its conversion: the convert ops take it and are skipped by the walk."""
+    if state(ctx).narrow is None:
+        ctx.vmap[v] = tile
+        return
+    converts = _users(v)
+    ctx.vmap[v] = None
+    tile.refs = len(converts)
+    for u in converts:
+        ctx.vmap[u.results[0]] = tile
+    ctx.absorb(converts)
+
+
+def _walk(ops):
+    for op in ops:
+        stack = [op]
+        while stack:
+            o = stack.pop()
+            yield o
+            for region in o.regions:
+                for b in region.blocks:
+                    stack.extend(x.operation for x in b.operations)
+
+
+def _sliced(rest, acc_result) -> bool:
+    return any(o.name == "tensor.extract_slice" and o.operands[0] == acc_result for o in _walk(rest))
+
+
+SIDE_EFFECTS = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert")
+
+
+def _shared(rest) -> bool:
+    """Whether the vector cores can share out the chunk loops: each only stores (carries nothing from
+    chunk to chunk) and nothing outside them has a side effect."""
+    chunks = [o for o in rest if o.name == "scf.for" and "xb.chunks" in o.attributes]
+    if not chunks or any(len(o.operands) > 3 for o in chunks):
+        return False
+    outside = [o for o in _walk([o for o in rest if o not in chunks])]
+    return not any(o.name in SIDE_EFFECTS for o in outside)
+
+
+def _emit_chunked(ctx, aiv, rest, plan, acc_result) -> None:
+    """The AIV section of an epilogue computed in row chunks (module docstring)."""
+    st = state(ctx)
+    both = _shared(rest)
+    if both:
+        st.kernel_type.attributes["type"] = ir.StringAttr.get(MIX_AIC_1_2)
+        ctx.meta["kernel_type"] = MIX_AIC_1_2
+        ctx.ext["share_loop"] = _every_other
+    ctx.meta["cube"][-1]["vector_cores"] = 2 if both else 1
+    with ir.InsertionPoint(aiv.then_block):
+        A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
+        ctx.vmap[acc_result] = InWorkspace(plan, st.narrow or elem_of(acc_result.type))
+        try:
+            _lower_rest(ctx, rest[0].block, rest)
+        finally:
+            ctx.ext.pop("share_loop", None)
+        ctx.vmap[acc_result] = None
+        A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
+        scf.YieldOp([])
+
+
+def _every_other(op, lb, step):
+    """The bounds of a chunk loop on one of two vector cores: chunks sub, sub + 2, ..."""
+    if "xb.chunks" not in op.attributes:
+        return lb, step
+    sub = A.op("sub_block_idx", [], ir.IntegerType.get_signless(64))
+    if lb.type != sub.type:
+        sub = arith.TruncIOp(lb.type, sub).result
+    lb0, step0 = _const(lb), _const(step)
+    first = sub if lb0 == 0 else arith.AddIOp(lb, sub).result
+    twice = arith.ConstantOp(step.type, 2 * step0).result if step0 is not None else \
+        arith.MulIOp(step, arith.ConstantOp(step.type, 2).result).result
+    return first, twice
+
+
+def _const(v):
+    o = v.owner
+    if isinstance(o, ir.Block) or o.operation.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(o.operation.attributes["value"]).value
+
+
+def lower_slice(ctx, op) -> None:
+    """Rows of a dot's result, which the AIC left in this block's workspace slot: DataCopy them to UB."""
+    src = ctx.vmap.get(op.operands[0])
+    if not isinstance(src, InWorkspace):
+        raise ctx.error("internal: a chunk of a block that is not a dot's result in the workspace")
+    plan, elem = src.plan, src.elem
+    rows, cols = shape_of(op.result.type)
+    if cols != plan.block_n or (rows * cols * SIZE[elem]) % 32:
+        raise ctx.error(f"a chunk of {rows} x {cols} {elem} of the dot's result is not whole 32-byte blocks of "
+                        "its rows in the workspace")
+    at = op.operands[1].owner
+    row0 = ctx.scalar(at.operands[0]) if getattr(at, "name", "") == "arith.index_cast" else ctx.scalar(op.operands[1])
+    row0 = arith.ExtSIOp(ctx.i64, row0).result if row0.type != ctx.i64 else row0
+    nbytes = -(-rows * cols * SIZE[elem] // 256) * 256
+    q = ctx.queue("VECIN", nbytes, "acc")
+    local = A.local_type(ir.Type.parse(elem))
+    t = A.op("alloc_tensor", [], local, queue=q.name, name="accLocal")
+    slot = ctx.mul(A.op("block_idx", [], ctx.i64), ctx.c64(plan.block_m * plan.block_n))
+    ws = ctx.at(workspace(ctx, plan, elem), ctx.add(slot, ctx.mul(row0, ctx.c64(cols))))
+    A.op("data_copy", [t, ws, ctx.c64(rows * cols)])
+    A.op("enque", [t], queue=q.name)
+    acc = A.op("deque", [], local, queue=q.name, name="acc")
+    _bind_converted(ctx, op.result, Tile(acc, elem, (rows, cols), nbytes, "vecin", q, line=ctx.loc[1]))
 
 
 def _after_grid_wait(ctx):

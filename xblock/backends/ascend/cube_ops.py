@@ -19,7 +19,7 @@ from ...dialects import ascendc as A
 from .cube_mixed import state
 from .cube_plan import ACC_DTYPE, CUBE_SOCS, CubeLimit, plan_cube
 from .cube_sections import section_kernel
-from .options import AIC_ONLY, MIX_AIC_1_1
+from .options import AIC_ONLY, MIX_AIC_1_1, MIX_AIC_1_2
 from .values import elem_of, shape_of
 
 CUBE_QUEUES = ("A1", "B1", "A2", "B2", "CO1")
@@ -84,7 +84,8 @@ def queues(ctx, plan, mixed: bool = False):
     kernel widens them (`widen`)."""
     st = state(ctx)
     if st.queues:
-        if mixed and st.kernel_type.attributes["type"] != ir.StringAttr.get(MIX_AIC_1_1):
+        if mixed and st.kernel_type.attributes["type"] not in (ir.StringAttr.get(MIX_AIC_1_1),
+                                                               ir.StringAttr.get(MIX_AIC_1_2)):
             raise ctx.error("a kernel mixing Fixpipe-only and vector epilogues of dots is not supported yet")
         widen(ctx, plan)
         return st.queues

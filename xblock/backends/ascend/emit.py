@@ -19,6 +19,7 @@ from ...dialects import ascendc as A
 from ...dialects.locations import source_loc
 from .cube_emit import CubeCalls
 from .layout_emit import LayoutCalls
+from .options import MIX_AIC_1_2
 
 
 class CStyle:
@@ -160,8 +161,13 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
             return f"static_cast<{self.ctype(op.result.type)}>(static_cast<{dst}>({self.expr(op.operands[0])}))"
         if n in self.casts:
             return f"static_cast<{self.ctype(op.result.type)}>({self.expr(op.operands[0])})"
-        if n == "ascendc.block_idx":
-            return "GetBlockIdx()"
+        if n == "ascendc.block_idx":  # the AI Core's index: an AIV of a 1:2 kernel counts AIVs (two per core)
+            return "(GetBlockIdx() / GetSubBlockNum())" if self.meta.get("kernel_type") == MIX_AIC_1_2 \
+                else "GetBlockIdx()"
+        if n == "ascendc.sub_block_idx":
+            return "GetSubBlockIdx()"
+        if n == "ascendc.sub_block_num":
+            return "GetSubBlockNum()"
         if n == "ascendc.block_num":
             return "GetBlockNum()"
         if n in ("ascendc.gm_at", "ascendc.ub_at"):
@@ -200,8 +206,8 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
     def inlinable(self, op) -> bool:
         if op.name == "arith.constant":
             return True
-        if op.name in ("ascendc.block_idx", "ascendc.block_num", "ascendc.gm_at", "ascendc.ub_at",
-                       "ascendc.reinterpret", "ascendc.core_is"):
+        if op.name in ("ascendc.block_idx", "ascendc.block_num", "ascendc.sub_block_idx", "ascendc.sub_block_num",
+                       "ascendc.gm_at", "ascendc.ub_at", "ascendc.reinterpret", "ascendc.core_is"):
             return True
         if not (op.name.startswith("arith.") and len(op.results) == 1):
             return False

@@ -42,8 +42,11 @@ CXXFLAGS = ["-std=c++17", "-Wall", "-Werror", os.environ.get("XBLOCK_ASCEND_EMU_
 LAST_COUNTERS: dict = {}
 _COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "scalar_ub_accesses",
              "scalar_gm_accesses")
-# per-block counters of the last launch (emu_launch.h kBlockCounters, in its order): one dict per block
+# per-core counters of the last launch (emu_launch.h kBlockCounters, in its order): one dict per model
+# core, with its "block" and "core" ("AIC", "AIV0", "AIV1" for the cores of a mixed kernel's block,
+# "AIV" for a vector kernel's, "AIC" for a cube-only kernel's), in block order
 LAST_BLOCK_COUNTERS: list = []
+CORE_NAMES = ("AIV", "AIC", "AIV0", "AIV1")  # emu_launch.h's core codes
 BLOCK_COUNTERS = _COUNTERS + ("datacopy_in_calls", "datacopy_out_calls", "datacopy_in_bytes", "datacopy_out_bytes",
                               "cube_ops", "mmad_calls", "gm_to_l1_bytes", "gm_to_l1_calls", "l1_to_l0_bytes",
                               "load_data_calls", "l0c_to_gm_bytes", "fixpipe_calls", "cross_core_sets")
@@ -266,13 +269,19 @@ def load(asm: dict, metadata: dict):
                  4096, counters)
         LAST_COUNTERS.clear()
         LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim, programs=total)
-        per_block = np.zeros(block_dim * len(BLOCK_COUNTERS), np.uint64)
-        lib.xblock_emu_block_counters(per_block.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)),
-                                      ctypes.c_int64(per_block.size))
-        LAST_BLOCK_COUNTERS[:] = [dict(zip(BLOCK_COUNTERS, map(int, row)))
-                                  for row in per_block.reshape(block_dim, len(BLOCK_COUNTERS))]
+        width = 2 + len(BLOCK_COUNTERS)  # block, core, counters
+        get = lib.xblock_emu_block_counters
+        get.restype = ctypes.c_int64
+        per_core = np.zeros(int(get(None, ctypes.c_int64(0))), np.uint64)
+        get(per_core.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), ctypes.c_int64(per_core.size))
+        LAST_BLOCK_COUNTERS[:] = [dict(zip(BLOCK_COUNTERS, map(int, row[2:])), block=int(row[0]),
+                                       core=CORE_NAMES[int(row[1])]) for row in per_core.reshape(-1, width)]
         for k in BLOCK_COUNTERS[len(_COUNTERS):4 + len(_COUNTERS)]:  # the GM<->UB DataCopy totals
             LAST_COUNTERS[k] = sum(b[k] for b in LAST_BLOCK_COUNTERS)
+        reads = (ctypes.c_uint64 * max(len(keep), 1))()
+        lib.xblock_emu_region_reads(reads, ctypes.c_int64(len(keep)))
+        # bytes of GM that had to be read at least once: each buffer's reads, up to its size
+        LAST_COUNTERS["unique_read_bytes"] = sum(min(int(reads[i]), w.nbytes) for i, w in enumerate(work))
         status = work[buf_names.index("assertStatus")] if "assertStatus" in buf_names else ()
         failed = failed_assert(metadata, status, grid)
         if failed:  # an assert that failed is the cause, even when the model stopped the kernel after it

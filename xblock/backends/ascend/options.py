@@ -43,13 +43,15 @@ STATUS_SLOT = 8
 
 # KERNEL_TASK_TYPE_DEFAULT of a kernel (metadata["kernel_type"]), emitted for every kernel
 AIV_ONLY, AIC_ONLY, MIX_AIC_1_1 = "KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_1"
+MIX_AIC_1_2 = "KERNEL_TYPE_MIX_AIC_1_2"
 
 
 def launch_cores(metadata: dict) -> tuple:
     """(blocks a launch may use, what they are) for a compiled kernel on its SoC.
 
     A vector-only kernel launches one block per AIV; an AIC-only kernel one per AIC; a mixed
-    1:1 kernel one per AI Core group (one AIC and one of its AIVs), as many as there are AICs.
+    kernel one per AI Core group (one AIC and one (1:1) or both (1:2) of its AIVs), as many as
+    there are AICs.
     """
     soc = SOCS[metadata["soc"]]
     kind = metadata.get("kernel_type")
@@ -57,6 +59,8 @@ def launch_cores(metadata: dict) -> tuple:
         return soc.cube_cores, "cube core (AIC)"
     if kind == MIX_AIC_1_1:
         return soc.cube_cores, "AI Core group (1 AIC + 1 AIV)"
+    if kind == MIX_AIC_1_2:
+        return soc.cube_cores, "AI Core group (1 AIC + 2 AIV)"
     return soc.vector_cores, "vector core (AIV)"
 
 

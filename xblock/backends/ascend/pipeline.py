@@ -39,6 +39,7 @@ from .api_surface import check_source
 from .driver import Lowering
 from .emit import emit
 from .launch import build_emulator_library
+from .options import MIX_AIC_1_2
 from .rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
 
 
@@ -74,6 +75,8 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
                 break
     if tried.low.overflow is not None:
         tried = _split_to_fit(module, given, options, tried)
+    elif tried.error is None and _vector_epilogue(tried):
+        tried = _both_vector_cores(module, given, options, tried)
     _show(tried.shown)
     if tried.error is not None:
         raise tried.error
@@ -207,11 +210,35 @@ def _split_to_fit(module: ir.Module, metadata: dict, options, first: _Attempt) -
         factor *= 2
 
 
+def _vector_epilogue(tried: _Attempt) -> bool:
+    """A mixed kernel whose dots' epilogues run on the vector core after the Cube (cube_mixed.py)."""
+    cubes = tried.meta.get("cube") or []
+    return bool(cubes) and all(c.get("epilogue") == "vector" for c in cubes) and \
+        not tried.meta.get("hand_off_dots") and not tried.meta.get("cube_sections")
+
+
+def _both_vector_cores(module: ir.Module, metadata: dict, options, first: _Attempt) -> _Attempt:
+    """The kernel with its dot's epilogue split into row chunks that both vector cores of each AI Core
+    share (MIX_AIC_1_2, cube_mixed.py), when that lowers with double-buffered queues; else `first`."""
+    for factor in (2, 4, 8):
+        try:
+            tried, split = _split(module, metadata, options, factor)
+        except strip_mine.Refused:
+            return first
+        if tried.error is None and tried.meta.get("kernel_type") == MIX_AIC_1_2 and not _single_buffered(tried.low):
+            tried.meta["split"] = asdict(split)
+            return tried
+        if tried.error is not None and tried.low.overflow is None:
+            return first
+    return first
+
+
 def _split(module: ir.Module, metadata: dict, options, factor: int):
-    """The lowering of a copy of the module split into `factor` chunks, and the split."""
+    """The lowering of a copy of the module split into `factor` chunks, and the split (a dot's K loop
+    stays whole: the Cube computes it, and the vector core reads its result chunk by chunk)."""
     with module.context:
         copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-        split = strip_mine.run(copy, factor)
+        split = strip_mine.run(copy, factor, keep=cube.keeps_whole)
         verify(copy, strip_mine.NAME)
     return _lower(copy, metadata, options), split
 

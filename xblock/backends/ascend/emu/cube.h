@@ -8,16 +8,32 @@
 // buffer, a misaligned L0 address, a parameter out of its documented range, a queue tensor used
 // in the wrong state, or an unpaired cross-core flag is an error that names the API call.
 //
-// Mixed kernels (one AIC with its AIV) run "fused": one model core executes both the
-// `if ASCEND_IS_AIC` and `if ASCEND_IS_AIV` sections in program order, which is one legal
-// interleaving of the two cores; the cross-core flags are counted and must pair up.
+// Mixed kernels (KERNEL_TYPE_MIX_AIC_1_1 / MIX_AIC_1_2) run as on the hardware: every block (one AI
+// Core) runs the kernel function once on its AIC and once on each of its one or two AIVs, each a
+// model core with its own State and CubeState; GM and the SoC profile are shared. The kernel type is
+// known only once the kernel runs KERNEL_TASK_TYPE_DEFAULT: the block's first core starts the kernel,
+// becomes the AIC when a mixed type is declared, and the AIVs are added then (they start the kernel
+// from its beginning). The cores are cooperative contexts (ucontext) on the launching thread: a core
+// runs until CrossCoreWaitFlag finds its flag counter at zero, then the next runnable core in slot
+// order (AIC, AIV0, AIV1) runs; all unfinished cores waiting is a deadlock, reported with the flags
+// they wait for. Cross-core flags (mode 2, AIC <-> AIVs; mode 1, AIV <-> AIV) carry what the setting
+// core's pipe knew, so a wait orders the waiting core after the setter's earlier work. Vector-only
+// and cube-only kernels run one core per block. A kernel called directly, outside emu_launch.h's
+// launcher (unit tests), still runs "fused": one core executes both kinds of section in program
+// order, and the cross-core flags are only counted.
 //
 // XBEMU_CUBE_COUNT_ONLY=1 in the environment skips the arithmetic and data movement (every check
 // and counter still runs): the figures for large shapes in docs/BENCHMARKS.md come from it.
 #pragma once
 
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
+#include <memory>
 #include <type_traits>
 
 #include "kernel_operator.h"
@@ -59,10 +75,16 @@ struct CubeState {
     Counters c;
 };
 
-inline CubeState& cs() {
+// The running core's cube state (switched with st(): the scheduler below); one default core outside a launch.
+inline CubeState& default_cube() {
     static CubeState s;
     return s;
 }
+inline CubeState*& current_cube() {
+    static CubeState* p = &default_cube();
+    return p;
+}
+inline CubeState& cs() { return *current_cube(); }
 
 inline void poison_all() {
     for (Space& sp : cs().mem) {
@@ -135,9 +157,430 @@ inline void need_aic(const char* api) {
                       (type == KERNEL_TYPE_AIV_ONLY ? "KERNEL_TYPE_AIV_ONLY" : "KERNEL_TYPE_MIX_AIV_1_0") +
                       " kernel: it starts vector cores only, no Cube core");
     if (cs().core == AIV) fail(api, "cube API called in an ASCEND_IS_AIV section");
+    if (st().role == ROLE_AIV) fail(api, "cube API on an AIV (vector core): only the AIC has the Cube unit");
 }
 
 inline bool count_only() { return cs().count_only; }
+
+// ----- the cores of one block: cooperative contexts and cross-core flags -------------------------
+
+#if defined(__SANITIZE_ADDRESS__)
+#define XBEMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XBEMU_ASAN 1
+#endif
+#endif
+#ifdef XBEMU_ASAN
+extern "C" void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, size_t size);
+extern "C" void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, size_t* size_old);
+#endif
+
+// A cross-core flag in flight: what the setting core's pipe knew complete when the flag was set,
+// k[c][x]: core c's (slot's) pipe x instructions up to this number (State::seq).
+struct Msg {
+    uint64_t k[kMaxCores][P_NUM];
+};
+
+constexpr int kCrossFlags = 16;
+constexpr size_t kStackBytes = size_t(8) << 20;  // each core's stack (the main thread's usual 8 MB)
+
+// Thrown into a waiting core to unwind it when the launch stops (another core failed, or deadlock);
+// not a std::exception, so kernel code and the model's own handlers let it through.
+struct Cancel {};
+
+struct CoreCtx {
+    State st;
+    CubeState cube;
+    enum Status { READY, BLOCKED, DONE, FAILED } status = READY;
+    bool started = false, cancel = false;
+    int wait_flag = -1;  // the flag a BLOCKED core waits for
+    Site wait_site;
+    std::string error;
+    std::deque<Msg> in[kCrossFlags];     // flags that reached this core, not yet waited for (the counter)
+    std::deque<Msg> pend2[kCrossFlags];  // an AIV's mode-2 sets the AIC does not count yet (the other AIV has not set)
+    std::deque<Msg> pend1[kCrossFlags];  // an AIV's mode-1 sets the other AIV has not matched yet
+    ucontext_t ctx;
+    uint8_t* stack = nullptr;  // kStackBytes above one inaccessible guard page
+    size_t guard = 0;
+    void* asan_fake = nullptr;
+    CoreCtx() = default;
+    CoreCtx(const CoreCtx&) = delete;
+    CoreCtx& operator=(const CoreCtx&) = delete;
+    ~CoreCtx() {
+        if (stack) munmap(stack - guard, kStackBytes + guard);
+    }
+};
+
+// One block being run: its cores (slot 0 first; for a mixed kernel the AIC, then AIV0, AIV1).
+struct BlockRun {
+    int64_t idx = 0, num = 1;
+    int n = 0;          // cores in the block so far
+    int cur = -1;       // the running core, -1 in the scheduler
+    int type = -1;      // the kernel type, once the first core declared it
+    CoreCtx* cores[kMaxCores] = {};
+    void (*call)(void*) = nullptr;  // runs the kernel function
+    void* arg = nullptr;
+    ucontext_t sched;
+    void* sched_fake = nullptr;
+    const void* sched_bottom = nullptr;
+    size_t sched_size = 0;
+};
+
+inline BlockRun*& running() {
+    static BlockRun* b = nullptr;
+    return b;
+}
+
+inline std::vector<std::unique_ptr<CoreCtx>>& core_pool() {
+    static std::vector<std::unique_ptr<CoreCtx>> v;
+    return v;
+}
+
+inline std::string core_label(const State& s) {
+    return "block " + std::to_string(s.block) + (s.mixed ? std::string(" ") + slot_name(s.slot) : std::string());
+}
+
+// Adds core `slot` to block b, fresh for the block: the launch's SoC profile and buffers, zero counters.
+inline CoreCtx& add_core(BlockRun& b, int slot, int role, bool mixed, int sub_idx, int sub_num) {
+    std::vector<std::unique_ptr<CoreCtx>>& pool = core_pool();
+    while (static_cast<int>(pool.size()) <= slot) pool.emplace_back(new CoreCtx);
+    CoreCtx& c = *pool[slot];
+    c.status = CoreCtx::READY;
+    c.started = c.cancel = false;
+    c.wait_flag = -1;
+    c.error.clear();
+    for (int f = 0; f < kCrossFlags; f++) c.in[f].clear(), c.pend2[f].clear(), c.pend1[f].clear();
+    State& s = c.st;
+    const State& d = default_state();
+    s.ub_total = d.ub_total;
+    s.ub_usable = d.ub_usable;
+    s.has_pad = d.has_pad;
+    s.regions = d.regions;
+    reset_core(s, b.idx, b.num);
+    s.slot = slot;
+    s.role = role;
+    s.mixed = mixed;
+    s.sub_idx = sub_idx;
+    s.sub_num = sub_num;
+    if (role == ROLE_AIV && sub_num == 2) s.block_idx = 2 * b.idx + sub_idx;
+    for (State*& p : s.peers) p = nullptr;
+    s.gm_read = s.gm_write = s.vec_instrs = s.vec_repeats = s.scalar_ub = s.scalar_gm = 0;
+    s.dc_in = s.dc_out = s.dc_in_bytes = s.dc_out_bytes = 0;
+    CubeState& q = c.cube;
+    for (Space& sp : q.mem) sp.used = sp.peak = 0;  // the bytes are poisoned when an AIC kernel starts
+    q.core = ANY;
+    for (int& f : q.flags) f = 0;
+    q.count_only = false;
+    q.c = Counters();
+    b.cores[slot] = &c;
+    if (b.n <= slot) b.n = slot + 1;
+    for (int i = 0; i < b.n; i++)
+        for (int j = 0; j < kMaxCores; j++) b.cores[i]->st.peers[j] = j < b.n ? &b.cores[j]->st : nullptr;
+    return c;
+}
+
+// Leaves the running core for the scheduler (for good when `exiting`).
+inline void to_scheduler(bool exiting) {
+    BlockRun& b = *running();
+    CoreCtx& c = *b.cores[b.cur];
+#ifdef XBEMU_ASAN
+    __sanitizer_start_switch_fiber(exiting ? nullptr : &c.asan_fake, b.sched_bottom, b.sched_size);
+#else
+    (void)exiting;
+#endif
+    swapcontext(&c.ctx, &b.sched);
+#ifdef XBEMU_ASAN
+    __sanitizer_finish_switch_fiber(c.asan_fake, &b.sched_bottom, &b.sched_size);
+#endif
+}
+
+// The body of every core's context: the kernel function, then this core's kernel end (emu: end_block).
+// Errors stay in the context (they cannot unwind past it): the scheduler reports them.
+inline void core_main() {
+    BlockRun& b = *running();
+    CoreCtx& c = *b.cores[b.cur];
+#ifdef XBEMU_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, &b.sched_bottom, &b.sched_size);
+#endif
+    try {
+        b.call(b.arg);
+        end_block();
+        c.status = CoreCtx::DONE;
+    } catch (const Cancel&) {
+        c.status = CoreCtx::DONE;
+    } catch (const std::exception& e) {
+        c.error = e.what();
+        c.status = CoreCtx::FAILED;
+    } catch (...) {
+        c.error = "an exception that is not a std::exception";
+        c.status = CoreCtx::FAILED;
+    }
+    to_scheduler(true);
+}
+
+// Runs core i until it waits, finishes or fails.
+inline void resume(BlockRun& b, int i) {
+    CoreCtx& c = *b.cores[i];
+    if (!c.started) {
+        if (!c.stack) {
+            const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+            void* m = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m == MAP_FAILED) fail("launch", "cannot allocate a core's stack");
+            mprotect(m, page, PROT_NONE);  // an overflow faults instead of writing over other memory
+            c.stack = static_cast<uint8_t*>(m) + page;
+            c.guard = page;
+        }
+        getcontext(&c.ctx);
+        c.ctx.uc_stack.ss_sp = c.stack;
+        c.ctx.uc_stack.ss_size = kStackBytes;
+        c.ctx.uc_link = nullptr;
+        makecontext(&c.ctx, core_main, 0);
+        c.started = true;
+    }
+    b.cur = i;
+    current_state() = &c.st;
+    current_cube() = &c.cube;
+#ifdef XBEMU_ASAN
+    __sanitizer_start_switch_fiber(&b.sched_fake, c.stack, kStackBytes);
+#endif
+    swapcontext(&b.sched, &c.ctx);
+#ifdef XBEMU_ASAN
+    __sanitizer_finish_switch_fiber(b.sched_fake, nullptr, nullptr);
+#endif
+    current_state() = &default_state();
+    current_cube() = &default_cube();
+    b.cur = -1;
+}
+
+inline bool runnable(const CoreCtx& c) {
+    return c.status == CoreCtx::READY || (c.status == CoreCtx::BLOCKED && !c.in[c.wait_flag].empty());
+}
+
+inline std::string deadlock(const BlockRun& b) {
+    const State& first = b.cores[0]->st;
+    std::string waits, done;
+    bool at = false;
+    for (int i = 0; i < b.n; i++) {
+        const CoreCtx& c = *b.cores[i];
+        if (c.status == CoreCtx::BLOCKED) {
+            waits += std::string(waits.empty() ? "" : ", ") + (first.mixed ? slot_name(i) : "its core") +
+                     " waits for flag " + std::to_string(c.wait_flag) + (at ? ref(c.wait_site) : where(c.wait_site));
+            at = true;
+        } else if (c.status == CoreCtx::DONE) {
+            done += std::string(done.empty() ? "" : ", ") + slot_name(i);
+        }
+    }
+    if (!first.mixed)
+        return "block " + std::to_string(b.idx) + ": CrossCoreWaitFlag: deadlock: " + waits + ", and no other core "
+               "runs: only a mixed kernel (KERNEL_TYPE_MIX_AIC_1_1 / MIX_AIC_1_2) has an AIC and AIVs that set flags "
+               "for each other";
+    const bool aic_waits = b.cores[0]->status == CoreCtx::BLOCKED;
+    return "block " + std::to_string(b.idx) + ": CrossCoreWaitFlag: deadlock: " + waits +
+           (done.empty() ? std::string() : "; " + done + " finished") + ": no core is left to set those flags" +
+           (aic_waits && b.n == 3 ? " (the AIC's counter counts a flag once both AIVs have set it)" : "");
+}
+
+// Flags set and never waited for, once every core of the block finished ("" if none).
+inline std::string leftover_flags(const BlockRun& b) {
+    for (int i = 0; i < b.n; i++) {
+        const CoreCtx& c = *b.cores[i];
+        for (int f = 0; f < kCrossFlags; f++) {
+            if (!c.in[f].empty())
+                return core_label(c.st) + ": CrossCoreSetFlag: flag " + std::to_string(f) + " was set " +
+                       std::to_string(c.in[f].size()) + " time(s) more than it was waited for at kernel exit";
+            if (!c.pend2[f].empty())
+                return core_label(c.st) + ": CrossCoreSetFlag: flag " + std::to_string(f) + " (mode 2) was set " +
+                       std::to_string(c.pend2[f].size()) + " time(s) more than the other AIV set it: the AIC counts "
+                       "a flag only once both AIVs have set it, so it was never waited for at kernel exit";
+            if (!c.pend1[f].empty())
+                return core_label(c.st) + ": CrossCoreSetFlag: flag " + std::to_string(f) + " (mode 1) was set " +
+                       std::to_string(c.pend1[f].size()) + " time(s) more than the other AIV set it at kernel exit";
+        }
+    }
+    return "";
+}
+
+// Runs one block: its first core, then the AIVs it adds (declare), switching at waits. Returns the
+// error that stopped it ("" if none), prefixed with the core ("block 3 AIV1: ..."); the cores
+// that were still waiting are unwound (Cancel) before it returns.
+inline std::string run_block(BlockRun& b, int64_t idx, int64_t num, void (*call)(void*), void* arg) {
+    b.idx = idx;
+    b.num = num;
+    b.call = call;
+    b.arg = arg;
+    running() = &b;
+    std::string err;
+    try {
+        add_core(b, 0, ROLE_ANY, false, 0, 1);
+        for (int next = 0;;) {
+            int pick = -1;
+            bool all_done = true;
+            for (int k = 0; k < b.n; k++) {
+                const int i = (next + k) % b.n;
+                if (b.cores[i]->status != CoreCtx::DONE) all_done = false;
+                if (pick < 0 && runnable(*b.cores[i])) pick = i;
+            }
+            if (pick < 0) {
+                if (!all_done) err = deadlock(b);
+                break;
+            }
+            resume(b, pick);
+            const CoreCtx& c = *b.cores[pick];
+            if (c.status == CoreCtx::FAILED) {
+                err = core_label(c.st) + ": " + c.error;
+                break;
+            }
+            next = pick + 1;
+        }
+        if (err.empty()) err = leftover_flags(b);
+        for (int i = 0; i < b.n; i++) {  // unwind the cores that still wait
+            CoreCtx& c = *b.cores[i];
+            if (c.started && c.status == CoreCtx::BLOCKED) {
+                c.cancel = true;
+                resume(b, i);
+            }
+        }
+    } catch (const std::exception& e) {
+        err = "block " + std::to_string(idx) + ": " + e.what();
+    }
+    running() = nullptr;
+    current_state() = &default_state();
+    current_cube() = &default_cube();
+    return err;
+}
+
+// KERNEL_TASK_TYPE_DEFAULT(type) on a core of block b: the first core learns what it is (the AIC
+// of a mixed kernel adds its AIVs, which start the kernel from its beginning when they first run).
+inline void declare(BlockRun& b, int type) {
+    State& s = st();
+    if (s.slot > 0) {  // an AIV added when the AIC declared the type
+        if (type != b.type)
+            fail("KERNEL_TASK_TYPE_DEFAULT", "the AIV declares kernel type " + std::to_string(type) +
+                                                 ", the AIC declared " + std::to_string(b.type));
+        return;
+    }
+    b.type = type;
+    if (type == KERNEL_TYPE_AIV_ONLY || type == KERNEL_TYPE_MIX_AIV_1_0) {
+        s.role = ROLE_AIV;
+    } else if (type == KERNEL_TYPE_AIC_ONLY || type == KERNEL_TYPE_MIX_AIC_1_0) {
+        s.role = ROLE_AIC;
+    } else if (type == KERNEL_TYPE_MIX_AIC_1_1 || type == KERNEL_TYPE_MIX_AIC_1_2) {
+        const int aivs = type == KERNEL_TYPE_MIX_AIC_1_2 ? 2 : 1;
+        s.role = ROLE_AIC;
+        s.mixed = true;
+        for (int v = 0; v < aivs; v++) add_core(b, 1 + v, ROLE_AIV, true, v, aivs);
+    }
+}
+
+// The model pipe a cross-core flag is set or waited on: the vector pipes by name, PIPE_ALL all of
+// them (-1); the scalar pipe and the Cube pipes (M, MTE1, FIX), whose instructions the model does
+// not number, P_S (what was issued before).
+inline int flag_pipe(int p) {
+    switch (p) {
+        case AscendC::PIPE_V: return P_V;
+        case AscendC::PIPE_MTE2: return P_MTE2;
+        case AscendC::PIPE_MTE3: return P_MTE3;
+        case AscendC::PIPE_ALL: return -1;
+        default: return P_S;
+    }
+}
+
+// What core s's pipe p (-1: all) knows complete, of itself and of the other cores.
+inline Msg knowledge(const State& s, int p) {
+    Msg m;
+    for (int c = 0; c < kMaxCores; c++)
+        for (int x = 0; x < P_NUM; x++) {
+            uint64_t v = 0;
+            for (int q = 0; q < P_NUM; q++)
+                if ((p < 0 || q == p) && s.xknow[c][x][q] > v) v = s.xknow[c][x][q];
+            m.k[c][x] = v;
+        }
+    for (int x = 0; x < P_NUM; x++) m.k[s.slot][x] = p < 0 ? s.seq[x] : (x == p ? s.seq[x] : s.visible[x][p]);
+    return m;
+}
+
+// A wait on pipe p (-1: all) passed with flag m: p's next instructions (all pipes' after a wait on
+// the scalar pipe, which stalls the issue of everything after it) come after what m says is complete.
+inline void learn_flag(State& s, int p, const Msg& m) {
+    for (int q = 0; q < P_NUM; q++) {
+        if (p >= 0 && p != P_S && q != p) continue;
+        for (int x = 0; x < P_NUM; x++) {
+            if (s.visible[x][q] < m.k[s.slot][x]) s.visible[x][q] = m.k[s.slot][x];
+            for (int c = 0; c < kMaxCores; c++)
+                if (c != s.slot && s.xknow[c][x][q] < m.k[c][x]) s.xknow[c][x][q] = m.k[c][x];
+        }
+    }
+}
+
+inline void deliver(const char* api, CoreCtx& to, int flag, const Msg& m) {
+    if (to.in[flag].size() >= 15)
+        fail(api, "flag " + std::to_string(flag) + " set more than 15 times without a wait");
+    to.in[flag].push_back(m);
+}
+
+inline void merge(Msg& into, const Msg& m) {
+    for (int c = 0; c < kMaxCores; c++)
+        for (int x = 0; x < P_NUM; x++)
+            if (into.k[c][x] < m.k[c][x]) into.k[c][x] = m.k[c][x];
+}
+
+// CrossCoreSetFlag<mode, pipe>(flag) on the running core of a launch (the flag semantics: cube.h header).
+inline void cross_set(const char* api, int mode, int pipe, int flag) {
+    BlockRun& b = *running();
+    CoreCtx& me = *b.cores[b.cur];
+    const State& s = me.st;
+    if (mode == 0) fail(api, "mode 0 (synchronising all the cores of the launch) is not modelled");
+    if (!s.mixed)
+        fail(api, "mode " + std::to_string(mode) + " synchronises the cores of one AI Core of a mixed kernel "
+                  "(KERNEL_TYPE_MIX_AIC_1_1 or MIX_AIC_1_2); this kernel runs one core per block");
+    if (mode == 1 && s.role != ROLE_AIV) fail(api, "mode 1 synchronises the AIVs of one AI Core: called on the AIC");
+    const Msg m = knowledge(s, pipe);
+    if (mode == 2 && s.role == ROLE_AIC) {  // counts on every AIV of the AI Core
+        for (int v = 1; v < b.n; v++) deliver(api, *b.cores[v], flag, m);
+        return;
+    }
+    std::deque<Msg>& mine = mode == 2 ? me.pend2[flag] : me.pend1[flag];
+    if (mine.size() >= 15) fail(api, "flag " + std::to_string(flag) + " set more than 15 times without a wait");
+    mine.push_back(m);
+    // once every AIV has set it: one count on the AIC (mode 2) or on every AIV (mode 1)
+    for (;;) {
+        for (int v = 1; v < b.n; v++)
+            if ((mode == 2 ? b.cores[v]->pend2[flag] : b.cores[v]->pend1[flag]).empty()) return;
+        Msg all = m;
+        for (int v = 1; v < b.n; v++) {
+            std::deque<Msg>& q = mode == 2 ? b.cores[v]->pend2[flag] : b.cores[v]->pend1[flag];
+            if (v == 1)
+                all = q.front();
+            else
+                merge(all, q.front());
+            q.pop_front();
+        }
+        if (mode == 2)
+            deliver(api, *b.cores[0], flag, all);
+        else
+            for (int v = 1; v < b.n; v++) deliver(api, *b.cores[v], flag, all);
+    }
+}
+
+// CrossCoreWaitFlag<mode, pipe>(flag) on the running core of a launch: waits (other cores run) while
+// its counter is 0, then takes one count.
+inline void cross_wait(int pipe, int flag, Site site) {
+    BlockRun& b = *running();
+    CoreCtx& me = *b.cores[b.cur];
+    while (me.in[flag].empty()) {
+        me.status = CoreCtx::BLOCKED;
+        me.wait_flag = flag;
+        me.wait_site = site;
+        to_scheduler(false);
+        if (me.cancel) throw Cancel{};
+    }
+    me.status = CoreCtx::READY;
+    me.wait_flag = -1;
+    const Msg m = me.in[flag].front();
+    me.in[flag].pop_front();
+    learn_flag(me.st, pipe, m);
+}
 
 // Reset at kernel entry (KERNEL_TASK_TYPE_DEFAULT); at exit every cross-core flag must be consumed.
 struct KernelScope {
@@ -147,10 +590,12 @@ struct KernelScope {
         if (type > KERNEL_TYPE_MIX_AIC_1_2)
             fail("KERNEL_TASK_TYPE_DEFAULT", "kernel type " + std::to_string(type) + " is not supported on Atlas A2 "
                  "(AIV_ONLY, AIC_ONLY, MIX_AIV_1_0, MIX_AIC_1_0, MIX_AIC_1_1 or MIX_AIC_1_2)");
-        if (AscendC::GetBlockIdx() == 0) s.c = Counters();  // block 0 starts a launch
+        // a kernel called directly: block 0 starts a launch (the launcher counts per core: emu_launch.h)
+        if (!running() && AscendC::GetBlockIdx() == 0) s.c = Counters();
         const char* env = std::getenv("XBEMU_CUBE_COUNT_ONLY");
         s.count_only = env && env[0] == '1';
-        if (!vector_only(type)) poison_all();
+        if (running()) declare(*running(), type);
+        if (!vector_only(type) && st().role != ROLE_AIV) poison_all();  // an AIV's L1/L0 are never read
         st().kernel_type = type;
         s.core = ANY;
         for (int& f : s.flags) f = 0;
@@ -159,6 +604,15 @@ struct KernelScope {
         CubeState& s = cs();
         st().kernel_type = -1;
         if (std::uncaught_exceptions()) return;
+        if (running()) {  // this core's counters (flags set after it ends: run_block's check)
+            const CoreCtx& me = *running()->cores[running()->cur];
+            for (int i = 0; i < kCrossFlags; i++)
+                if (!me.in[i].empty())
+                    fail("CrossCoreSetFlag", "flag " + std::to_string(i) + " was set " +
+                                                 std::to_string(me.in[i].size()) +
+                                                 " time(s) more than it was waited for at kernel exit");
+            return;
+        }
         for (int i = 0; i < 16; i++)
             if (s.flags[i])
                 fail("CrossCoreSetFlag", "flag " + std::to_string(i) + " was set " + std::to_string(s.flags[i]) +
@@ -166,9 +620,15 @@ struct KernelScope {
     }
 };
 
-// ASCEND_IS_AIC / ASCEND_IS_AIV: false for the core a kernel type does not start; otherwise true,
-// and the model runs the section (fused model: one core runs both kinds of section in order).
+// ASCEND_IS_AIC / ASCEND_IS_AIV: true on the core of that kind. Before the kernel type is known, or
+// for a kernel run outside the launcher, false only for the core a kernel type does not start (the
+// fused model: one core runs both kinds of section in order).
 inline bool on_core(Core c) {
+    if (st().role != ROLE_ANY) {
+        if (c != (st().role == ROLE_AIC ? AIC : AIV)) return false;
+        cs().core = c;
+        return true;
+    }
     const int type = st().kernel_type;
     if ((c == AIC && vector_only(type)) || (c == AIV && cube_only(type))) return false;
     cs().core = c;
@@ -601,26 +1061,40 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     }
 }
 
-// ----- cross-core flags (AIC <-> AIV of one AI Core, mode 2) -------------------------------------
+// ----- cross-core flags ---------------------------------------------------------------------------
+// Each core has a counter per flag id (0-10, at most 15). Mode 2 (AIC <-> AIVs of one AI Core): the
+// AIC's set adds one on every AIV of its AI Core; the AIC's counter gains one once every AIV has set
+// the flag. Mode 1 (AIV <-> AIV): every AIV's counter gains one once every AIV has set it. A wait
+// blocks while the core's counter is 0, then takes one. Mode 0 (all cores of the launch) is not
+// modelled. Run outside the launcher (fused), one counter per flag for the one model core.
 
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId) {
     const char* api = "CrossCoreSetFlag";
     if (modeId > 2) xbemu::fail(api, "modeId must be 0, 1 or 2");
     if (flagId > 10) xbemu::fail(api, "flagId " + std::to_string(flagId) + " not in 0..10");
+    if (xbemu::cube::running()) {
+        xbemu::cube::cross_set(api, modeId, xbemu::cube::flag_pipe(pipe), flagId);
+        xbemu::cube::cs().c.cross_core_sets++;
+        return;
+    }
     int& f = xbemu::cube::cs().flags[flagId];
     if (++f > 15) xbemu::fail(api, "flag " + std::to_string(flagId) + " set more than 15 times without a wait");
     xbemu::cube::cs().c.cross_core_sets++;
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
-inline void CrossCoreWaitFlag(uint16_t flagId) {
+inline void CrossCoreWaitFlag(uint16_t flagId, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "CrossCoreWaitFlag";
     if (flagId > 10) xbemu::fail(api, "flagId " + std::to_string(flagId) + " not in 0..10");
+    if (xbemu::cube::running()) {  // the modeId of a wait does not matter: it takes one count of the core's flag
+        xbemu::cube::cross_wait(xbemu::cube::flag_pipe(pipe), flagId, xbemu::Site{file_, line_});
+        return;
+    }
     int& f = xbemu::cube::cs().flags[flagId];
     if (f == 0) xbemu::fail(api, "waits for flag " + std::to_string(flagId) + ", which the other core never set (deadlock)");
     f--;
-    // the fused model runs the other core's section in program order: all of it is done
+    // fused (outside the launcher): the other core's section ran before, in program order: all of it is done
     for (int a = 0; a < xbemu::P_NUM; a++)
         for (int b = 0; b < xbemu::P_NUM; b++) xbemu::make_visible(a, b);
 }

@@ -6,7 +6,8 @@
 // UB address, a read of data another pipe has not finished writing, queue misuse, unpaired
 // flags, too much UB, a scalar GM store into a 64-byte DataCache line another core also stores
 // into) is an error that names the API call. It counts GM bytes moved and vector instructions
-// issued. One kernel launch runs its blocks one after another (see emu_launch.h).
+// issued. One kernel launch runs its blocks one after another (see emu_launch.h); a block of a
+// mixed kernel is one AIC and one or two AIVs, each a model core with its own State (cube.h).
 //
 // Build modes (docs/ASCEND_MODEL.md):
 //  * NPU build, the default: after this header, kernel code sees only what an NPU build of
@@ -146,18 +147,36 @@ struct DLine {
     uint64_t dirty = 0;     // bit i: byte i stored by SetValue and not yet written back
     Site store;             // the last SetValue into the line
 };
-// A line some core stored scalars into during this launch: the first block to do so.
+// A line some core stored scalars into during this launch: the first core to do so (its block
+// and its slot in the block: 0 the first core, the AIC of a mixed kernel; 1 and 2 its AIVs).
 struct LineOwner {
     int64_t block;
+    int slot;
     Site site;
 };
 
-// Per-core state; reset at the start of every block (each block models one AI Core's vector unit).
+constexpr int kMaxCores = 3;  // model cores of one block: one AIC and up to two AIVs (cube.h)
+enum Role { ROLE_ANY = 0, ROLE_AIC, ROLE_AIV };  // ROLE_ANY: a kernel without KERNEL_TASK_TYPE_DEFAULT (yet)
+
+// Per-core state: one per model core. A launch runs its blocks one after another; a block is one
+// core, or, for a mixed kernel, one AIC and its AIVs, each with its own State (cube.h's scheduler).
+// The SoC profile and the GM buffers are the launch's, copied into every core.
 struct State {
     // SoC profile, set by the launcher
     uint32_t ub_total = 192 * 1024, ub_usable = 184 * 1024;
     bool has_pad = true;
+    // GetBlockIdx() (an AIV of a MIX_AIC_1_2 kernel counts AIVs: 2 * block + sub_idx), GetBlockNum()
     int64_t block_idx = 0, block_num = 1;
+    int64_t block = 0;  // the block (AI Core) this core belongs to
+    int slot = 0;       // 0: the block's first core (the AIC of a mixed kernel); 1, 2: AIV0, AIV1
+    int role = ROLE_ANY;
+    bool mixed = false;            // one of the cores of a MIX_AIC_1_1 / MIX_AIC_1_2 block
+    int sub_idx = 0, sub_num = 1;  // GetSubBlockIdx(), GetSubBlockNum()
+    // the cores of this block (null when the block is one core run outside the scheduler), and what
+    // this core's pipes know of theirs: xknow[c][x][q], core c's pipe x instructions up to this number
+    // are complete before this core's pipe q's next one (learnt through cross-core flags)
+    State* peers[kMaxCores] = {};
+    uint64_t xknow[kMaxCores][P_NUM][P_NUM] = {};
     std::vector<Region> regions;
     // unified buffer, with the writer pipe and its sequence number per 32-byte block
     std::vector<uint8_t> ub;
@@ -182,19 +201,41 @@ struct State {
     const uint8_t* spin_at = nullptr;
     uint64_t spin_n = 0, spin_bits = 0, spin_reads = 0;
     int kernel_type = -1;  // KERNEL_TASK_TYPE_DEFAULT of the running kernel, -1 when none (cube.h)
-    // this core's DataCache (line address -> line), and the lines stored into this launch
+    // this core's DataCache (line address -> line)
     std::unordered_map<uintptr_t, DLine> dcache;
-    std::unordered_map<uintptr_t, LineOwner> scalar_lines;
     // counters
     uint64_t gm_read = 0, gm_write = 0, vec_instrs = 0, vec_repeats = 0, scalar_ub = 0, scalar_gm = 0;
     // DataCopy/DataCopyPad calls between GM and UB (one DMA instruction each) and the bytes they move
     uint64_t dc_in = 0, dc_out = 0, dc_in_bytes = 0, dc_out_bytes = 0;
 };
 
-inline State& st() {
+// The running core's State: the launcher points it at each core in turn (cube.h's scheduler);
+// outside a launch it is one default core (tests that call a kernel directly use it).
+inline State& default_state() {
     static State s;
     return s;
 }
+inline State*& current_state() {
+    static State* p = &default_state();
+    return p;
+}
+inline State& st() { return *current_state(); }
+
+// The 64-byte lines scalars were stored into during this launch, by line address (launch-wide).
+inline std::unordered_map<uintptr_t, LineOwner>& scalar_lines() {
+    static std::unordered_map<uintptr_t, LineOwner> m;
+    return m;
+}
+
+inline const char* slot_name(int slot) {
+    static const char* names[] = {"AIC", "AIV0", "AIV1"};
+    return names[slot];
+}
+// A core in messages: "block 3" (a block of one core), "block 3 AIV1" (a core of a mixed kernel).
+inline std::string core_name(int64_t block, int slot) {
+    return "block " + std::to_string(block) + (st().mixed ? std::string(" ") + slot_name(slot) : std::string());
+}
+inline std::string core_name() { return core_name(st().block, st().slot); }
 
 // One GM<->UB DataCopy/DataCopyPad call moving `bytes` (the cost model's transfer granularity).
 inline void dma_call(bool to_gm, uint64_t bytes) {
@@ -203,9 +244,10 @@ inline void dma_call(bool to_gm, uint64_t bytes) {
     (to_gm ? s.dc_out_bytes : s.dc_in_bytes) += bytes;
 }
 
-inline void begin_block(int64_t idx, int64_t num) {
-    State& s = st();
+// Resets core s for a new block (its other identity fields stay as they are).
+inline void reset_core(State& s, int64_t idx, int64_t num) {
     s.block_idx = idx;
+    s.block = idx;
     s.block_num = num;
     s.ub.assign(s.ub_total, 0xff);  // poison: uninitialized floats read as NaN
     s.writer.assign(s.ub_total / 32, 0xff);
@@ -221,7 +263,14 @@ inline void begin_block(int64_t idx, int64_t num) {
     s.spin_reads = 0;
     s.kernel_type = -1;
     s.dcache.clear();
-    if (idx == 0) s.scalar_lines.clear();  // block 0 starts a launch
+    std::memset(s.xknow, 0, sizeof(s.xknow));
+}
+
+// A block run as one core on the running State (tests that call a kernel directly; emu_launch.h
+// runs its cores through cube.h's scheduler instead).
+inline void begin_block(int64_t idx, int64_t num) {
+    reset_core(st(), idx, num);
+    if (idx == 0) scalar_lines().clear();  // block 0 starts a launch
 }
 
 inline void dc_flush_all(const char* api);
@@ -249,9 +298,17 @@ inline uint64_t ub_off(const void* p) {
     return static_cast<uint64_t>(static_cast<const uint8_t*>(p) - st().ub.data());
 }
 
+// The AIC of a mixed kernel has no vector unit and no unified buffer (the model gives every core a UB).
+inline void not_on_aic(const char* api, const State& s) {
+    if (s.mixed && s.role == ROLE_AIC)
+        fail(api, "vector/UB API on the AIC of a mixed kernel: the Cube core has no vector unit and no unified "
+                  "buffer (put it in an `if ASCEND_IS_AIV` section)");
+}
+
 // A pipe reads [p, p+n): every 32-byte block written by another pipe must be visible to it.
 inline void ub_read(const char* api, int pipe, const void* p, uint64_t n) {
     State& s = st();
+    not_on_aic(api, s);
     if (n == 0) return;
     uint64_t off = ub_off(p);
     if (off + n > s.ub_total) fail(api, "reads past the end of the unified buffer");
@@ -270,6 +327,7 @@ inline void ub_read(const char* api, int pipe, const void* p, uint64_t n) {
 // overlap in flight, and the compiler's auto-sync does not order them (ADK PipeBarrier doc).
 inline void ub_write(const char* api, int pipe, const void* p, uint64_t n) {
     State& s = st();
+    not_on_aic(api, s);
     if (n == 0) return;
     uint64_t off = ub_off(p);
     if (off + n > s.ub_total) fail(api, "writes past the end of the unified buffer");
@@ -403,12 +461,19 @@ inline void spin_watch(const char* api, const Region& r, const uint8_t* q, uint6
         return;
     }
     if (++s.spin_reads < kSpinLimit) return;
-    fail(api, "block " + std::to_string(s.block_idx) + " cannot make progress: it read the same " + std::to_string(n) +
+    fail(api, core_name() + " cannot make progress: it read the same " + std::to_string(n) +
                   " B of GM (byte offset " + std::to_string(static_cast<long long>(q - r.base)) + " of '" + r.name +
                   "') " + std::to_string(kSpinLimit) + " times in a row, unchanged, writing nothing to GM: it waits "
                   "for another core (a flag or a lock another program sets), and this model runs the blocks one "
-                  "after another, so nothing else can change them (run programs that wait for one another with "
-                  "target=\"sim\")" + where(site));
+                  "after another and switches between the cores of a block only at CrossCoreWaitFlag, so nothing "
+                  "else can change them (run programs that wait for one another with target=\"sim\")" + where(site));
+}
+
+// GM bytes read per buffer of the launch, all cores together (the cost model's L2 estimate: a buffer
+// read more often than it is large is read again from L2); keyed by the buffer's first byte.
+inline std::map<const uint8_t*, uint64_t>& region_reads() {
+    static std::map<const uint8_t*, uint64_t> m;
+    return m;
 }
 
 inline void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write, bool dma = true,
@@ -421,10 +486,12 @@ inline void gm_check(const char* api, const void* base, const void* p, uint64_t 
                       std::to_string(static_cast<long long>(q - r.base)) + " of '" + r.name + "' (" +
                       std::to_string(r.bytes) + " B)" + where(site));
     spin_watch(api, r, q, n, write, site);
-    if (write)
+    if (write) {
         st().gm_write += n;
-    else
+    } else {
         st().gm_read += n;
+        region_reads()[r.base] += n;
+    }
     if (dma) dc_dma(api, r, q, n, write);
 }
 
@@ -532,6 +599,20 @@ inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t 
                 fail(api, "reads bytes of '" + r.name + "' that an earlier copy to GM (MTE3) of this core may still " +
                               "be writing: SetFlag/WaitFlag<HardEvent::MTE3_MTE2> (or PipeBarrier<PIPE_ALL>) first");
     }
+    if (!write)
+        for (int c = 0; c < kMaxCores; c++) {  // GM another core of the block may still be writing
+            const State* o = s.peers[c];
+            if (!o || o == &s || o->mte3_gm.empty()) continue;
+            uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+            auto it = o->mte3_gm.lower_bound(lo);
+            if (it != o->mte3_gm.begin()) --it;
+            for (; it != o->mte3_gm.end() && it->first < hi; ++it)
+                if (it->second.first > lo && it->second.second > s.xknow[c][P_MTE3][P_MTE2])
+                    fail(api, "reads bytes of '" + r.name + "' that a copy to GM (MTE3) of " + core_name(s.block, c) +
+                                  " may still be writing: nothing orders that copy before this read (that core's "
+                                  "CrossCoreSetFlag must come after the copy completes, e.g. set on PIPE_MTE3, and "
+                                  "this core must wait for it)");
+        }
     if (!write) {
         lines_in(s.dcache, r, p, n, [&](uintptr_t, DLine& L) {
             for (uint32_t i = 0; i < L.n; i++)
@@ -543,12 +624,12 @@ inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t 
         });
         return;
     }
-    lines_in(s.scalar_lines, r, p, n, [&](uintptr_t k, LineOwner& o) {
-        if (o.block == s.block_idx) return;
+    lines_in(scalar_lines(), r, p, n, [&](uintptr_t k, LineOwner& o) {
+        if (o.block == s.block && o.slot == s.slot) return;
         uint64_t off = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(k) - r.base);
-        fail(api, "block " + std::to_string(s.block_idx) + " copies into the 64-byte line at bytes [" +
-                      std::to_string(off) + ", " + std::to_string(off + kLine) + ") of '" + r.name + "', which block " +
-                      std::to_string(o.block) + " stores scalars into (GlobalTensor::SetValue): that core writes " +
+        fail(api, core_name() + " copies into the 64-byte line at bytes [" + std::to_string(off) + ", " +
+                      std::to_string(off + kLine) + ") of '" + r.name + "', which " + core_name(o.block, o.slot) +
+                      " stores scalars into (GlobalTensor::SetValue): that core writes " +
                       "the whole line back from its DataCache, so the two writes race" + ref(o.site));
     });
 }
@@ -585,14 +666,14 @@ inline void scalar_gm_write(const char* api, const void* base, T* p, const T& va
     uint32_t o = static_cast<uint32_t>(static_cast<uint64_t>(q - r.base) % kLine);
     if (o + sizeof(T) > kLine) fail(api, "a misaligned element straddles two 64-byte lines" + where(site));
     uintptr_t k = line_key(r, q);
-    auto own = s.scalar_lines.find(k);
-    if (own == s.scalar_lines.end()) {
-        s.scalar_lines.emplace(k, LineOwner{s.block_idx, site});
-    } else if (own->second.block != s.block_idx) {
+    auto own = scalar_lines().find(k);
+    if (own == scalar_lines().end()) {
+        scalar_lines().emplace(k, LineOwner{s.block, s.slot, site});
+    } else if (own->second.block != s.block || own->second.slot != s.slot) {
         uint64_t off = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(k) - r.base);
-        fail(api, "block " + std::to_string(s.block_idx) + " stores into the 64-byte DataCache line at bytes [" +
+        fail(api, core_name() + " stores into the 64-byte DataCache line at bytes [" +
                       std::to_string(off) + ", " + std::to_string(off + kLine) + ") of '" + r.name +
-                      "', which block " + std::to_string(own->second.block) + " also stores into" +
+                      "', which " + core_name(own->second.block, own->second.slot) + " also stores into" +
                       ref(own->second.site) + ": each core writes the whole line back, so one overwrites the " +
                       "other at random. Only a core that owns the whole 64-byte line may store scalars to it; " +
                       "go through UB and DataCopyPad" + where(site));
@@ -643,8 +724,15 @@ enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_
 enum event_t : int32_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 using TEventID = int8_t;
 
+// The block index: the AI Core's on its AIC and on the AIV of a MIX_AIC_1_1 kernel; on an AIV of a
+// MIX_AIC_1_2 kernel the AIV's, 2 * AI Core + GetSubBlockIdx() (CATLASS divides it by
+// GetSubBlockNum() there). GetBlockNum(): the launch's blockDim (AI Cores), on every core.
 inline int64_t GetBlockIdx() { return xbemu::st().block_idx; }
 inline int64_t GetBlockNum() { return xbemu::st().block_num; }
+// An AIV's index in its AI Core (0 or 1), 0 on the AIC; the AIVs per AI Core seen from an AIV (2 in
+// MIX_AIC_1_2, else 1), 1 on the AIC (GetSubBlockNum(ISASI) doc).
+__aicore__ inline uint8_t GetSubBlockIdx() { return static_cast<uint8_t>(xbemu::st().sub_idx); }
+__aicore__ inline int64_t GetSubBlockNum() { return xbemu::st().sub_num; }
 
 template <typename T>
 class GlobalTensor {
