@@ -79,6 +79,7 @@ def _sources() -> dict:
     """The AscendC of the examples (vector and Cube) and of the ascend tests' API kernels."""
     from tests.ascend.test_api_surface import BIT_CASES, CASES
     from tests.ascend_cube.kernels import dot_kernel
+    from tests.ascend_cube.test_cube_bias import _compile as bias_compile
     from tests.ascend_cube.test_cube_golden import DOT_META, DOT_SIG, MM_SIG, UNIT
     from tests.lit.test_ascend_golden import KERNELS
     from tests.lit.test_ascend_golden import ascendc as example
@@ -90,6 +91,7 @@ def _sources() -> dict:
     out["matmul"] = xblock.compile(mm.matmul_kernel, target="ascend", signature=MM_SIG,
                                    constexprs=dict(mm.META, **UNIT)).asm["cpp"]
     out["dot_relu"] = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=DOT_META).asm["cpp"]
+    out["dot_bias"] = bias_compile("float32", (64, 64, 32), 1, 0).asm["cpp"]  # the BiasTable (C1 -> C2, bias Mmad)
     return out
 
 
@@ -106,7 +108,7 @@ def test_every_name_the_generated_sources_use_is_in_the_table():
                  "CompareScalar", "SetAtomicAdd", "SetAtomicNone", "DisableDmaAtomic", "HardEvent::V_S", "event_t",
                  "GlobalTensor::GetValue", "DataCacheCleanAndInvalid", "KERNEL_TYPE_AIV_ONLY",
                  "KERNEL_TYPE_MIX_AIC_1_2", "GetSubBlockIdx", "GetSubBlockNum", "KERNEL_TYPE_AIC_ONLY", "Nd2NzParams",
-                 "LoadData2DParams", "Mmad",
+                 "LoadData2DParams", "Mmad", "DataCopyParams", "TPosition::C1", "TPosition::C2",
                  "FixpipeParamsV220::quantPre", "QuantMode_t::F322F16", "CrossCoreSetFlag", "CrossCoreWaitFlag",
                  "PIPE_FIX", "ASCEND_IS_AIC", "ASCEND_IS_AIV", "ShiftLeft", "__NPU_ARCH__"):
         assert name in used, name

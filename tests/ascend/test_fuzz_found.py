@@ -391,3 +391,26 @@ def test_the_minimum_of_a_value_and_itself():
         out = np.zeros(3, np.int8)
         xblock.jit(minimum_of_a_value_and_itself)[(3,)](x, out, 3, BLOCK=1, target=target)
         np.testing.assert_array_equal(out, (x + np.arange(3)).astype(np.int8), err_msg=target)
+
+
+@triton.jit
+def dot_of_one_column(a_ptr, c_ptr, M, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rows = tl.arange(0, BM)
+    ks = tl.arange(0, BK)
+    a = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows < M)[:, None] & (ks < K)[None, :], other=0.0)
+    acc = tl.dot(a, tl.full((BK, BN), 1.0, a.dtype), out_dtype=tl.float32)
+    tl.store(c_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :], acc, mask=(rows < M)[:, None])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("M", [2, 17])
+def test_a_dot_operand_of_one_column_is_not_taken_for_one_row(dtype, M):
+    """AP (campaign 22, seed 70): an [M, 1] operand (K = 1, specialized) is M contiguous elements, which
+    the pointer analysis describes as one row of M; the Cube took it for M = 1 and left rows 1.. zero.
+    The Cube now copies an operand only when the access has the block's own rows and columns; this
+    one goes through the vector core."""
+    a = np.arange(1, M + 1, dtype=np.float32).astype(dtype).reshape(M, 1) - 5
+    c = np.zeros((M, 1), np.float32)
+    meta = dict(BM=M if M == 2 else 32, BN=1, BK=1)
+    xblock.jit(dot_of_one_column)[(1,)](a, c, M, 1, target="ascend", **meta)
+    np.testing.assert_array_equal(c, a.astype(np.float32))

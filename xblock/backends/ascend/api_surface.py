@@ -188,6 +188,10 @@ ENTRIES: list[Api] = [
         c81=_C_EVENT),
     *_members("TPosition", ("VECIN", "VECOUT", "VECCALC", "A1", "B1", "A2", "B2", "CO1"),
               "impl/basic_api/common_types.h", ADK9_IMPL, _C_EVENT),
+    *_members("TPosition", ("C1", "C2"), "impl/basic_api/common_types.h", ADK_HEAD, _C_EVENT,
+              note="C1: L1 (the bias row on its way); C2: the BiasTable, 1 KB on A2/A3 (docs/zh/api/SIMD-API/"
+                   "通用说明和约束.md table 1; .../矩阵数据搬入至L0-Buffer/"
+                   "L1ToBiasTable-Buffer数据搬运（DataCopy）.md)"),
     # --- system variables, sync, atomics, cache --------------------------------------------------
     Api("GetBlockIdx", "function", _I + "kernel_operator_sys_var_intf.h", "int64 GetBlockIdx()", c81=_C_COMMON),
     Api("GetBlockNum", "function", _I + "kernel_operator_sys_var_intf.h", "int64 GetBlockNum()", c81=_C_COMMON),
@@ -234,7 +238,13 @@ ENTRIES: list[Api] = [
     *_members("DcciDst", ("CACHELINE_OUT",), _REG, ADK9_IMPL, _C_REG),
     # --- data movement ---------------------------------------------------------------------------
     Api("DataCopy", "function", _DC, "DataCopy(Local dst, Global src, uint32 count) [MTE2]; DataCopy(Global dst, "
-        "Local src, uint32 count) [MTE3]; DataCopy(Local dst, Global src, const Nd2NzParams&) [GM->L1]", c81=_C_DC),
+        "Local src, uint32 count) [MTE3]; DataCopy(Local dst, Global src, const Nd2NzParams&) [GM->L1]; "
+        "DataCopy(Local dst, Local src, const DataCopyParams&) [L1 (C1) -> BiasTable (C2) among others]", c81=_C_DC,
+        note="L1 -> BiasTable on A2: dst C2 64-B aligned, src L1 32-B aligned, blockLen and dstGap in 64 B, srcGap in "
+             "32 B, dst float/int32 (docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵计算的搬入/"
+             "矩阵数据搬入至L0-Buffer/L1ToBiasTable-Buffer数据搬运（DataCopy）.md, read at " + ADK_HEAD + ")"),
+    Api("DataCopyParams", "struct", _SDC, "DataCopyParams(uint16 blockCount, uint16 blockLen, uint16 srcStride, "
+        "uint16 dstStride); srcGap/dstGap alias the strides", adk=ADK_HEAD, c81=_C_SDC),
     Api("DataCopyPad", "function", _DC, "DataCopyPad(Local dst, Global src, const DataCopyExtParams&, "
         "const DataCopyPadExtParams<T>&) [MTE2]; DataCopyPad(Global dst, Local src, const DataCopyExtParams&) "
         "[MTE3]", c81=_C_DC),
@@ -337,8 +347,12 @@ ENTRIES: list[Api] = [
              "kernel_struct_mm.h"),
     Api("LoadData2dTransposeParams", "struct", _SMM, "LoadData2dTransposeParams(uint16 startIndex, uint8 repeatTimes, "
         "uint16 srcStride, uint16 dstGap, uint16 dstFracGap[, uint8 addrMode])", adk=ADK_CUBE_DTYPES, c81=_C_SMM),
-    Api("Mmad", "function", _MM, "Mmad(LocalTensor<T> c, LocalTensor<U> a, LocalTensor<S> b, const MmadParams&)",
-        c81=_C_MM),
+    Api("Mmad", "function", _MM, "Mmad(LocalTensor<T> c, LocalTensor<U> a, LocalTensor<S> b, const MmadParams&); "
+        "Mmad(c, a, b, LocalTensor<V> bias, const MmadParams&) [bias in C2: C starts at the bias row]", c81=_C_MM,
+        note="the bias overload (A2: f16/bf16/f32 products with a float bias, int8 with int32) takes the C source from "
+             "the bias tensor's position, not cmatrixSource; cmatrixInitVal must be false for the bias to count "
+             "(docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/Mmad.md; "
+             "impl/basic_api/kernel_operator_mm_base_impl.h MmadImpl; read at " + ADK_HEAD + ")"),
     Api("MmadParams", "struct", _SMM, "MmadParams(uint16 m, uint16 n, uint16 k, uint8 unitFlag, bool cmatrixSource, "
         "bool cmatrixInitVal)", c81=_C_SMM),
     Api("Fixpipe", "function", _FIX, "template <T, U, config = CFG_ROW_MAJOR> Fixpipe(GlobalTensor<T> dst, "

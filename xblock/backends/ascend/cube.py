@@ -14,8 +14,11 @@ spellings of the cube ops in cube_emit.py.
 Epilogues: when the accumulator goes, optionally through ReLU (`maximum(x, 0)` or
 `where(x > 0, x, 0)`) and a cast to the output dtype, straight to a masked store, that is one
 `Fixpipe` (fp32 -> f16/bf16 and ReLU on the fly, NZ -> ND, mSize x nSize of the mask) and the
-kernel is AIC-only. Any other epilogue (leaky-ReLU, bias, scaling...) runs on the vector core of a
-mixed kernel (KERNEL_TYPE_MIX_AIC_1_1, cube_mixed.py).
+kernel is AIC-only. So it is when, before that, a K loop's accumulator gets a row vector added
+(`acc + bias[None, :]`, the bias an fp32 load of the tile's columns that fits the 1 KB BiasTable):
+the bias goes GM -> L1 -> BiasTable before the K loop and the loop's first Mmad starts from it
+(`_bias_epilogue`). Any other epilogue (leaky-ReLU, a column-vector or full-tile add, scaling...)
+runs on the vector core of a mixed kernel (KERNEL_TYPE_MIX_AIC_1_1, cube_mixed.py).
 """
 
 from __future__ import annotations
@@ -29,10 +32,19 @@ from ...dialects import ascendc as A
 from ...passes.pointer_structure import Affine, Lin, Pointer
 from .access import segments
 from .cube_batch import batch_tile, gate, is_batched, tile_at
-from .cube_handoff import cube_copyable, lower_handoff_dot, plan_handoffs, rows_apart
-from .cube_match import final_store, find_dot, k_loop_dot, match_epilogue, owner_of, splat_float, users_of
+from .cube_handoff import cube_copyable, lower_handoff_dot, plan_handoffs, rows_apart, same_tile
+from .cube_match import (
+    final_store,
+    find_dot,
+    k_loop_dot,
+    match_bias_epilogue,
+    match_epilogue,
+    owner_of,
+    splat_float,
+    users_of,
+)
 from .cube_mixed import QUANT, emit_mixed, lower_slice, state, tile_ready, to_workspace
-from .cube_ops import Operand, cube_plan_of, extent, mmad_steps, queues, to_l1
+from .cube_ops import BIAS_TABLE_BYTES, Operand, bias_to_table, cube_plan_of, extent, mmad_steps, queues, to_l1
 from .rules import before_walk, rule
 from .values import Splat, elem_of, shape_of
 
@@ -55,7 +67,7 @@ def _access(ctx, load, out, dim: int):
         return bt.acc, (lambda: (tile_at(ctx, bt, load.operands[0], index), ctx.lin(bt.acc.row_stride))), \
             (lambda e: gate(ctx, bt, index, e))
     acc = ctx.ps.tile_access(load.operands[0], mask, wrapped=True)
-    if acc is None or not rows_apart(acc):
+    if acc is None or not rows_apart(acc) or not same_tile(acc, load):
         raise ctx.error("a dot operand must be loaded as rows of unit-stride elements (a 2-D tile with "
                         "contiguous rows that do not overlap) to go through the Cube unit")
     _no_lower_limits(ctx, acc, f"dot operand {'AB'[dim]}")
@@ -122,16 +134,20 @@ def _lower_ops(ctx, ops, skip) -> None:
             ctx.lower_op(op)
 
 
-def _check_dot(ctx, dot, acc_init, result):
-    """The plan and the fused epilogue of `dot`, whose accumulator starts at `acc_init`."""
+def _check_dot(ctx, dot, acc_init, result, k_loop: bool = False):
+    """The plan and the fused epilogue of `dot`, whose accumulator starts at `acc_init`; with `k_loop` (a
+    plain K loop's dot), the epilogue may add a bias row first (then also the bias: `_bias_epilogue`)."""
     a_load, b_load = (owner_of(v) for v in dot.operands[:2])
     if any(o is None or o.name != "xb.load" for o in (a_load, b_load)):
         raise ctx.error("the Cube path needs `dot(load(...), load(...))`: both operands loaded from memory")
     init_val = ctx.vmap.get(acc_init) if acc_init is not None else None
     if not (isinstance(init_val, Splat) and init_val.scalar is None and init_val.const == 0):
         raise ctx.error("the accumulator of a dot on the Cube unit must start at zeros")
-    epi = match_epilogue(result) or ([], False, None)  # no store: the epilogue runs on the vector core
     plan = cube_plan_of(ctx, dot)
+    epi, bias = match_epilogue(result), None
+    if epi is None and k_loop and not is_batched(dot) and (b := _bias_epilogue(ctx, result, plan)) is not None:
+        bias, epi = b[0], b[1:]
+    epi = epi or ([], False, None)  # no store: the epilogue runs on the vector core
     in_dtype = plan.in_dtype
     BM, BN, BK = plan.block_m, plan.block_n, plan.block_k
     absorbed, relu, store = epi
@@ -142,9 +158,41 @@ def _check_dot(ctx, dot, acc_init, result):
     ctx.absorb(absorbed)
     state(ctx).out = store or final_store(result)
     ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": relu,
-                                            "block": [BM, BN, BK], "dtype": in_dtype,
+                                            "block": [BM, BN, BK], "dtype": in_dtype, "bias": bias is not None,
                                             "epilogue": "fixpipe" if store is not None else "vector"})
+    if k_loop:
+        return plan, a_load, b_load, store, relu, bias
     return plan, a_load, b_load, store, relu
+
+
+def _bias_epilogue(ctx, result, plan):
+    """(bias access, ops absorbed, relu, store) when the K loop's accumulator goes `+ bias[None, :]` ->
+    [ReLU] -> [cast] -> masked store (cube_match.match_bias_epilogue) and the bias can start the accumulator
+    from the BiasTable: an f32 row (Mmad's A2 bias type for f16/bf16/f32 products) of the tile's columns,
+    loaded as unit-stride elements at offsets >= 0, masked-off lanes 0 (`other=0.0`), base_n floats within the
+    1 KB table; and the store's column mask drops every column the bias's mask drops (the Cube copies only the
+    bias columns the mask loads; the table's other columns reach no stored element). Else None: the add runs
+    in a vector epilogue as before."""
+    m = match_bias_epilogue(result)
+    if m is None:
+        return None
+    load, absorbed, relu, store = m
+    if plan.acc_dtype != "f32" or elem_of(load.results[0].type) != "f32" or \
+            list(shape_of(load.results[0].type)) != [plan.block_n] or plan.base_n * 4 > BIAS_TABLE_BYTES:
+        return None
+    if (plan.acc_dtype, elem_of(store.operands[1].type)) not in QUANT:
+        return None
+    seg = segments(load)
+    if seg[2] and splat_float(load.operands[1 + seg[1]]) != 0.0:
+        return None
+    acc = ctx.ps.tile_access(load.operands[0], load.operands[1] if seg[1] else None)
+    if acc is None or (acc.rows, acc.cols) != (1, plan.block_n) or acc.uniform or acc.row_lower or acc.col_lower:
+        return None
+    sseg = segments(store)
+    sacc = ctx.ps.tile_access(store.operands[0], store.operands[2] if sseg[2] else None)
+    if sacc is None or any(lim not in sacc.col_limits for lim in acc.col_limits):
+        return None
+    return (load, acc), absorbed, relu, store
 
 
 def _check_batch(ctx, dot, store) -> None:
@@ -172,8 +220,9 @@ def lower_cube_loop(ctx, loop) -> None:
     k_res = list(body.arguments).index(acc_arg) - 1
     if y.operands[k_res] != dot.results[0]:
         raise ctx.error("the dot's result must be the loop's accumulator")
-    plan, a_load, b_load, store, relu = _check_dot(ctx, dot, loop.operands[3 + k_res], loop.results[k_res])
-    _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu)
+    plan, a_load, b_load, store, relu, bias = _check_dot(ctx, dot, loop.operands[3 + k_res], loop.results[k_res],
+                                                         k_loop=True)
+    _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias)
 
 
 @rule("xb.dot")
@@ -260,7 +309,7 @@ def claim_dots(ctx) -> None:
         state(ctx).lone.add(o)
 
 
-def _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
+def _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias=None):
     if store is None:
         used = [r for r in loop.results if not str(r.type).startswith("tensor<") and any(True for _ in r.uses)]
         if used:  # the K loop runs in the AIC section: its scalars do not reach the AIV section
@@ -268,7 +317,7 @@ def _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
                             "on the vector core; this is not supported yet (recompute it after the loop)")
         return emit_mixed(ctx, loop, lambda: _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, None, relu),
                            plan, loop.results[list(body.arguments).index(dot.operands[2]) - 1])
-    _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu)
+    _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias)
 
 
 @contextmanager
@@ -289,7 +338,7 @@ def _each_matrix(ctx, dot):
         st.batch = None
 
 
-def _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
+def _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias=None):
     qs = queues(ctx, plan, mixed=store is None)
     if is_batched(dot):
         used = [r for r in loop.results if not str(r.type).startswith("tensor<") and any(True for _ in r.uses)]
@@ -301,11 +350,17 @@ def _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu):
         for r in loop.results:
             ctx.vmap[r] = None
         return
-    _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs)
+    _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs, bias)
 
 
-def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs):
+def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs, bias=None):
     in_t = ir.Type.parse(plan.in_dtype)
+    bias2 = None
+    if bias is not None:  # the bias row into the BiasTable, once per output tile (before the K loop)
+        load, acc = bias
+        with ctx.located(load):
+            gm = ctx.at(ctx.vmap[acc.root], ctx.gm_offset(load.operands[0], acc.base))
+            bias2 = bias_to_table(ctx, plan, gm, ctx.named(extent(ctx, acc.col_limits, acc.cols), "biasValid"))
     c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Local")
     iv_xb = body.arguments[0]
     y = body.operations[len(body.operations) - 1]
@@ -330,7 +385,7 @@ def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs):
         _lower_ops(ctx, [o.operation for o in body.operations], {dot, a_load, b_load})
         with ctx.located(dot):
             first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, ctx.scalar(loop.operands[0])).result
-            _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first)
+            _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias2)
         with ctx.located(y):
             more = [ctx.add(new.inner_iter_args[len(scalars)], ctx.c64(1))] if counted else []
             scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars] + more)
@@ -338,6 +393,8 @@ def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs):
         ctx.vmap[r] = None
     for j, k in enumerate(scalars):
         ctx.vmap[loop.results[k]] = new.results[j]
+    if bias2 is not None:
+        A.op("free_tensor", [bias2], queue=qs["C2"])
     _finish_tile(ctx, qs, c1, store, plan, relu, elem_of(dot.results[0].type))
 
 
@@ -353,8 +410,9 @@ def _finish_tile(ctx, qs, c1, store, plan, relu, elem: str):
         tile_ready(ctx)
 
 
-def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first):
-    """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies."""
+def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias=None):
+    """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies (the first
+    step's first one from the BiasTable row `bias`, when given)."""
     out = state(ctx).out
     (a, a_gm, a_on), (b, b_gm, b_on) = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
     if out is not None:
@@ -368,7 +426,7 @@ def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first):
         k_valid = ctx.smin(k_valid, k_rows)
     a1, b1 = (to_l1(ctx, plan, qs, Operand(key, gm, rows, cols, None), in_t)
               for key, gm, rows, cols in (("a", a_gm, m_valid, k_valid), ("b", b_gm, k_rows, n_valid)))
-    mmad_steps(ctx, plan, qs, a1, b1, False, False, k_valid, c1, in_t, first)
+    mmad_steps(ctx, plan, qs, a1, b1, False, False, k_valid, c1, in_t, first, bias)
     A.op("free_tensor", [a1], queue=qs["A1"])
     A.op("free_tensor", [b1], queue=qs["B1"])
 

@@ -16,7 +16,8 @@ class CubeCalls:
             what = {"fixpipe": "through Fixpipe to GM", "vector": "to the vector core",
                     "handoff": "handed to the vector core"}
             self.line(f"// Cube dot {k + 1} of {len(dots)}: {m} x {n} x {kk} {c['dtype']}, result "
-                      f"{what.get(c['epilogue'], c['epilogue'])}:")
+                      f"{what.get(c['epilogue'], c['epilogue'])}"
+                      f"{', the accumulator starting at the bias row in the BiasTable' if c.get('bias') else ''}:")
             self.line(f"//   {tiles};")
             self.line(f"//   L1 {use}.")
         if dots and self.meta.get("workspace_bytes"):
@@ -43,10 +44,16 @@ class CubeCalls:
                   f"{self.as_int(stride, 'uint16_t')}, "
                   f"{self.as_int(gap, 'uint16_t')}, {self.as_int(frac_gap, 'uint16_t')}));")
 
+    def op_data_copy_bt(self, op):
+        d, s, blen = op.operands
+        self.line(f"DataCopy({self.expr(d)}, {self.expr(s)}, DataCopyParams(1, {self.as_int(blen, 'uint16_t')}, 0, 0));"
+                  "  // L1 -> BiasTable: blockLen in 64 B")
+
     def op_mmad(self, op):
-        c, a, b, m, n, k, init = op.operands
-        self.line(f"Mmad({self.expr(c)}, {self.expr(a)}, {self.expr(b)}, MmadParams({self.as_int(m, 'uint16_t')}, "
-                  f"{self.as_int(n, 'uint16_t')}, {self.as_int(k, 'uint16_t')}, 0, false, {self.expr(init)}));")
+        c, a, b, m, n, k, init, *bias = op.operands
+        tensors = ", ".join(self.expr(v) for v in [c, a, b, *bias])
+        self.line(f"Mmad({tensors}, MmadParams({self.as_int(m, 'uint16_t')}, {self.as_int(n, 'uint16_t')}, "
+                  f"{self.as_int(k, 'uint16_t')}, 0, false, {self.expr(init)}));")
 
     def op_fixpipe(self, op):
         gm, c, n, m, src_stride, dst_stride = op.operands

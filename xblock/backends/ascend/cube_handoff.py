@@ -158,9 +158,20 @@ def cube_copyable(ctx, load, wrapped: bool = False) -> bool:
         return batch_tile(ps, load.operands[0], mask) is not None
     for col_major in (False, True):
         acc = ps.tile_access(load.operands[0], mask, wrapped=wrapped, transposed=col_major)
-        if acc is not None and not (acc.row_lower or acc.col_lower) and rows_apart(acc):
+        if acc is not None and not (acc.row_lower or acc.col_lower) and rows_apart(acc) and \
+                same_tile(acc, load, col_major):
             return True
     return False
+
+
+def same_tile(acc, load, col_major: bool = False) -> bool:
+    """Whether the access's rows and columns are the loaded block's (its columns and rows when read
+    column-major): an [M, 1] block of contiguous rows is also one row of M elements in memory, which
+    the Cube would take for M = 1."""
+    shape = tuple(shape_of(load.results[0].type))
+    if len(shape) != 2 or (col_major and 1 in shape):  # a vector read column-major: the vector core loads it
+        return False
+    return (acc.rows, acc.cols) == (shape[::-1] if col_major else shape)
 
 
 def rows_apart(acc) -> bool:
@@ -197,7 +208,7 @@ def _resolve(ctx, site, i):
     for col_major in (False, True):
         acc = ctx.ps.tile_access(load.operands[0], mask, transposed=col_major)
         if acc is not None and not (acc.row_lower or acc.col_lower) and rows_apart(acc) and \
-                acc.rows * acc.cols == numel(shape_of(load.results[0].type)):
+                same_tile(acc, load, col_major):
             return acc, col_major
     for o in (load, owner_of(site.dot.operands[i])):
         if o in ctx.absorbed:

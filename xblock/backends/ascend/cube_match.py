@@ -106,6 +106,34 @@ def match_epilogue(acc: ir.Value):
     return None
 
 
+def match_bias_epilogue(acc: ir.Value):
+    """(bias load, ops absorbed, relu, store op) when acc + bias[None, :] -> [relu] -> [cast] -> store, the
+    bias a 1-D load (either operand order of the add) that only this add reads; else None. Whether the
+    bias fits the BiasTable (dtype, columns, mask) is the caller's to check (cube._bias_epilogue)."""
+    users = users_of(acc)
+    if len(users) != 1 or users[0].name != "arith.addf":
+        return None
+    add = users[0]
+    if add.operands[0] == add.operands[1]:
+        return None
+    row = add.operands[1] if add.operands[0] == acc else add.operands[0]
+    bcast = owner_of(row)
+    if bcast is None or bcast.name != "xb.broadcast" or len(users_of(bcast.results[0])) != 1:
+        return None
+    ex = owner_of(bcast.operands[0])
+    if ex is None or ex.name != "xb.expand_dims" or int(ir.IntegerAttr(ex.attributes["axis"]).value) != 0 or \
+            len(users_of(ex.results[0])) != 1:
+        return None
+    load = owner_of(ex.operands[0])
+    if load is None or load.name != "xb.load" or len(users_of(load.results[0])) != 1:
+        return None
+    rest = match_epilogue(add.results[0])
+    if rest is None:
+        return None
+    absorbed, relu, store = rest
+    return load, [load, ex, bcast, add] + absorbed, relu, store
+
+
 def final_store(result):
     """The one store that the dot's result reaches through element-wise ops only, else None."""
     seen, todo, store = set(), [result], None

@@ -123,13 +123,14 @@ def widen(ctx, plan) -> None:
         d.attributes["bytes"] = ir.IntegerAttr.get(i64, max(old_b, nbytes))
         d.attributes["num"] = ir.IntegerAttr.get(i64, min(old_n, num))
     soc = plan.soc
-    for mem, poss, cap in (("L1", ("A1", "B1"), soc.l1_bytes), ("L0A", ("A2",), soc.l0a_bytes),
+    for mem, poss, cap in (("L1", tuple(p for p in ("A1", "B1", "C1") if p in st.queue_decls), soc.l1_bytes),
+                           ("L0A", ("A2",), soc.l0a_bytes),
                            ("L0B", ("B2",), soc.l0b_bytes), ("L0C", ("CO1",), soc.l0c_bytes)):
         decls = [st.queue_decls[p] for p in poss]
         total = sum(ir.IntegerAttr(d.attributes["bytes"]).value * ir.IntegerAttr(d.attributes["num"]).value
                     for d in decls)
         if total > cap:
-            for d in decls:
+            for d in decls:  # (the bias queue C1 is single already)
                 d.attributes["num"] = ir.IntegerAttr.get(i64, 1)
             total = sum(ir.IntegerAttr(d.attributes["bytes"]).value for d in decls)
             if total > cap:
@@ -175,8 +176,9 @@ def _b32_rows_to_l1(ctx, plan, t, gm, src, row_stride) -> None:
         scf.YieldOp([])
 
 
-def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1, in_t, first) -> None:
-    """baseK-wide LoadData (L1 -> L0A/L0B) and Mmad steps over the K of one L1 slice."""
+def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1, in_t, first, bias=None) -> None:
+    """baseK-wide LoadData (L1 -> L0A/L0B) and Mmad steps over the K of one L1 slice. `first` (i1): this slice
+    starts the accumulator (at zero, or at the row of `bias`, a BiasTable tensor, when given)."""
     if a_trans and plan.esize != 2:
         raise ctx.error(f"a transposed (column-major or tl.trans) A operand of a {plan.in_dtype} dot is not supported "
                         "on the Cube unit yet (its L0A load needs LoadDataWithTranspose squares): load A row-major")
@@ -206,8 +208,19 @@ def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1,
         A.op("enque", [b2], queue=qs["B2"])
         a2d = A.op("deque", [], local, queue=qs["A2"], name="a2")
         b2d = A.op("deque", [], local, queue=qs["B2"], name="b2")
-        init = first if s == 0 else arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
-        A.op("mmad", [c1, a2d, b2d, ctx.c64(plan.base_m), ctx.c64(plan.base_n), k_here, init])
+        no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
+        dims = [ctx.c64(plan.base_m), ctx.c64(plan.base_n), k_here]
+        if s == 0 and bias is not None:
+            # the first step of the K loop starts C at the bias row (the BiasTable); the others add to C
+            pick = scf.IfOp(first, [], has_else=True)
+            with ir.InsertionPoint(pick.then_block):
+                A.op("mmad", [c1, a2d, b2d, *dims, no, bias])
+                scf.YieldOp([])
+            with ir.InsertionPoint(pick.else_block):
+                A.op("mmad", [c1, a2d, b2d, *dims, no])
+                scf.YieldOp([])
+        else:
+            A.op("mmad", [c1, a2d, b2d, *dims, first if s == 0 else no])
         A.op("free_tensor", [a2d], queue=qs["A2"])
         A.op("free_tensor", [b2d], queue=qs["B2"])
 
@@ -252,3 +265,45 @@ def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf) -> None:
         A.op("load_data_with_transpose", [ctx.at(b2, ctx.mul(t, ctx.c64(2 * nf * frac))), b1, start, ctx.c64(nf),
                                           ctx.c64(1), ctx.c64(0), ctx.c64(nf - 1)])
         scf.YieldOp([])
+
+
+BIAS_TABLE_BYTES = 1024  # the BiasTable (TPosition C2) of Atlas A2/A3 (asc-devkit L1ToBiasTable-Buffer DataCopy doc)
+
+
+def bias_to_table(ctx, plan, bias_gm, n_valid):
+    """The bias row of one output tile GM -> L1 (C1) -> BiasTable (C2), before the K loop; returns the dequeued
+    C2 tensor (free it in queue C2 after the last Mmad). GM -> L1 is an Nd2Nz copy of one row of the n_valid
+    columns the mask loads (no read past them; it zero-pads to 32 B): A2 has no DataCopyPad into L1, and this
+    is the ADK's own bias idiom (examples data_copy_gm2l1, scenario 4). L1 -> C2 moves base_n floats in 64-byte
+    units; the columns past n_valid hold stale L1 bytes, which reach only accumulator columns the store's mask
+    drops (cube._bias_epilogue checks that)."""
+    qs = _bias_queues(ctx, plan)
+    local = A.local_type(ir.F32Type.get())
+    t = A.op("alloc_tensor", [], local, queue=qs["C1"], name="bias1Local")
+    A.op("data_copy_nd2nz", [t, bias_gm, ctx.c64(1), ctx.c64(1), n_valid, ctx.c64(0), ctx.c64(plan.base_n),
+                             ctx.c64(1), ctx.c64(1), ctx.c64(0)])
+    A.op("enque", [t], queue=qs["C1"])
+    b1 = A.op("deque", [], local, queue=qs["C1"], name="bias1")
+    b2 = A.op("alloc_tensor", [], local, queue=qs["C2"], name="bias2Local")
+    A.op("data_copy_bt", [b2, b1, ctx.c64(plan.base_n * 4 // 64)])
+    A.op("enque", [b2], queue=qs["C2"])
+    A.op("free_tensor", [b1], queue=qs["C1"])
+    return A.op("deque", [], local, queue=qs["C2"], name="bias2")
+
+
+def _bias_queues(ctx, plan):
+    """TQue<C1> and TQue<C2> of base_n floats, declared before the grid loop with the other cube queues (once per
+    kernel, widened per dot); the L1 total then counts C1 (widen)."""
+    st = state(ctx)
+    i64 = ir.IntegerType.get_signless(64)
+    nbytes = plan.base_n * 4
+    if "C1" not in st.queue_decls:
+        with ctx.before_grid:
+            for pos, name in (("C1", "inQueueC1"), ("C2", "outQueueC2")):
+                st.queue_decls[pos] = A.op("tque", [], sym_name=name, position=pos, depth=1, num=1, bytes=nbytes)
+                st.queues[pos] = name
+    for pos in ("C1", "C2"):
+        d = st.queue_decls[pos]
+        d.attributes["bytes"] = ir.IntegerAttr.get(i64, max(ir.IntegerAttr(d.attributes["bytes"]).value, nbytes))
+    widen(ctx, plan)
+    return st.queues

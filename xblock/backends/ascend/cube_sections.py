@@ -21,8 +21,8 @@ from mlir.dialects import scf
 from ...dialects import ascendc as A
 
 AIC, AIV, BOTH, MIXED, FIXED = "AIC", "AIV", "both", "mixed", "fixed"
-CUBE_OPS = ("ascendc.data_copy_nd2nz", "ascendc.load_data", "ascendc.load_data_with_transpose", "ascendc.mmad",
-            "ascendc.fixpipe")
+CUBE_OPS = ("ascendc.data_copy_nd2nz", "ascendc.data_copy_bt", "ascendc.load_data", "ascendc.load_data_with_transpose",
+            "ascendc.mmad", "ascendc.fixpipe")
 QUEUE_OPS = ("ascendc.alloc_tensor", "ascendc.enque", "ascendc.deque", "ascendc.free_tensor")
 PURE = ("ascendc.tiling_field", "ascendc.block_idx", "ascendc.block_num", "ascendc.gm_at", "ascendc.get_with_offset",
         "ascendc.set_global_buffer", "ascendc.ub_at", "ascendc.reinterpret")

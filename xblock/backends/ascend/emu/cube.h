@@ -1,7 +1,8 @@
 // xblock's CPU model of the AscendC Cube unit (AIC) on the 910B: L1, L0A, L0B and L0C with their
 // capacities and alignments, the NZ / Zz / Zn fractal layouts, GM->L1 DataCopy with Nd2NzParams,
-// LoadData (2D), Mmad, Fixpipe to GM, the cube-side queues (TPosition A1/B1/A2/B2/CO1), the
-// cross-core flags of mixed kernels, and counters (16x16x16 cube ops, bytes per level).
+// LoadData (2D), Mmad (with and without a bias from the BiasTable), L1 -> BiasTable DataCopy, Fixpipe
+// to GM, the cube-side queues (TPosition A1/B1/C1/A2/B2/C2/CO1), the cross-core flags of mixed
+// kernels, and counters (16x16x16 cube ops, bytes per level).
 //
 // Written from the public API facts in shared/ascendc/REFERENCE.md (sections 1.11-1.13, 2.1);
 // no CANN header, library or sample code is used. Strict like kernel_operator.h: an overflowing
@@ -41,7 +42,7 @@
 namespace xbemu {
 namespace cube {
 
-enum Mem { L1 = 0, L0A, L0B, L0C, NMEM };
+enum Mem { L1 = 0, L0A, L0B, L0C, BT, NMEM };
 enum Core { ANY = 0, AIC, AIV };
 
 struct Space {
@@ -58,17 +59,20 @@ struct Counters {
     uint64_t l1_to_l0a = 0;      // bytes, LoadData
     uint64_t l1_to_l0b = 0;
     uint64_t l0c_to_gm = 0;      // bytes written to GM by Fixpipe
+    uint64_t l1_to_bt = 0;       // bytes, DataCopy L1 -> BiasTable (C2)
+    uint64_t bias_mmad_calls = 0;  // Mmad calls whose C starts at a BiasTable row
     uint64_t cross_core_sets = 0;
-    uint64_t peak[NMEM] = {0, 0, 0, 0};
+    uint64_t peak[NMEM] = {0, 0, 0, 0, 0};
     uint64_t gm_to_l1_calls = 0;  // DataCopy GM->L1 calls (one DMA instruction each)
     uint64_t load_data_calls = 0;  // LoadData L1->L0A/L0B calls
     uint64_t fixpipe_calls = 0;
 };
 
 struct CubeState {
-    // 910B (dav-c220): L1 512 KB minus 128 B reserved, L0A/L0B 64 KB (512-B aligned), L0C 128 KB (64-B aligned)
+    // 910B (dav-c220): L1 512 KB minus 128 B reserved, L0A/L0B 64 KB (512-B aligned), L0C 128 KB (64-B aligned),
+    // the BiasTable (TPosition C2) 1 KB, 64-B aligned (ADK L1ToBiasTable-Buffer数据搬运（DataCopy）.md, Mmad.md)
     Space mem[NMEM] = {{"L1", 512 * 1024 - 128, 32}, {"L0A", 64 * 1024, 512}, {"L0B", 64 * 1024, 512},
-                       {"L0C", 128 * 1024, 64}};
+                       {"L0C", 128 * 1024, 64}, {"BiasTable", 1024, 64}};
     Core core = ANY;
     int flags[16] = {};
     bool count_only = false;
@@ -635,12 +639,14 @@ inline bool on_core(Core c) {
     return true;
 }
 
-// Queues of the cube positions: buffers carved from L1 / L0A / L0B / L0C by TPipe::InitBuffer.
+// Queues of the cube positions: buffers carved from L1 (A1/B1/C1) / L0A / L0B / L0C / the BiasTable (C2)
+// by TPipe::InitBuffer (the position -> memory map of ADK 通用说明和约束.md, table 1).
 template <AscendC::TPosition pos>
 struct CubeQue {
     static constexpr int mem() {
-        return (pos == AscendC::TPosition::A1 || pos == AscendC::TPosition::B1) ? L1
-               : pos == AscendC::TPosition::A2 ? L0A : pos == AscendC::TPosition::B2 ? L0B : L0C;
+        return (pos == AscendC::TPosition::A1 || pos == AscendC::TPosition::B1 || pos == AscendC::TPosition::C1) ? L1
+               : pos == AscendC::TPosition::A2 ? L0A : pos == AscendC::TPosition::B2 ? L0B
+               : pos == AscendC::TPosition::C2 ? BT : L0C;
     }
     template <typename T>
     AscendC::LocalTensor<T> AllocTensor() {
@@ -749,6 +755,8 @@ namespace AscendC {
     }
 XBEMU_CUBE_QUE(A1)
 XBEMU_CUBE_QUE(B1)
+XBEMU_CUBE_QUE(C1)
+XBEMU_CUBE_QUE(C2)
 XBEMU_CUBE_QUE(A2)
 XBEMU_CUBE_QUE(B2)
 XBEMU_CUBE_QUE(CO1)
@@ -804,6 +812,38 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
             T* base = dst.ptr_ + nd * uint64_t(p.dstNzMatrixStride) + r * uint64_t(p.dstNzNStride) * C0;
             for (uint32_t c = 0; c < p.dValue; c++) base[(c / C0) * uint64_t(p.dstNzC0Stride) * C0 + c % C0] = row[c];
         }
+}
+
+// ----- L1 -> BiasTable (C1 -> C2) ---------------------------------------------------------------
+// ADK 矩阵计算（ISASI）/.../L1ToBiasTable-Buffer数据搬运（DataCopy）.md (Atlas A2): dst in the BiasTable
+// (C2, 1 KB, 64-byte aligned), src in L1 (32-byte aligned); dst types float and int32_t; blockLen and
+// dstGap count 64-byte units, srcGap 32-byte units; blockCount in [0, 4095]; blockCount or blockLen 0 is a
+// NOP; writing past the BiasTable is an exception. The model takes one block (blockCount 1) of one type:
+// the doc's reading of a zero gap between several blocks (the first block again) and the
+// type-converting overload are not modelled.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    const char* api = "DataCopy(L1->BiasTable, DataCopyParams)";
+    using namespace xbemu::cube;
+    static_assert(std::is_same<T, float>::value || std::is_same<T, int32_t>::value,
+                  "DataCopy(L1->BiasTable): the BiasTable holds float or int32_t on Atlas A2");
+    need_aic(api);
+    if (p.blockCount == 0 || p.blockLen == 0) return;
+    if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
+    if (p.blockCount != 1)
+        xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + ": only one block (blockCount 1) is modelled");
+    const uint64_t bytes = uint64_t(p.blockLen) * 64;  // blockLen counts 64-byte units on Atlas A2
+    if (space_of(dst) != BT)
+        xbemu::fail(api, std::string("dst must be in the BiasTable (TPosition C2), not in ") +
+                             (space_of(dst) < 0 ? "the unified buffer" : cs().mem[space_of(dst)].name));
+    if (bytes > cs().mem[BT].capacity)
+        xbemu::fail(api, "blockLen " + std::to_string(p.blockLen) + " x 64 B overflows the " +
+                             std::to_string(cs().mem[BT].capacity) + "-byte BiasTable");
+    touch(api, "src", src, 1u << L1, bytes, xbemu::DEQUEUED);
+    touch(api, "dst", dst, 1u << BT, bytes, xbemu::ALLOCATED);
+    cs().c.l1_to_bt += bytes;
+    if (count_only()) return;
+    std::memcpy(dst.ptr_, src.ptr_, bytes);
 }
 
 // ----- L1 -> L0A / L0B ---------------------------------------------------------------------------
@@ -938,26 +978,32 @@ struct MmadParams {
     uint16_t m = 0, n = 0, k = 0;
     uint8_t unitFlag = 0;
     bool cmatrixSource = false;
-    bool cmatrixInitVal = true;  // true: C = A x B; false: C += A x B
+    bool cmatrixInitVal = true;  // true: C = A x B; false: C += A x B (the bias overload: C = bias + A x B)
 };
 
-template <typename T, typename U, typename S>
-inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
-                 const MmadParams& p) {
-    const char* api = "Mmad";
-    using namespace xbemu::cube;
-    static_assert(std::is_same<U, S>::value, "Mmad: A and B must have the same type");
-    static_assert((std::is_same<T, float>::value &&
-                   (std::is_same<U, half>::value || std::is_same<U, bfloat16_t>::value ||
-                    std::is_same<U, float>::value)) ||
-                      (std::is_same<T, int32_t>::value && std::is_same<U, int8_t>::value),
-                  "Mmad: the Cube unit has half x half -> float, bfloat16 x bfloat16 -> float, float x float -> "
-                  "float and int8 x int8 -> int32");
+}  // namespace AscendC
+
+namespace xbemu {
+namespace cube {
+
+// The Mmad of both overloads: C (m x n, Nz in L0C) = A x B, plus C's old value (cmatrixInitVal false, no bias)
+// or plus the bias row broadcast over the m rows (bias: n values in the BiasTable).
+template <typename T, typename U, typename S, typename V>
+inline void mmad(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& fm,
+                 const AscendC::LocalTensor<S>& filter, const AscendC::LocalTensor<V>* bias,
+                 const AscendC::MmadParams& p) {
     need_aic(api);
     if (p.m > 4095 || p.n > 4095 || p.k > 4095)
         xbemu::fail(api, "m, n, k must be at most 4095 (got " + std::to_string(p.m) + ", " + std::to_string(p.n) +
                              ", " + std::to_string(p.k) + ")");
-    if (p.unitFlag != 0 || p.cmatrixSource) xbemu::fail(api, "unitFlag and cmatrixSource are not modelled");
+    if (p.unitFlag != 0) xbemu::fail(api, "unitFlag is not modelled");
+    if (!bias && p.cmatrixSource)
+        xbemu::fail(api, "cmatrixSource = true (C from the BiasTable) is not modelled without a bias tensor: use the "
+                         "Mmad overload that takes the bias (C2) tensor");
+    if (bias && p.cmatrixInitVal)
+        xbemu::fail(api, "cmatrixInitVal = true starts C at zero and ignores the bias: set it false so that C starts "
+                         "at the bias row (ADK Mmad.md, MmadParams; the bias overload takes the C source from the bias "
+                         "tensor's position)");
     if (p.m == 0 || p.n == 0 || p.k == 0) return;
     constexpr uint64_t K0 = c0<U>();  // fractal: 16 rows x K0 columns = 512 B
     uint64_t mf = (p.m + 15) / 16, nf = (p.n + 15) / 16, kf = (p.k + K0 - 1) / K0;
@@ -966,6 +1012,14 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     int mc = touch(api, "C", dst, 1u << L0C, mf * nf * 256 * sizeof(T), xbemu::ALLOCATED);
     if (offset_in(dst, mc) % 1024)  // the Mmad doc requires a 1024-byte aligned C in L0C
         xbemu::fail(api, "C address " + addr(mc, offset_in(dst, mc)) + " is not 1024-byte aligned");
+    if (bias) {
+        // a bias in CO1 (C from L0C) is a real variant (ADK MmadImpl); the generator never emits it
+        if (space_of(*bias) == L0C)
+            xbemu::fail(api, "a bias tensor in L0C (CO1) is not modelled: the bias must be in the BiasTable (C2)");
+        // one value per column of C's 16-column fractals
+        touch(api, "bias", *bias, 1u << BT, nf * 16 * sizeof(V), xbemu::DEQUEUED);
+        cs().c.bias_mmad_calls++;
+    }
     cs().c.mmad_calls++;
     cs().c.cube_ops += mf * nf * kf;  // one 16 x K0 x 16 product a cycle: b32 at half, b8 at twice the b16 K rate
     if (count_only()) return;
@@ -986,12 +1040,48 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
                 acc += a * b;
             }
             T& c = dst.ptr_[((j / 16) * mf + i / 16) * 256 + (i % 16) * 16 + j % 16];
+            // C's starting value: the bias of column j, 0 (cmatrixInitVal), or what C holds
+            const T init = bias ? static_cast<T>(bias->ptr_[j]) : p.cmatrixInitVal ? static_cast<T>(0) : c;
             if (std::is_same<T, int32_t>::value)
-                c = static_cast<T>(static_cast<uint32_t>(static_cast<uint64_t>(acc) +
-                                                         (p.cmatrixInitVal ? 0u : static_cast<uint32_t>(c))));
+                c = static_cast<T>(static_cast<uint32_t>(static_cast<uint64_t>(acc) + static_cast<uint32_t>(init)));
             else
-                c = p.cmatrixInitVal ? static_cast<T>(acc) : static_cast<T>(c + acc);
+                c = static_cast<T>(init + acc);
         }
+}
+
+}  // namespace cube
+}  // namespace xbemu
+
+namespace AscendC {
+
+template <typename T, typename U, typename S>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const MmadParams& p) {
+    static_assert(std::is_same<U, S>::value, "Mmad: A and B must have the same type");
+    static_assert((std::is_same<T, float>::value &&
+                   (std::is_same<U, half>::value || std::is_same<U, bfloat16_t>::value ||
+                    std::is_same<U, float>::value)) ||
+                      (std::is_same<T, int32_t>::value && std::is_same<U, int8_t>::value),
+                  "Mmad: the Cube unit has half x half -> float, bfloat16 x bfloat16 -> float, float x float -> "
+                  "float and int8 x int8 -> int32");
+    xbemu::cube::mmad<T, U, S, T>("Mmad", dst, fm, filter, nullptr, p);
+}
+
+// The bias overload (A2: half/bfloat16/float inputs with a float bias, int8 with an int32 bias; ADK Mmad.md
+// table 8): with the bias in the BiasTable (C2) and cmatrixInitVal false, C starts at the bias row broadcast
+// over the m rows; cmatrixSource is not read (the tensor's position decides, ADK MmadImpl).
+template <typename T, typename U, typename S, typename V>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const LocalTensor<V>& bias, const MmadParams& p) {
+    static_assert(std::is_same<U, S>::value, "Mmad (bias): A and B must have the same type");
+    static_assert((std::is_same<T, float>::value && std::is_same<V, float>::value &&
+                   (std::is_same<U, half>::value || std::is_same<U, bfloat16_t>::value ||
+                    std::is_same<U, float>::value)) ||
+                      (std::is_same<T, int32_t>::value && std::is_same<V, int32_t>::value &&
+                       std::is_same<U, int8_t>::value),
+                  "Mmad (bias): Atlas A2 has half/bfloat16/float x same with a float bias -> float and int8 x int8 "
+                  "with an int32 bias -> int32");
+    xbemu::cube::mmad("Mmad (bias)", dst, fm, filter, &bias, p);
 }
 
 // ----- Fixpipe: L0C (Nz, fp32) -> GM (ND), with the output conversion and ReLU on the fly ----------

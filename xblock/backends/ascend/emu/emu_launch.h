@@ -61,6 +61,7 @@ inline void count_core(const State& s, const cube::Counters& c, State& t, cube::
     ct.l1_to_l0a += c.l1_to_l0a, ct.l1_to_l0b += c.l1_to_l0b, ct.l0c_to_gm += c.l0c_to_gm;
     ct.cross_core_sets += c.cross_core_sets, ct.gm_to_l1_calls += c.gm_to_l1_calls;
     ct.load_data_calls += c.load_data_calls, ct.fixpipe_calls += c.fixpipe_calls;
+    ct.l1_to_bt += c.l1_to_bt, ct.bias_mmad_calls += c.bias_mmad_calls;
     for (int m = 0; m < cube::NMEM; m++) ct.peak[m] = std::max(ct.peak[m], c.peak[m]);
 }
 
