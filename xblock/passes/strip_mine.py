@@ -148,14 +148,17 @@ def _in_kept(v: ir.Value, kept, whole) -> bool:
     if not kept:
         return False
     owner = _owner(v)
-    if owner is None:
-        holder = v.owner.owner
-        holder = holder.operation if holder is not None else None
-        return holder is not None and (holder in kept or any(_inside(holder.results[0], k) for k in kept)
-                                       if holder.results else holder in kept)
-    if owner in kept:
+    if owner is not None and owner in kept:
         return not any(True for _ in v.uses)
-    return owner in whole or any(_inside(v, k) for k in kept)
+    if owner is not None and owner in whole:
+        return True
+    op = owner if owner is not None else v.owner.owner  # a block argument: the op whose region holds it
+    while op is not None:
+        op = op.operation
+        if op in kept:
+            return True
+        op = op.parent
+    return False
 
 
 def _kept(kernel, keep) -> tuple:

@@ -26,6 +26,8 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ...dialects import ascendc as A
+from .builders import Builders
+from .cube_match import users_of
 from .cube_sections import section_kernel
 from .options import MIX_AIC_1_2
 from .values import SIZE, Tile, elem_of, round_up, shape_of
@@ -174,13 +176,9 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
         scf.YieldOp([])
 
 
-def _users(v) -> list:
-    return [u.owner for u in v.uses]
-
-
 def _narrow(acc_result, sliced: bool) -> str | None:
     """f16/bf16 when every use of the accumulator (of each chunk of it) converts it to that type."""
-    uses = [s for u in _users(acc_result) for s in _users(u.results[0])] if sliced else _users(acc_result)
+    uses = [s for u in users_of(acc_result) for s in users_of(u.results[0])] if sliced else users_of(acc_result)
     kinds = {elem_of(u.results[0].type) if u.name == "arith.truncf" else None for u in uses}
     return kinds.pop() if len(kinds) == 1 and kinds <= {"f16", "bf16"} else None
 
@@ -191,7 +189,7 @@ def _bind_converted(ctx, v, tile) -> None:
     if state(ctx).narrow is None:
         ctx.vmap[v] = tile
         return
-    converts = _users(v)
+    converts = users_of(v)
     ctx.vmap[v] = None
     tile.refs = len(converts)
     for u in converts:
@@ -255,18 +253,11 @@ def _every_other(op, lb, step):
     sub = A.op("sub_block_idx", [], ir.IntegerType.get_signless(64))
     if lb.type != sub.type:
         sub = arith.TruncIOp(lb.type, sub).result
-    lb0, step0 = _const(lb), _const(step)
+    lb0, step0 = Builders.const_of(lb), Builders.const_of(step)
     first = sub if lb0 == 0 else arith.AddIOp(lb, sub).result
     twice = arith.ConstantOp(step.type, 2 * step0).result if step0 is not None else \
         arith.MulIOp(step, arith.ConstantOp(step.type, 2).result).result
     return first, twice
-
-
-def _const(v):
-    o = v.owner
-    if isinstance(o, ir.Block) or o.operation.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(o.operation.attributes["value"]).value
 
 
 def lower_slice(ctx, op) -> None:
