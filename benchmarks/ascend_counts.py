@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xblock.backends.ascend import launch  # noqa: E402
+from xblock.backends.ascend.model import launch  # noqa: E402
 
 CASES = [("add", 98432, "float32"), ("softmax", (823, 781), "float32"), ("layernorm", (97, 3001), "float32"),
          ("rmsnorm", (33, 4096), "float16"), ("gelu", 98432, "float16"), ("argmax", (823, 781), "float32"),

@@ -4,12 +4,12 @@ Run: `.venv/bin/python benchmarks/ascend_cube.py [--size 4096] [--block 128,256,
 - `examples/matmul.py` (Triton tutorial 03's structure, grouped program order, leaky-ReLU epilogue):
   a mixed kernel, the Cube computes each tile and both vector cores of the AI Core run the epilogue
   on halves of it (MIX_AIC_1_2);
-- `tests/ascend_cube/kernels.py:dot_kernel` with ReLU: an AIC-only kernel, ReLU and the fp16
+- `tests/ascend/cube/kernels.py:dot_kernel` with ReLU: an AIC-only kernel, ReLU and the fp16
   conversion fused into Fixpipe.
 
 Each runs once on xblock's AscendC CPU model with the Cube's arithmetic switched off
 (XBEMU_CUBE_COUNT_ONLY=1; every check and counter still runs, the vector epilogue runs for real)
-and goes through the cost model (`xblock.profile`, xblock/backends/ascend/cost.py): the tile plan
+and goes through the cost model (`xblock.profile`, xblock/backends/ascend/model/cost.py): the tile plan
 and its L1/L0 use against capacity, Mmad calls, bytes per level, the workspace, the estimated time
 against the Cube-bound floor, and the busy cycles per pipe of the busiest AIC and AIV. The figures
 are estimates from documented constants and assumptions, not hardware measurements.
@@ -32,8 +32,8 @@ os.environ["XBEMU_CUBE_COUNT_ONLY"] = "1"
 
 import xblock  # noqa: E402
 from examples import matmul  # noqa: E402
-from tests.ascend_cube.kernels import dot_kernel  # noqa: E402
-from xblock.backends.ascend.cost import PIPES  # noqa: E402
+from tests.ascend.cube.kernels import dot_kernel  # noqa: E402
+from xblock.backends.ascend.model.cost import PIPES  # noqa: E402
 
 
 def _cases(S: int, BM: int, BN: int, BK: int):

@@ -1,7 +1,7 @@
 """The Ascend cost model (xblock.profile) on every example: estimated time, roofline floor, bound pipe.
 
 For each example's case, the kernel runs on the AscendC CPU model and the cost model
-(xblock/backends/ascend/cost.py) turns its counters into busy cycles per pipe. The figures are
+(xblock/backends/ascend/model/cost.py) turns its counters into busy cycles per pipe. The figures are
 estimates from documented constants, several of them assumptions, not hardware measurements.
 
 Each case runs twice: "before" with the structural optimisations of the ascend backend switched off

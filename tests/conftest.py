@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 # race, the wheel install...). `make test` leaves them out to stay near ten minutes; `make
 # test-slow` runs them, and CI (`.ci/run`) runs both. A node id matches by prefix.
 SLOW = (
-    *(f"tests/ascend/test_export_run.py::test_exported_example_builds_runs_and_matches_its_golden[{n}]"
+    *(f"tests/ascend/export/test_export_run.py::test_exported_example_builds_runs_and_matches_its_golden[{n}]"
       for n in ("cumsum", "gelu", "colsum", "argmax", "rmsnorm", "transpose", "softmax", "matmul",
                 "triton.layernorm", "triton.softmax", "triton.add")),
     "tests/conformance/test_shape_ops.py::test_sort_topk[ascend-16-",
@@ -29,14 +29,14 @@ SLOW = (
     "tests/conformance/test_large_offsets.py::test_int64_offsets_past_2_31[ascend]",
     # the row cache, resident loads and vector row reductions at every size: make test keeps the
     # boundary sizes (1 and 513 columns, 97 rows; one row length per dtype), the rest is here
-    *(f"tests/ascend/test_row_cache.py::test_layernorm_fp32[{c}-" for c in ("511", "512", "3001")),
-    *(f"tests/ascend/test_row_cache.py::test_layernorm_half[{r}-" for r in ("7-1023", "97-3001")),
-    *(f"tests/ascend/test_row_vectors.py::test_row_sum_max_min_match_numpy[{n}-" for n in ("8", "64", "1000")),
-    *(f"tests/ascend/test_row_vectors.py::test_softmax_of_rows_matches_numpy[{n}-" for n in ("8", "64")),
-    "tests/ascend/test_row_vectors.py::test_rmsnorm_of_half_rows_matches_numpy[1000-",
-    *(f"tests/ascend/test_resident_loads.py::test_rmsnorm_numerics[{n}-" for n in ("3-127", "45-128")),
-    *(f"tests/ascend/test_resident_loads.py::test_bias_rows[float16-{n}-" for n in ("7-130", "45-64", "101-33")),
-    *(f"tests/ascend/test_row_cache.py::test_different_others[{n}-" for n in ("63", "200")),
+    *(f"tests/ascend/plan/test_row_cache.py::test_layernorm_fp32[{c}-" for c in ("511", "512", "3001")),
+    *(f"tests/ascend/plan/test_row_cache.py::test_layernorm_half[{r}-" for r in ("7-1023", "97-3001")),
+    *(f"tests/ascend/vector/test_row_vectors.py::test_row_sum_max_min_match_numpy[{n}-" for n in ("8", "64", "1000")),
+    *(f"tests/ascend/vector/test_row_vectors.py::test_softmax_of_rows_matches_numpy[{n}-" for n in ("8", "64")),
+    "tests/ascend/vector/test_row_vectors.py::test_rmsnorm_of_half_rows_matches_numpy[1000-",
+    *(f"tests/ascend/plan/test_resident_loads.py::test_rmsnorm_numerics[{n}-" for n in ("3-127", "45-128")),
+    *(f"tests/ascend/plan/test_resident_loads.py::test_bias_rows[float16-{n}-" for n in ("7-130", "45-64", "101-33")),
+    *(f"tests/ascend/plan/test_row_cache.py::test_different_others[{n}-" for n in ("63", "200")),
 )
 
 

@@ -18,8 +18,8 @@ def __getattr__(name):  # the autotuner and testing helpers load on first use
         from .runtime import autotune as _at
 
         return getattr(_at, name)
-    if name == "profile":  # the Ascend cost model (backends/ascend/cost.py)
-        from .backends.ascend.profile import profile
+    if name == "profile":  # the Ascend cost model (backends/ascend/model/cost.py)
+        from .backends.ascend.model.profile import profile
 
         return profile
     if name == "testing":

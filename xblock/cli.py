@@ -397,7 +397,7 @@ def cmd_profile(args) -> int:
     else:
         print(prof.report())
     if args.timeline:
-        from .backends.ascend import timeline
+        from .backends.ascend.model import timeline
 
         timeline.render_svg(prof, args.timeline, count=args.programs)
         # with --json the chart goes to stderr, so stdout stays one JSON document

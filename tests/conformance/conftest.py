@@ -2,7 +2,7 @@
 the host check compiles against the launch header derived from its kernel.cpp (backends/ascend/
 hostcheck): an export that would not build fails the test that ran the kernel. Once per distinct
 kernel; XBLOCK_EXPORT_CHECK=0 turns it off. A kernel the export refuses by design (pointer tables,
-whose addresses a host program cannot know: an ExportError, tests/ascend/test_pointer_tables.py) is
+whose addresses a host program cannot know: an ExportError, tests/ascend/lower/test_pointer_tables.py) is
 not exported."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ def _export_every_ascend_kernel(tmp_path_factory):
     if os.environ.get("XBLOCK_EXPORT_CHECK", "1") == "0":
         yield
         return
-    from xblock.backends.ascend import launch
-    from xblock.backends.ascend.export import export
+    from xblock.backends.ascend.export.cann import export
+    from xblock.backends.ascend.model import launch
 
     root = tmp_path_factory.mktemp("exports")
     seen = set()

@@ -6,7 +6,7 @@
   every byte of each fp8 type back to f16/bf16/f32; `tests/cuda/fp8_ground_truth.py` made it).
 - a quantize/dequantize pair with a per-row scale, on numpy float8 (ml_dtypes) arrays;
 - a grouped GEMM whose groups come from int64 tables of addresses (`arr.ctypes.data`), on ascend too
-  (through the Cube unit; tests/ascend/test_pointer_tables.py has the rest of ascend's pointer tables),
+  (through the Cube unit; tests/ascend/lower/test_pointer_tables.py has the rest of ascend's pointer tables),
   and int64 arithmetic on addresses (`ptr.to(tl.int64)`);
 - the errors: an address outside every argument of the launch (sim), ascend (no fp8), fp8 types cuda
   lacks, unsupported rounding.

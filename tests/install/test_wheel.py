@@ -82,7 +82,7 @@ def test_wheel_ships_every_module(tmp_path):
     want = {p.relative_to(ROOT).as_posix() for p in (ROOT / "xblock").rglob("*.py") if "__pycache__" not in p.parts}
     want |= {"xblock/" + p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").rglob("*.py")
              if "__pycache__" not in p.parts}
-    want |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "xblock/backends/ascend/emu").glob("*.h")}
+    want |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "xblock/backends/ascend/model/emu").glob("*.h")}
     want.add("xblock/runtime/fastpath.c")
     missing = sorted(want - files)
     assert not missing, f"not in the wheel (add the package to [tool.setuptools] packages): {missing}"

@@ -1,6 +1,6 @@
 """Golden AscendC for every vector example (FileCheck), and the API surface the backend emits.
 
-Matmul's golden (the Cube path) is in tests/ascend_cube/.
+Matmul's golden (the Cube path) is in tests/ascend/cube/.
 
 The CHECK files in tests/lit/ascend/ pin the kernel structure the issue asks for; the API test
 keeps every AscendC call in generated code to the ones shared/ascendc/REFERENCE.md documents.
@@ -61,7 +61,7 @@ _TYPES = {"TPipe", "TQue", "TBuf", "GlobalTensor", "LocalTensor", "DataCopyExtPa
 # "原子操作" APIs). Not in REFERENCE.md yet; listed here so that adding any other call fails this test.
 # TransDataTo5HD(dstList, srcList, TransDataTo5HDParams) (the vector transposes of tl.trans and of the
 # blocked scans): read from the ADK (kernel_operator_vec_transpose_intf.h, docs TransDataTo5HD.md) and
-# recorded in xblock/backends/ascend/api_surface.py; not in REFERENCE.md yet.
+# recorded in xblock/backends/ascend/emit/api_surface.py; not in REFERENCE.md yet.
 # CopyRepeatParams (the stride-0 Copy of per-row broadcasts): ADK kernel_struct_data_copy.h and doc
 # UBToUB掩码式高维数据搬运(Copy).md, recorded in api_surface.py; not in REFERENCE.md.
 _NOT_IN_REFERENCE = {"SetAtomicAdd", "SetAtomicNone", "TransDataTo5HD", "TransDataTo5HDParams", "CopyRepeatParams"}

@@ -86,7 +86,7 @@ class TestAscendExamples(ExampleNumerics):
 
 def test_matmul_fp32_inputs_run_on_the_cube():
     """fp32 operands (the example's leaky-ReLU epilogue on the vector core): B reaches L0B through
-    LoadDataWithTranspose's b32 squares (tests/ascend_cube/test_cube_dtypes.py)."""
+    LoadDataWithTranspose's b32 squares (tests/ascend/cube/test_cube_dtypes.py)."""
     from examples import matmul
     from xblock.testing import check
 

@@ -76,7 +76,7 @@ OPS: list[ApiOp] = [
     ApiOp("set_atomic_min", ("SetAtomicMin",), "{dtype}", arity=(0, 0)),
     ApiOp("set_atomic_none", ("SetAtomicNone",), "", arity=(0, 0)),
     ApiOp("dcci", ("DataCacheCleanAndInvalid",), "(global)", arity=(1, 0)),
-    # the Cube unit (AIC) and mixed AIC/AIV kernels (backends/ascend/cube.py)
+    # the Cube unit (AIC) and mixed AIC/AIV kernels (backends/ascend/lower/ops/dot.py)
     ApiOp("kernel_type", ("KERNEL_TASK_TYPE_DEFAULT",), "{type}", arity=(0, 0)),
     ApiOp("data_copy_nd2nz", ("DataCopy", "Nd2NzParams"),
           "(dst, src, ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, "

@@ -17,19 +17,19 @@ def _stages(options):
 
 
 def _load(asm, metadata):
-    from .launch import load
+    from .model.launch import load
 
     return load(asm, metadata)
 
 
 def _export(kernel, directory):
-    from .export import export
+    from .export.cann import export
 
     return export(kernel.asm, kernel.metadata, directory)
 
 
 def _profile(kernel, grid, *args, **meta):
-    from .profile import profile
+    from .model.profile import profile
 
     return profile(kernel, grid, *args, **meta)
 
@@ -42,7 +42,7 @@ def _coverage():
 
 
 def _toolchain_key() -> str:
-    from .launch import CXX, _emu_digest
+    from .model.launch import CXX, _emu_digest
 
     return f"{CXX}|emu={_emu_digest()[:16]}"
 

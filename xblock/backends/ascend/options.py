@@ -38,7 +38,7 @@ SOCS = {
 
 
 # int64s per launched block in the device_assert status buffer: one 64-byte DataCache line each
-# (backends/ascend/debug.py), so a block's SetValue + flush cannot overwrite another block's slot
+# (backends/ascend/lower/ops/debug.py), so a block's SetValue + flush cannot overwrite another block's slot
 STATUS_SLOT = 8
 
 # KERNEL_TASK_TYPE_DEFAULT of a kernel (metadata["kernel_type"]), emitted for every kernel

@@ -34,13 +34,27 @@ from mlir import ir
 from ...dialects import ascendc, xb
 from ...errors import CompilationError
 from ...passes import coarsen_programs, strip_mine, verify
-from . import atomics, bits, control, cube, debug, intmath, layout, load, lowering, reduce, scan, shapes, store  # noqa: F401  (register rules)
-from .api_surface import check_source
-from .driver import Lowering
-from .emit import emit
-from .launch import build_emulator_library
+from .emit.api_surface import check_source
+from .emit.cpp import emit
+from .lower.driver import Lowering
+from .lower.ops import (  # noqa: F401  (register rules)
+    atomics,
+    bits,
+    control,
+    debug,
+    dot,
+    elementwise,
+    intmath,
+    layout,
+    load,
+    reduce,
+    scan,
+    shapes,
+    store,
+)
+from .lower.rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
+from .model.launch import build_emulator_library
 from .options import MIX_AIC_1_2
-from .rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
 
 
 def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
@@ -238,7 +252,7 @@ def _split(module: ir.Module, metadata: dict, options, factor: int):
     stays whole: the Cube computes it, and the vector core reads its result chunk by chunk)."""
     with module.context:
         copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-        split = strip_mine.run(copy, factor, keep=cube.keeps_whole)
+        split = strip_mine.run(copy, factor, keep=dot.keeps_whole)
         verify(copy, strip_mine.NAME)
     return _lower(copy, metadata, options), split
 

@@ -1,0 +1,218 @@
+"""The core sections of a mixed kernel whose dots hand results to the vector cores (cube_handoff.py).
+
+On the 910B the AIC (Cube) and the AIV (vector) of an AI Core run the same kernel, each taking
+only its own `if ASCEND_IS_AIC { ... }` / `if ASCEND_IS_AIV { ... }` sections; everything outside
+the sections (scalar code, control flow, address arithmetic) both run. After the walk has lowered
+the kernel in program order, this pass puts every op where it belongs: Cube ops and the Cube's
+queues in AIC sections, everything that touches the unified buffer in AIV sections, scalars on
+both. Consecutive ops of one core share a section; a pure scalar op met inside a section moves
+before it (both cores compute it). A loop or `if` holding both kinds runs on both cores with
+sections inside; one holding one kind goes whole into a section of that core. Cross-core flag
+ops say their core (`xb_core`). A value one core computes cannot reach the other through SSA (only
+through GM and a flag): such a use is an error, as is a block held in a queue buffer across a
+section boundary (scratch tiles are declared outside the sections, so they carry over).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import scf
+
+from ....dialects import ascendc as A
+
+AIC, AIV, BOTH, MIXED, FIXED = "AIC", "AIV", "both", "mixed", "fixed"
+CUBE_OPS = ("ascendc.data_copy_nd2nz", "ascendc.data_copy_bt", "ascendc.load_data", "ascendc.load_data_with_transpose",
+            "ascendc.mmad", "ascendc.fixpipe")
+QUEUE_OPS = ("ascendc.alloc_tensor", "ascendc.enque", "ascendc.deque", "ascendc.free_tensor")
+PURE = ("ascendc.tiling_field", "ascendc.block_idx", "ascendc.block_num", "ascendc.gm_at", "ascendc.get_with_offset",
+        "ascendc.set_global_buffer", "ascendc.ub_at", "ascendc.reinterpret")
+DECLS = ("ascendc.tque", "ascendc.tbuf", "ascendc.kernel_type")
+REGIONS = ("scf.for", "scf.if", "scf.while")
+
+
+class CrossCore(Exception):
+    """A value of one core used by the other, or a queue block held across sections (at `op`)."""
+
+    def __init__(self, message: str, op=None):
+        super().__init__(message)
+        self.op = op
+
+
+def _op(x):
+    return x.operation if hasattr(x, "operation") else x
+
+
+class Sections:
+    """Classify, then wrap. `kinds` maps each op to AIC/AIV/both/mixed/fixed; `home` each value
+    defined on one core only to that core."""
+
+    def __init__(self, cube_queues):
+        self.cube_queues = set(cube_queues)
+        self.kinds: dict = {}
+        self.home: dict = {}
+
+    # ----- classification ----------------------------------------------------------------
+    def classify_block(self, block: ir.Block) -> set:
+        found = set()
+        for o in block.operations:
+            op = _op(o)
+            if op.name in ("scf.yield", "scf.condition", "func.return"):
+                continue
+            k = self.classify(op)
+            found.add(k)
+        return found
+
+    def _check_yields(self, op) -> None:
+        """A loop or `if` both cores run may carry only values both compute."""
+        for region in op.regions:
+            for b in region.blocks:
+                y = _op(b.operations[len(b.operations) - 1])
+                if any(v in self.home for v in y.operands):
+                    raise CrossCore("a loop or `if` that runs on both cores carries a value only one core "
+                                    "computes (a scalar taken from a vector result, next to a dot)", op)
+
+    def classify(self, op) -> str:
+        k = self._own_kind(op)
+        used = {self.home[v] for v in op.operands if v in self.home}
+        if op.name in REGIONS and k != FIXED:
+            inner = set()
+            for region in op.regions:
+                for b in region.blocks:
+                    inner |= self.classify_block(b)
+            inner.discard(BOTH)
+            inner.discard(FIXED)
+            if AIC in inner and AIV in inner or MIXED in inner:
+                k = MIXED
+            elif inner:
+                k = inner.pop()
+            else:
+                k = BOTH
+            if k == MIXED and used:
+                raise CrossCore("control flow around a dot depends on a value only the vector core computes "
+                                "(a scalar taken from a block); the Cube runs the same control flow", op)
+            if k in (MIXED, BOTH):
+                self._check_yields(op)
+        if k == BOTH and used:
+            if len(used) > 1:
+                raise CrossCore("an op combines values of the Cube and of the vector core", op)
+            k = used.pop()
+        elif k in (AIC, AIV) and used - {k}:
+            raise CrossCore(f"the {'Cube' if k == AIC else 'vector core'} uses a value only the other core "
+                            "computes", op)
+        self.kinds[op] = k
+        if k in (AIC, AIV):
+            for r in op.results:
+                self.home[r] = k
+            self._home_inside(op, k)
+        return k
+
+    def _home_inside(self, op, k) -> None:
+        for region in op.regions:
+            for b in region.blocks:
+                for a in b.arguments:
+                    self.home[a] = k
+
+    def _own_kind(self, op) -> str:
+        n = op.name
+        if "xb_core" in op.attributes:
+            return ir.StringAttr(op.attributes["xb_core"]).value
+        if n in CUBE_OPS:
+            return AIC
+        if n in QUEUE_OPS:
+            return AIC if ir.StringAttr(op.attributes["queue"]).value in self.cube_queues else AIV
+        if n == "scf.if" and _core_of(op) is not None:
+            return FIXED
+        if n in REGIONS:
+            return BOTH
+        if n.startswith(("arith.", "math.")) or n in PURE or n in DECLS or n == "ascendc.core_is":
+            return BOTH
+        if n == "ascendc.get_value" and A.is_global(op.operands[0].type):
+            return BOTH  # a scalar read of GM: either core can
+        return AIV  # everything else touches the unified buffer
+
+    # ----- wrapping ----------------------------------------------------------------------
+    def wrap_block(self, block: ir.Block) -> None:
+        runs, run = [], None
+        ops = [_op(o) for o in block.operations]
+        for op in ops:
+            if op.name in ("scf.yield", "scf.condition", "func.return"):
+                continue
+            k = self.kinds.get(op, BOTH)
+            if k == MIXED:
+                for region in op.regions:
+                    for b in region.blocks:
+                        self.wrap_block(b)
+            if k in (AIC, AIV):
+                if run is not None and run[0] == k:
+                    run[1].append(op)
+                    continue
+                run = (k, [op])
+                runs.append(run)
+            elif k == BOTH and run is not None and _pure(op):
+                op.move_before(run[1][0])  # both cores compute it, ahead of the section
+            else:
+                run = None
+        for k, members in runs:
+            self._check_escapes(block, members)
+            _wrap(k, members)
+
+    def _check_escapes(self, block, members) -> None:
+        inside = set(members)
+        for op in members:
+            for r in _all_results(op):
+                for u in r.uses:
+                    top = _top_in(block, _op(u.owner))
+                    if top is not None and top not in inside:
+                        what = "block held in a queue buffer" if A.is_local(r.type) else "value"
+                        raise CrossCore(f"a {what} of one core section is used in another (across a dot's "
+                                        "hand-off between the Cube and the vector core)", top)
+
+
+def _all_results(op):
+    yield from op.results
+    for region in op.regions:
+        for b in region.blocks:
+            for o in b.operations:
+                yield from _all_results(_op(o))
+
+
+def _top_in(block, op):
+    """The ancestor of `op` that is an op of `block` (None when op is not inside block)."""
+    while op is not None and op.parent is not None:  # (the block of a parentless op is an MLIR assertion)
+        if op.block == block:
+            return op
+        op = op.parent
+    return None
+
+
+def _pure(op) -> bool:
+    return (op.name.startswith(("arith.", "math.")) or op.name in PURE) and not op.regions
+
+
+def _core_of(op):
+    c = op.operands[0].owner
+    if isinstance(c, ir.Block) or _op(c).name != "ascendc.core_is":
+        return None
+    return ir.StringAttr(_op(c).attributes["core"]).value
+
+
+def _wrap(core: str, members: list) -> None:
+    with ir.InsertionPoint(members[0]), members[0].location:
+        cond = A.op("core_is", [], ir.IntegerType.get_signless(1), core=core)
+        sec = scf.IfOp(cond, [], has_else=False)
+        with ir.InsertionPoint(sec.then_block):
+            y = scf.YieldOp([])
+    for op in members:
+        op.move_before(y)
+
+
+def section_kernel(ctx, cube_queues) -> None:
+    """Put the ops of the lowered kernel (`ctx.module`) into AIC and AIV sections."""
+    fn = ctx.module.body.operations[0]
+    entry = fn.regions[0].blocks[0]
+    s = Sections(cube_queues)
+    try:
+        s.classify_block(entry)
+        s.wrap_block(entry)
+    except CrossCore as e:
+        raise ctx.error(f"{e}; not supported yet", e.op.location if e.op is not None else None) from None

@@ -1,0 +1,1 @@
+"""Printing: the ascendc dialect as AscendC C++, and the API-surface table checked against asc-devkit."""

@@ -1,0 +1,294 @@
+"""`main.cpp` of an exported project: the ACL host program that feeds, launches and reads the kernel.
+
+It follows CANN's kernel-launch samples: buffers from `input/<name>.bin`, `aclrtMalloc` +
+`aclrtMemcpy`, `ACLRT_LAUNCH_KERNEL(name)(blockDim, stream, ...)` from the header
+`ascendc_library()` generates, then the buffers back to `output/<name>.bin`. That header declares
+the tiling struct parameter as a pointer and no struct type (ADK `extract_host_stub.py`), so the
+tiling header comes first and the launch passes `&tiling`. ACL calls follow the runtime API
+reference (`aclrtMalloc(void**, size_t, aclrtMemMallocPolicy)`, `aclrtMemcpy(dst, destMax, src,
+count, kind)`, ...).
+"""
+
+from __future__ import annotations
+
+from ...emit.cpp import CStyle, tiling_struct_name, workspace_const_name
+from ...model.launch import extra_gm_args
+from ...options import SOCS, STATUS_SLOT, launch_cores
+
+_HELPERS = r"""#define CHECK_ACL(x)                                                                          \
+    do {                                                                                      \
+        aclError status = (x);                                                                \
+        if (status != ACL_SUCCESS) {                                                          \
+            std::fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, (int)status); \
+            std::exit(1);                                                                     \
+        }                                                                                     \
+    } while (0)
+
+namespace {
+
+[[noreturn]] void BadArgument(int index, const char* what, const char* text) {
+    std::fprintf(stderr, "argument %d (%s) is not a valid value: '%s'\n", index, what, text);
+    std::exit(2);
+}
+
+long long IntArg(char** argv, int index, const char* what) {
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(argv[index], &end, 10);
+    if (errno != 0 || end == argv[index] || *end != '\0') BadArgument(index, what, argv[index]);
+    return value;
+}
+
+double RealArg(char** argv, int index, const char* what) {
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(argv[index], &end);
+    if (errno != 0 || end == argv[index] || *end != '\0') BadArgument(index, what, argv[index]);
+    return value;
+}
+
+size_t SizeArg(char** argv, int index, const char* what) {
+    const long long value = IntArg(argv, index, what);
+    if (value < 0) BadArgument(index, what, argv[index]);
+    return static_cast<size_t>(value);
+}
+
+// The buffer's initial bytes: the whole of `path`, which must hold exactly data.size() bytes, or
+// zeros when there is no such file.
+void ReadInput(const std::string& path, std::vector<uint8_t>& data) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    if (!file) return;
+    const std::streamoff size = file.tellg();
+    if (size != static_cast<std::streamoff>(data.size())) {
+        std::fprintf(stderr, "%s holds %lld bytes; the launch gives this buffer %zu\n", path.c_str(),
+                     static_cast<long long>(size), data.size());
+        std::exit(2);
+    }
+    file.seekg(0);
+    if (!file.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()))) {
+        std::fprintf(stderr, "cannot read %s\n", path.c_str());
+        std::exit(1);
+    }
+}
+
+void WriteOutput(const std::string& path, const std::vector<uint8_t>& data) {
+    std::ofstream file(path, std::ios::binary);
+    if (!file.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()))) {
+        std::fprintf(stderr, "cannot write %s (does the folder output/ exist?)\n", path.c_str());
+        std::exit(1);
+    }
+}
+
+}  // namespace
+"""
+
+
+def _is_real(t: str) -> bool:
+    return t.startswith("f") or t.startswith("bf")
+
+
+def kernel_scalars(meta: dict) -> list:
+    """The (name, type) tiling fields the user's scalar arguments fill: all but the grid's, and the
+    program count a coarsened kernel takes (`passes/coarsen_programs.py`), which the host sets."""
+    coarse = meta.get("coarsen") or {}
+    set_by_host = (coarse.get("arg"), coarse.get("rows_arg"))
+    return [(n, t) for n, t in meta["tiling_fields"][:-3] if n not in set_by_host]
+
+
+def host_arguments(meta: dict) -> tuple:
+    """(GM buffer names, scalar (name, type) pairs): the command line after GX GY GZ, in order."""
+    buffers = [n for n, t in zip(meta["arg_names"], meta["arg_types"]) if t.startswith("*")]
+    return buffers, kernel_scalars(meta)
+
+
+def usage(meta: dict) -> str:
+    buffers, scalars = host_arguments(meta)
+    return " ".join(["GX GY GZ"] + [f"{n.upper()}_BYTES" for n in buffers] + [n.upper() for n, _ in scalars])
+
+
+def _header(meta: dict) -> list:
+    name = meta["name"]
+    buffers, scalars = host_arguments(meta)
+    return [
+        f"// main.cpp: the host program of {name} (generated by xblock). Each GM buffer starts from",
+        "// input/<name>.bin (zeros when the file is missing); the kernel runs through ACL; every buffer is",
+        "// then written to output/<name>.bin.",
+        "//",
+        f"// Usage: ./{name} {usage(meta)}",
+        "//   GX GY GZ   the launch grid of the Python kernel (program instances along x, y and z)",
+        f"//   *_BYTES    the size in bytes of each GM buffer ({', '.join(buffers) or 'none'})",
+        f"//   then the kernel's scalar arguments ({', '.join(n for n, _ in scalars) or 'none'})",
+        "#include <cerrno>", "#include <cstdint>", "#include <cstdio>", "#include <cstdlib>", "#include <fstream>",
+        "#include <string>", "#include <vector>", "",
+        '#include "acl/acl.h"',
+        f'#include "{name}_tiling.h"  // before the launch header: that header declares no struct type',
+        f'#include "aclrtlaunch_{name}.h"', "",
+    ]
+
+
+def _parse(meta: dict, spec: dict | None) -> list:
+    """Reading the command line into sizes and the tiling struct, with the specialization's checks."""
+    buffers, scalars = host_arguments(meta)
+    lines = [
+        "int main(int argc, char** argv) {",
+        f"    if (argc != {4 + len(buffers) + len(scalars)}) {{",
+        f'        std::fprintf(stderr, "usage: %s {usage(meta)}\\n", argv[0]);',
+        "        return 2;",
+        "    }",
+        '    const long long gx = IntArg(argv, 1, "GX"), gy = IntArg(argv, 2, "GY"), gz = IntArg(argv, 3, "GZ");',
+        "    if (gx < 0 || gy < 0 || gz < 0 || gx > 2147483647LL || gy > 65535 || gz > 65535) {",
+        '        std::fprintf(stderr, "the grid must be 0 <= GX < 2^31 and 0 <= GY, GZ < 2^16\\n");',
+        "        return 2;",
+        "    }",
+    ]
+    arg = 4
+    for n in buffers:
+        lines.append(f'    const size_t {n}Bytes = SizeArg(argv, {arg}, "{n.upper()}_BYTES");')
+        arg += 1
+    lines.append(f"    {tiling_struct_name(meta['name'])} tiling{{}};")
+    for n, t in scalars:
+        read = "RealArg" if _is_real(t) else "IntArg"
+        lines.append(f'    tiling.{n} = static_cast<{CStyle.types[t]}>({read}(argv, {arg}, "{n.upper()}"));')
+        arg += 1
+    coarse = meta.get("coarsen")
+    if coarse:  # one program instance computes up to `rows` programs along x (passes/coarsen_programs.py)
+        cores = launch_cores(meta)[0]
+        lines += [f"    // each instance computes Q <= {coarse['rows']} programs along x: {coarse['rows']}, or fewer "
+                  f"when that would leave some of the {cores} cores without an instance",
+                  f"    long long perInstance = (gx + {cores - 1}) / {cores};",
+                  f"    perInstance = perInstance < 1 ? 1 : (perInstance > {coarse['rows']} ? {coarse['rows']} : "
+                  "perInstance);",
+                  f"    tiling.{coarse['arg']} = static_cast<int32_t>(gx);",
+                  f"    tiling.{coarse['rows_arg']} = static_cast<int32_t>(perInstance);",
+                  "    const long long gxInstances = (gx + perInstance - 1) / perInstance;",
+                  "    tiling.numPrograms = gxInstances * gy * gz;",
+                  "    tiling.gridX = static_cast<int32_t>(gxInstances);"]
+    else:
+        lines += ["    tiling.numPrograms = gx * gy * gz;", "    tiling.gridX = static_cast<int32_t>(gx);"]
+    lines += ["    tiling.gridY = static_cast<int32_t>(gy);"]
+    return lines + _spec_checks(meta, spec)
+
+
+def _spec_checks(meta: dict, spec: dict | None) -> list:
+    """Refuse scalar values the compiled code does not handle (it assumed them at export)."""
+    if not spec:
+        return []
+    fields = {n for n, _ in kernel_scalars(meta)}
+    lines = []
+    for n in spec.get("divisible_by_16", []):
+        if n in fields:
+            lines += [f"    if (tiling.{n} % 16 != 0) {{",
+                      f'        std::fprintf(stderr, "{n} = %lld: this build assumes {n} is a multiple of 16 '
+                      '(re-export for other values)\\n", static_cast<long long>(tiling.' + n + "));",
+                      "        return 2;", "    }"]
+    for n in spec.get("equal_to_1", []):
+        if n in fields:
+            lines += [f"    if (tiling.{n} != 1) {{",
+                      f'        std::fprintf(stderr, "{n} = %lld: this build assumes {n} == 1 (re-export for '
+                      'other values)\\n", static_cast<long long>(tiling.' + n + "));",
+                      "        return 2;", "    }"]
+    return lines
+
+
+def _device_buffers(meta: dict) -> list:
+    name = meta["name"]
+    buffers, _ = host_arguments(meta)
+    cores, what = launch_cores(meta)
+    lines = [
+        f"    // one block per {what} ({cores} on {SOCS[meta['soc']].name}); the kernel loops over the programs",
+        f"    const uint32_t blockDim = static_cast<uint32_t>(tiling.numPrograms < {cores} ? "
+        f"tiling.numPrograms : {cores});",
+        "",
+        "    CHECK_ACL(aclInit(nullptr));",
+        "    CHECK_ACL(aclrtSetDevice(0));",
+        "    aclrtStream stream = nullptr;",
+        "    CHECK_ACL(aclrtCreateStream(&stream));",
+    ]
+    for n in buffers:
+        lines += [
+            f"    std::vector<uint8_t> {n}Host({n}Bytes);",
+            f'    ReadInput("input/{n}.bin", {n}Host);',
+            f"    uint8_t* {n}Device = nullptr;  // aclrtMalloc refuses 0 bytes",
+            f"    CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&{n}Device), {n}Bytes ? {n}Bytes : 1, "
+            "ACL_MEM_MALLOC_HUGE_FIRST));",
+            f"    if ({n}Bytes) CHECK_ACL(aclrtMemcpy({n}Device, {n}Bytes, {n}Host.data(), {n}Bytes, "
+            "ACL_MEMCPY_HOST_TO_DEVICE));",
+        ]
+    for extra in extra_gm_args(meta):  # arguments the lowering added, after the kernel's own
+        if extra == "workspace":  # a mixed Cube kernel: one accumulator slot per block
+            lines += [
+                f"    const size_t workspaceBytes = {workspace_const_name(name)} * blockDim;",
+                "    uint8_t* workspaceDevice = nullptr;",
+                "    CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&workspaceDevice), workspaceBytes ? workspaceBytes "
+                ": 1, ACL_MEM_MALLOC_HUGE_FIRST));",
+            ]
+        else:  # device_assert: a 64-byte slot per block, -1 until a program fails (backends/ascend/lower/ops/debug.py)
+            lines += [
+                f"    // {STATUS_SLOT} int64 per block (a whole cache line): the first of a block's slot holds",
+                "    // (program << 16) | assert id of its first failing program, else -1",
+                f"    std::vector<int64_t> assertStatusHost((blockDim ? blockDim : 1) * {STATUS_SLOT}, -1);",
+                "    const size_t assertStatusBytes = assertStatusHost.size() * sizeof(int64_t);",
+                "    uint8_t* assertStatusDevice = nullptr;",
+                "    CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&assertStatusDevice), assertStatusBytes, "
+                "ACL_MEM_MALLOC_HUGE_FIRST));",
+                "    CHECK_ACL(aclrtMemcpy(assertStatusDevice, assertStatusBytes, assertStatusHost.data(), "
+                "assertStatusBytes, ACL_MEMCPY_HOST_TO_DEVICE));",
+            ]
+    return lines
+
+
+def _launch(meta: dict) -> list:
+    name = meta["name"]
+    buffers, _ = host_arguments(meta)
+    args = ", ".join([f"{n}Device" for n in buffers] + [f"{e}Device" for e in extra_gm_args(meta)] + ["&tiling"])
+    lines = [
+        "    int failed = 0;",
+        "    if (blockDim > 0) {  // an empty grid runs no program",
+        "        // the launch function takes the tiling struct by pointer and copies it",
+        f"        const uint32_t launched = ACLRT_LAUNCH_KERNEL({name})(blockDim, stream, {args});",
+        "        if (launched != 0) {",
+        f'            std::fprintf(stderr, "launching {name} failed: %u\\n", launched);',
+        "            return 1;",
+        "        }",
+        "        CHECK_ACL(aclrtSynchronizeStream(stream));",
+        "    }",
+    ]
+    if "assertStatus" in extra_gm_args(meta):
+        lines += [
+            "    CHECK_ACL(aclrtMemcpy(assertStatusHost.data(), assertStatusBytes, assertStatusDevice, "
+            "assertStatusBytes, ACL_MEMCPY_DEVICE_TO_HOST));",
+            "    for (int64_t key : assertStatusHost) {  // (program << 16) | assert id, see the kernel's asserts",
+            "        if (key < 0) continue;",
+            '        std::fprintf(stderr, "device_assert %lld failed in program %lld\\n", '
+            "static_cast<long long>(key & 0xFFFF), static_cast<long long>(key >> 16));",
+            "        failed = 1;",
+            "    }",
+        ]
+    return lines
+
+
+def _finish(meta: dict) -> list:
+    buffers, _ = host_arguments(meta)
+    lines = []
+    for n in buffers:
+        lines += [
+            f"    if ({n}Bytes) CHECK_ACL(aclrtMemcpy({n}Host.data(), {n}Bytes, {n}Device, {n}Bytes, "
+            "ACL_MEMCPY_DEVICE_TO_HOST));",
+            f'    WriteOutput("output/{n}.bin", {n}Host);',
+            f"    CHECK_ACL(aclrtFree({n}Device));",
+        ]
+    lines += [f"    CHECK_ACL(aclrtFree({e}Device));" for e in extra_gm_args(meta)]
+    return lines + ["    CHECK_ACL(aclrtDestroyStream(stream));", "    CHECK_ACL(aclrtResetDevice(0));",
+                    "    CHECK_ACL(aclFinalize());", "    return failed;", "}", ""]
+
+
+def host_source(meta: dict, spec: dict | None = None) -> str:
+    """The text of main.cpp for a compiled kernel.
+
+    Args:
+        meta: the kernel's metadata (names, types, tiling fields, SoC, extra GM arguments).
+        spec: the specialization (`divisible_by_16`, `equal_to_1` scalar names), whose assumptions
+            main.cpp checks before launching; None when unknown.
+    """
+    parts = _header(meta) + [_HELPERS] + _parse(meta, spec) + _device_buffers(meta) + _launch(meta) + _finish(meta)
+    return "\n".join(parts)

@@ -1,0 +1,499 @@
+"""xb.dot on the Cube unit: a K loop of `dot` becomes GM->L1 (Nd2Nz), LoadData, Mmad, Fixpipe.
+
+The rules here join the vector rules' table: `scf.for` loops that are plain K loops of a dot
+(cube_match.k_loop_dot; other loops keep the vector rule), `xb.dot` itself, and a hook before the
+walk (`claim_dots`) that decides how each dot runs and claims the loads the Cube reads itself. A
+dot of two loads outside a K loop is a *lone* dot (one K step). Any other dot (`acc += dot(a, b) *
+s`, attention's) is handed to the vector core (cube_handoff.py), and then every dot of the kernel
+is, and the kernel is split into AIC and AIV sections as a whole (cube_sections.py). Ops the Cube
+lowering takes with it (operand loads, a fused epilogue and its store) are marked `ctx.absorb`ed,
+so the walk skips them. The patterns are in cube_match.py, the tile plan in cube_plan.py, the
+L1/L0 steps in cube_ops.py, the K loop's AIC/AIV protocol in cube_mixed.py, and the C++
+spellings of the cube ops in cube_emit.py.
+
+Epilogues: when the accumulator goes, optionally through ReLU (`maximum(x, 0)` or
+`where(x > 0, x, 0)`) and a cast to the output dtype, straight to a masked store, that is one
+`Fixpipe` (fp32 -> f16/bf16 and ReLU on the fly, NZ -> ND, mSize x nSize of the mask) and the
+kernel is AIC-only. So it is when, before that, a K loop's accumulator gets a row vector added
+(`acc + bias[None, :]`, the bias an fp32 load of the tile's columns that fits the 1 KB BiasTable):
+the bias goes GM -> L1 -> BiasTable before the K loop and the loop's first Mmad starts from it
+(`_bias_epilogue`). Any other epilogue (leaky-ReLU, a column-vector or full-tile add, scaling...)
+runs on the vector core of a mixed kernel (KERNEL_TYPE_MIX_AIC_1_1, cube_mixed.py).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from .....dialects import ascendc as A
+from .....passes.pointer_structure import Affine, Lin, Pointer
+from ...cube.batch import batch_tile, gate, is_batched, tile_at
+from ...cube.handoff import cube_copyable, lower_handoff_dot, plan_handoffs, rows_apart, same_tile
+from ...cube.match import (
+    final_store,
+    find_dot,
+    k_loop_dot,
+    match_bias_epilogue,
+    match_epilogue,
+    owner_of,
+    splat_float,
+    users_of,
+)
+from ...cube.mixed import QUANT, emit_mixed, lower_slice, state, tile_ready, to_workspace
+from ...cube.ops import BIAS_TABLE_BYTES, Operand, bias_to_table, cube_plan_of, extent, mmad_steps, queues, to_l1
+from ...values import Splat, elem_of, shape_of
+from ...vector.access import segments
+from ..rules import before_walk, rule
+
+# ----- lowering -----------------------------------------------------------------------------------
+
+def _access(ctx, load, out, dim: int):
+    """The tile access of dot operand `load` (A: dim 0, its rows; B: dim 1, its columns), and the
+    GlobalTensor at its first element as a function (built when the copy needs it)."""
+    seg = segments(load)
+    mask = load.operands[1] if seg[1] else None
+    if seg[2] and splat_float(load.operands[1 + seg[1]]) != 0.0:
+        raise ctx.error("masked-off lanes of a dot operand must load as 0 (other=0.0)")
+    index = state(ctx).batch
+    if index is not None:  # one matrix of a batched dot
+        bt = batch_tile(ctx.ps, load.operands[0], mask)
+        if bt is None:
+            raise ctx.error("an operand of a batched dot must be loaded as rows of unit-stride elements per matrix "
+                            "(a [B, rows, cols] block with contiguous rows, offsets that do not wrap) to go "
+                            "through the Cube unit")
+        return bt.acc, (lambda: (tile_at(ctx, bt, load.operands[0], index), ctx.lin(bt.acc.row_stride))), \
+            (lambda e: gate(ctx, bt, index, e))
+    acc = ctx.ps.tile_access(load.operands[0], mask, wrapped=True)
+    if acc is None or not rows_apart(acc) or not same_tile(acc, load):
+        raise ctx.error("a dot operand must be loaded as rows of unit-stride elements (a 2-D tile with "
+                        "contiguous rows that do not overlap) to go through the Cube unit")
+    _no_lower_limits(ctx, acc, f"dot operand {'AB'[dim]}")
+    if acc.assumed is not None:
+        _check_wrap(ctx, acc.assumed, out, dim)
+    return acc, _gm_at(ctx, load, acc), (lambda e: e)
+
+
+def _no_lower_limits(ctx, acc, what: str) -> None:
+    """The Cube path copies whole fractal rows and columns from a tile's first row and column; a tile
+    whose offsets may start before the tensor (a negative offset, or one of unknown sign, masked by
+    `0 <= i`) would need its copy to start inside the tile."""
+    if acc.row_lower or acc.col_lower:
+        axis = "rows" if acc.row_lower else "columns"
+        raise ctx.error(f"the {axis} of this {what} may start before the tensor (an offset that is negative "
+                        "or of unknown sign, masked by `0 <= i`); the Cube path needs offsets it can prove "
+                        ">= 0 (built from program ids, loop counters and non-negative constants)")
+
+
+def _check_wrap(ctx, assumed, out, dim: int) -> None:
+    """Wrapped offsets (`% M`): the lanes past the wrap are not fetched, which is only right when
+    the rows (of A) or columns (of B) of the product they feed are never stored."""
+    what = ("rows", "M") if dim == 0 else ("columns", "N")
+    acc = None
+    if out is not None:
+        seg = segments(out)
+        acc = ctx.ps.tile_access(out.operands[0], out.operands[2] if seg[2] else None)
+    stored = (acc.row_limits if dim == 0 else acc.col_limits) if acc is not None else ()
+    if assumed.uniform or any(d != dim or lim not in stored for d, lim in assumed.dims):
+        raise ctx.error(f"this dot operand's offsets wrap around (`% {what[1]}`); the Cube path fetches "
+                        f"only the {what[0]} before the wrap, so the result must reach one store, through "
+                        f"element-wise ops, whose mask drops the same {what[0]} (`offs < {what[1]}`)")
+
+
+def _carries_pointers(loop) -> bool:
+    return any(str(v.type).startswith("tensor<") and "!xb.ptr" in str(v.type) for v in loop.operands[3:])
+
+
+def _seed_pointers(ctx, loop, body, count: Lin):
+    """Loop-carried pointer blocks advanced by a uniform step: p_k = p_0 + k * step (pointer structure),
+    k the iterations done (`count`)."""
+    y = body.operations[len(body.operations) - 1]
+    for k, init in enumerate(loop.operands[3:]):
+        if not str(init.type).startswith("tensor<") or "!xb.ptr" not in str(init.type):
+            continue
+        arg, nxt = body.arguments[k + 1], owner_of(y.operands[k])
+        p0 = ctx.ps.pointer(init, wrapped=True)
+        step = ctx.ps.affine(nxt.operands[1]) if nxt is not None and nxt.name == "xb.addptr" and \
+            nxt.operands[0] == arg else None
+        if p0 is None or step is None or not step.uniform():
+            raise ctx.error("pointers carried by a dot's K loop must advance by the same amount every step")
+        base = p0.offset.base + count * step.base
+        # the analysis alone sees a cycle at the block argument
+        ctx.ps.assume_pointer(arg, Pointer(p0.root, p0.elem, Affine(p0.offset.shape, base, p0.offset.strides,
+                                                                    p0.offset.exact)))
+
+
+def _lower_ops(ctx, ops, skip) -> None:
+    """Lower `ops` with the vector rules (scalars and pointer structure), skipping `skip`."""
+    for op in ops:
+        if op in skip or op.name == "scf.yield":
+            continue
+        with ctx.located(op):
+            ctx.lower_op(op)
+
+
+def _check_dot(ctx, dot, acc_init, result, k_loop: bool = False):
+    """The plan and the fused epilogue of `dot`, whose accumulator starts at `acc_init`; with `k_loop` (a
+    plain K loop's dot), the epilogue may add a bias row first (then also the bias: `_bias_epilogue`)."""
+    a_load, b_load = (owner_of(v) for v in dot.operands[:2])
+    if any(o is None or o.name != "xb.load" for o in (a_load, b_load)):
+        raise ctx.error("the Cube path needs `dot(load(...), load(...))`: both operands loaded from memory")
+    init_val = ctx.vmap.get(acc_init) if acc_init is not None else None
+    if not (isinstance(init_val, Splat) and init_val.scalar is None and init_val.const == 0):
+        raise ctx.error("the accumulator of a dot on the Cube unit must start at zeros")
+    plan = cube_plan_of(ctx, dot)
+    epi, bias = match_epilogue(result), None
+    if epi is None and k_loop and not is_batched(dot) and (b := _bias_epilogue(ctx, result, plan)) is not None:
+        bias, epi = b[0], b[1:]
+    epi = epi or ([], False, None)  # no store: the epilogue runs on the vector core
+    in_dtype = plan.in_dtype
+    BM, BN, BK = plan.block_m, plan.block_n, plan.block_k
+    absorbed, relu, store = epi
+    _check_batch(ctx, dot, store)
+    if store is not None and (plan.acc_dtype, elem_of(store.operands[1].type)) not in QUANT:
+        raise ctx.error(f"Fixpipe cannot convert the {plan.acc_dtype} accumulator of this dot to "
+                        f"{elem_of(store.operands[1].type)} on the way out", store)
+    ctx.absorb(absorbed)
+    state(ctx).out = store or final_store(result)
+    ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": relu,
+                                            "block": [BM, BN, BK], "dtype": in_dtype, "bias": bias is not None,
+                                            "epilogue": "fixpipe" if store is not None else "vector"})
+    if k_loop:
+        return plan, a_load, b_load, store, relu, bias
+    return plan, a_load, b_load, store, relu
+
+
+def _bias_epilogue(ctx, result, plan):
+    """(bias access, ops absorbed, relu, store) when the K loop's accumulator goes `+ bias[None, :]` ->
+    [ReLU] -> [cast] -> masked store (cube_match.match_bias_epilogue) and the bias can start the accumulator
+    from the BiasTable: an f32 row (Mmad's A2 bias type for f16/bf16/f32 products) of the tile's columns,
+    loaded as unit-stride elements at offsets >= 0, masked-off lanes 0 (`other=0.0`), base_n floats within the
+    1 KB table; and the store's column mask drops every column the bias's mask drops (the Cube copies only the
+    bias columns the mask loads; the table's other columns reach no stored element). Else None: the add runs
+    in a vector epilogue as before."""
+    m = match_bias_epilogue(result)
+    if m is None:
+        return None
+    load, absorbed, relu, store = m
+    if plan.acc_dtype != "f32" or elem_of(load.results[0].type) != "f32" or \
+            list(shape_of(load.results[0].type)) != [plan.block_n] or plan.base_n * 4 > BIAS_TABLE_BYTES:
+        return None
+    if (plan.acc_dtype, elem_of(store.operands[1].type)) not in QUANT:
+        return None
+    seg = segments(load)
+    if seg[2] and splat_float(load.operands[1 + seg[1]]) != 0.0:
+        return None
+    acc = ctx.ps.tile_access(load.operands[0], load.operands[1] if seg[1] else None)
+    if acc is None or (acc.rows, acc.cols) != (1, plan.block_n) or acc.uniform or acc.row_lower or acc.col_lower:
+        return None
+    sseg = segments(store)
+    sacc = ctx.ps.tile_access(store.operands[0], store.operands[2] if sseg[2] else None)
+    if sacc is None or any(lim not in sacc.col_limits for lim in acc.col_limits):
+        return None
+    return (load, acc), absorbed, relu, store
+
+
+def _check_batch(ctx, dot, store) -> None:
+    """A batched dot runs matrix by matrix, each stored by its Fixpipe: its result must go to one store."""
+    if is_batched(dot) and store is None:
+        raise ctx.error("the result of a batched (3-D) dot on ascend must go straight to a store (through ReLU and "
+                        "a cast at most): the Cube path multiplies its matrices one at a time (Mmad has no batch) "
+                        "and stores each by Fixpipe; any other use of it is not supported yet", dot)
+
+
+def _has_dot(ctx, op) -> bool:
+    """A plain Cube K loop (cube_match.k_loop_dot), in a kernel whose dots are not handed over."""
+    return state(ctx).handoff is None and k_loop_dot(op) is not None
+
+
+@rule("scf.for", when=_has_dot)
+def lower_cube_loop(ctx, loop) -> None:
+    """The `scf.for` around an `xb.dot`: the whole K loop on the Cube unit, plus the fused epilogue."""
+    dot = find_dot(loop)
+    body = loop.regions[0].blocks[0]
+    acc_arg = dot.operands[2]
+    y = body.operations[len(body.operations) - 1]
+    if not isinstance(acc_arg.owner, ir.Block) or acc_arg.owner != body:
+        raise ctx.error("the Cube path needs `acc = dot(a, b, acc)` with acc carried by the K loop")
+    k_res = list(body.arguments).index(acc_arg) - 1
+    if y.operands[k_res] != dot.results[0]:
+        raise ctx.error("the dot's result must be the loop's accumulator")
+    plan, a_load, b_load, store, relu, bias = _check_dot(ctx, dot, loop.operands[3 + k_res], loop.results[k_res],
+                                                         k_loop=True)
+    _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias)
+
+
+@rule("xb.dot")
+def _dot(ctx, op):
+    """A dot of two loads outside loops, or a dot handed over to the vector core; a dot in a plain K
+    loop is lowered with its loop (lower_cube_loop)."""
+    h = state(ctx).handoff
+    if h is not None and op.operation in h.sites:
+        return lower_handoff_dot(ctx, op.operation)
+    if op.operation not in state(ctx).lone:
+        raise ctx.error("this dot cannot go to the Cube unit: it needs `acc = dot(load(...), load(...), acc)` "
+                        "as the K loop's accumulator, or a dot of two loads that nothing else uses")
+    lower_lone_dot(ctx, op.operation)
+
+
+def lower_lone_dot(ctx, dot) -> None:
+    """A dot outside any loop (a single K step, e.g. after a one-trip loop was folded away)."""
+    plan, a_load, b_load, store, relu = _check_dot(ctx, dot, dot.operands[2], dot.results[0])
+
+    def emit_aic():
+        qs = queues(ctx, plan, mixed=store is None)
+        with _each_matrix(ctx, dot):
+            c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"],
+                      name="c1Local")
+            _emit_step(ctx, plan, qs, a_load, b_load, c1, ir.Type.parse(plan.in_dtype),
+                       arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result)
+            _finish_tile(ctx, qs, c1, store, plan, relu, elem_of(dot.results[0].type))
+
+    if store is None:
+        return emit_mixed(ctx, dot, emit_aic, plan, dot.results[0])
+    emit_aic()
+    ctx.vmap[dot.results[0]] = None
+
+
+@rule("tensor.extract_slice")
+def _slice(ctx, op):
+    """Rows of a dot's result, read by an epilogue in chunks (cube_mixed.lower_slice)."""
+    lower_slice(ctx, op.operation)
+
+
+def keeps_whole(op) -> bool:
+    """The ops `xb-strip-mine` leaves whole when it splits a kernel's epilogue into row chunks: a plain
+    Cube K loop of a dot and a dot (their accumulator lives in L0C and the workspace, not in UB)."""
+    return op.name == "xb.dot" or (op.name == "scf.for" and k_loop_dot(op) is not None)
+
+
+@before_walk
+def claim_dots(ctx) -> None:
+    """Before the walk, decide how each dot runs. A plain K loop's dot stays with its loop; a dot of
+    two loads that only it reads, outside a K loop, is a lone dot (its loads are claimed now: the
+    walk reaches them first). If any other dot exists, every dot of the kernel is handed over to
+    the vector core (cube_handoff.py): the kernel is then sectioned by core as a whole. So are they
+    when the metadata asks (`hand_off_dots`: a Cube-only kernel that also has vector work of its own,
+    pipeline.make_ascendc)."""
+    dots, stack = [], [ctx.xb_module.operation]
+    while stack:
+        o = stack.pop()
+        for region in o.regions:
+            for b in region.blocks:
+                stack.extend(x.operation for x in reversed(list(b.operations)))
+        if o.name == "xb.dot":
+            dots.append(o)
+    k_loops, lone, other = [], [], []
+    for o in dots:
+        parent = o.parent
+        if parent is not None and parent.name == "scf.for" and (k := k_loop_dot(parent)) is not None and k == o:
+            # a vector epilogue (emit_mixed) needs the K loop at the top level; inside another loop or
+            # an `if` (a persistent tile loop), the dot is handed over step by step instead
+            nested = parent.parent is None or parent.parent.name != "func.func"
+            acc = parent.results[list(parent.regions[0].blocks[0].arguments).index(o.operands[2]) - 1] \
+                if o.operands[2] in list(parent.regions[0].blocks[0].arguments) else None
+            (other if nested and acc is not None and match_epilogue(acc) is None else k_loops).append(o)
+            continue
+        loads = [owner_of(v) for v in o.operands[:2]]
+        ok = all(x is not None and x.name == "xb.load" and len(users_of(x.results[0])) == 1 and
+                 cube_copyable(ctx, x, wrapped=True) for x in loads)
+        # a vector epilogue (emit_mixed) takes the rest of the kernel's body: only at the top level
+        top = parent is not None and parent.name == "func.func"
+        (lone if ok and (top or match_epilogue(o.results[0]) is not None) else other).append(o)
+    if other or (dots and ctx.meta.get("hand_off_dots")):  # (the kernel also has vector work of its own)
+        return plan_handoffs(ctx, k_loops + lone + other)
+    for o in lone:
+        ctx.absorb([owner_of(v) for v in o.operands[:2]])
+        state(ctx).lone.add(o)
+
+
+def _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias=None):
+    if store is None:
+        used = [r for r in loop.results if not str(r.type).startswith("tensor<") and any(True for _ in r.uses)]
+        if used:  # the K loop runs in the AIC section: its scalars do not reach the AIV section
+            raise ctx.error("a scalar that the dot's K loop carries is used after the loop, whose epilogue runs "
+                            "on the vector core; this is not supported yet (recompute it after the loop)")
+        return emit_mixed(ctx, loop, lambda: _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, None, relu),
+                           plan, loop.results[list(body.arguments).index(dot.operands[2]) - 1])
+    _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias)
+
+
+@contextmanager
+def _each_matrix(ctx, dot):
+    """Emit the body once per matrix of a batched dot (a loop in the generated code), else once."""
+    if not is_batched(dot):
+        yield
+        return
+    st = state(ctx)
+    loop = ctx.for_range(0, shape_of(dot.operands[0].type)[0])
+    loop.attributes["name"] = ir.StringAttr.get("batch")
+    st.batch = loop.induction_variable
+    try:
+        with ir.InsertionPoint(loop.body):
+            yield
+            scf.YieldOp([])
+    finally:
+        st.batch = None
+
+
+def _emit_loop_aic(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias=None):
+    qs = queues(ctx, plan, mixed=store is None)
+    if is_batched(dot):
+        used = [r for r in loop.results if not str(r.type).startswith("tensor<") and any(True for _ in r.uses)]
+        if used:
+            raise ctx.error("a scalar that the K loop of a batched dot carries is used after the loop; the loop "
+                            "runs once per matrix of the batch: recompute it after the loop")
+        with _each_matrix(ctx, dot):
+            _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs)
+        for r in loop.results:
+            ctx.vmap[r] = None
+        return
+    _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs, bias)
+
+
+def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs, bias=None):
+    in_t = ir.Type.parse(plan.in_dtype)
+    bias2 = None
+    if bias is not None:  # the bias row into the BiasTable, once per output tile (before the K loop)
+        load, acc = bias
+        with ctx.located(load):
+            gm = ctx.at(ctx.vmap[acc.root], ctx.gm_offset(load.operands[0], acc.base))
+            bias2 = bias_to_table(ctx, plan, gm, ctx.named(extent(ctx, acc.col_limits, acc.cols), "biasValid"))
+    c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Local")
+    iv_xb = body.arguments[0]
+    y = body.operations[len(body.operations) - 1]
+    scalars = [k for k, init in enumerate(loop.operands[3:]) if not str(init.type).startswith("tensor<")]
+    lb, step = (ctx.const_of(ctx.scalar(v)) for v in (loop.operands[0], loop.operands[2]))
+    counted = _carries_pointers(loop) and (lb, step) != (0, 1)  # `range(0, K, BK)`: count the iterations
+    new = scf.ForOp(ctx.scalar(loop.operands[0]), ctx.scalar(loop.operands[1]), ctx.scalar(loop.operands[2]),
+                    [ctx.scalar(loop.operands[3 + k]) for k in scalars] + ([ctx.c64(0)] if counted else []))
+    iv_name = ctx.loop_name(loop)
+    if iv_name:
+        new.attributes["name"] = ir.StringAttr.get(iv_name)
+    ctx.vmap[iv_xb] = new.induction_variable
+    for j, k in enumerate(scalars):  # plain loop-carried scalars (`k0 += BLOCK_K`, a block pointer's offsets)
+        ctx.vmap[body.arguments[k + 1]] = new.inner_iter_args[j]
+    if counted:
+        done = new.inner_iter_args[len(scalars)]
+        ctx.vmap[done] = done  # a lowered counter stands for itself in the pointer structure's polynomials
+        _seed_pointers(ctx, loop, body, ctx.ps.opaque(done))
+    else:
+        _seed_pointers(ctx, loop, body, Lin.var(ctx.ps.key(iv_xb)))
+    with ir.InsertionPoint(new.body):
+        _lower_ops(ctx, [o.operation for o in body.operations], {dot, a_load, b_load})
+        with ctx.located(dot):
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, ctx.scalar(loop.operands[0])).result
+            _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias2)
+        with ctx.located(y):
+            more = [ctx.add(new.inner_iter_args[len(scalars)], ctx.c64(1))] if counted else []
+            scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars] + more)
+    for r in loop.results:
+        ctx.vmap[r] = None
+    for j, k in enumerate(scalars):
+        ctx.vmap[loop.results[k]] = new.results[j]
+    if bias2 is not None:
+        A.op("free_tensor", [bias2], queue=qs["C2"])
+    _finish_tile(ctx, qs, c1, store, plan, relu, elem_of(dot.results[0].type))
+
+
+def _finish_tile(ctx, qs, c1, store, plan, relu, elem: str):
+    A.op("enque", [c1], queue=qs["CO1"])
+    c1d = A.op("deque", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Out")
+    if store is not None:
+        _emit_fixpipe(ctx, store, c1d, plan, relu)
+    else:
+        to_workspace(ctx, c1d, plan, elem)
+    A.op("free_tensor", [c1d], queue=qs["CO1"])
+    if store is None:
+        tile_ready(ctx)
+
+
+def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias=None):
+    """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies (the first
+    step's first one from the BiasTable row `bias`, when given)."""
+    out = state(ctx).out
+    (a, a_gm, a_on), (b, b_gm, b_on) = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
+    if out is not None:
+        _check_stored_within(ctx, out, (a_load, a), (b_load, b))
+    # rows of A (and C) in this program; none in a matrix of the batch that is masked off
+    m_valid = ctx.named(a_on(extent(ctx, a.row_limits, a.rows)), "mValid")
+    k_valid = ctx.named(extent(ctx, a.col_limits, a.cols), "kValid")  # K left in this step of the K loop
+    n_valid = ctx.named(b_on(extent(ctx, b.col_limits, b.cols)), "nValid")
+    k_rows = extent(ctx, b.row_limits, b.rows)
+    if a.col_limits != b.row_limits:  # the Mmad's K: where both operands are valid (masked lanes are 0)
+        k_valid = ctx.smin(k_valid, k_rows)
+    a1, b1 = (to_l1(ctx, plan, qs, Operand(key, gm, rows, cols, None), in_t)
+              for key, gm, rows, cols in (("a", a_gm, m_valid, k_valid), ("b", b_gm, k_rows, n_valid)))
+    mmad_steps(ctx, plan, qs, a1, b1, False, False, k_valid, c1, in_t, first, bias)
+    A.op("free_tensor", [a1], queue=qs["A1"])
+    A.op("free_tensor", [b1], queue=qs["B1"])
+
+
+def _check_stored_within(ctx, store, a, b) -> None:
+    """The Cube computes the rows of A and the columns of B the operands' masks load (L0C holds
+    nothing else), and Fixpipe stores the store's extent: a store that may write rows, columns or
+    matrices the operands leave unloaded (where the dot is 0, from `other=0.0`) would write stale
+    L0C there. Such a store is refused; masked as the operands are, it is right."""
+    seg = segments(store)
+    mask = store.operands[2] if seg[2] else None
+    if state(ctx).batch is not None:
+        sbt = batch_tile(ctx.ps, store.operands[0], mask)
+        sacc, s_batch = (sbt.acc, sbt.limits) if sbt is not None else (None, ())
+        batches = []
+        for load, _ in (a, b):
+            lseg = segments(load)
+            lbt = batch_tile(ctx.ps, load.operands[0], load.operands[1] if lseg[1] else None)
+            batches += list(lbt.limits) if lbt is not None else []
+    else:
+        sacc, s_batch, batches = ctx.ps.tile_access(store.operands[0], mask), (), []
+    if sacc is None:
+        return  # the Fixpipe refuses the store's shape itself
+    missing = [lim for lim in a[1].row_limits if lim not in sacc.row_limits] + \
+        [lim for lim in b[1].col_limits if lim not in sacc.col_limits] + [lim for lim in batches if lim not in s_batch]
+    if missing:
+        ctx.meta["dot_store_to_vector"] = True  # make_ascendc tries again with the dot handed over
+        raise ctx.error("this store of a dot's result may write rows, columns or matrices that the dot's operands "
+                        "do not load (their masks drop them; the product is 0 there): the Cube unit computes only "
+                        "what the operands load, so mask the store as the operands are masked "
+                        "(e.g. `mask=(rows < M)[:, None] & (cols < N)[None, :]`)", store)
+
+
+def _gm_at(ctx, load, acc):
+    """The operand's GM tile and its row stride, built when the copy needs them."""
+    return lambda: (ctx.at(ctx.vmap[acc.root], ctx.gm_offset(load.operands[0], acc.base)), ctx.lin(acc.row_stride))
+
+
+def _emit_fixpipe(ctx, store, c1, plan, relu):
+    seg = segments(store)
+    mask = store.operands[2] if seg[2] else None
+    index = state(ctx).batch
+    bt = batch_tile(ctx.ps, store.operands[0], mask) if index is not None else None
+    acc = bt.acc if bt is not None else ctx.ps.tile_access(store.operands[0], mask) if index is None else None
+    out = elem_of(store.operands[1].type)
+    with ctx.located(store):
+        if acc is None or (acc.rows, acc.cols) != (plan.block_m, plan.block_n):
+            ctx.meta["dot_store_to_vector"] = True  # make_ascendc tries again with the dot handed over
+            raise ctx.error("the dot's result must be stored as a 2-D tile with contiguous rows (a batched dot's as "
+                            "such a tile per matrix)")
+        _no_lower_limits(ctx, acc, "store of a dot's result")
+        m = extent(ctx, acc.row_limits, acc.rows)
+        n = extent(ctx, acc.col_limits, acc.cols)
+        for u in acc.uniform:
+            on = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(u), ctx.c64(0)).result
+            m = arith.SelectOp(on, m, ctx.c64(0)).result
+        if bt is not None:
+            m = gate(ctx, bt, index, m)
+            gm = tile_at(ctx, bt, store.operands[0], index)
+        else:
+            gm = ctx.at(ctx.vmap[acc.root], ctx.gm_offset(store.operands[0], acc.base))
+        stride = ctx.lin(acc.row_stride)
+        if (c := acc.row_stride.as_const()) is not None and c < acc.cols:
+            # Fixpipe needs dstStride >= nSize. Rows closer than that are apart only in the code when
+            # one row is stored (a specialized M or N of 1): then the stride is not used
+            one_row = arith.CmpIOp(arith.CmpIPredicate.sle, m, ctx.c64(1)).result
+            stride = arith.SelectOp(one_row, arith.MaxSIOp(stride, n).result, stride).result
+        A.op("fixpipe", [gm, c1, n, m, ctx.c64(plan.base_m), stride], quant=QUANT[(plan.acc_dtype, out)], relu=relu)
+
+

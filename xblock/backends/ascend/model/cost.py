@@ -1,0 +1,338 @@
+"""A per-pipe cost model of AscendC kernels run on xblock's CPU model: counters -> busy cycles -> time.
+
+**An estimate, not a measurement.** No Ascend hardware is available here: the model turns the
+counters the CPU model records for each launched block (bytes and calls of every DataCopy,
+vector instructions and repeats, scalar accesses, Cube fractals, Fixpipe) into busy cycles per
+pipe with the constants of `CONSTANTS` below. Some constants come from public specifications,
+others are assumptions (marked so); the figures are meant to rank two generated variants of one
+kernel and to show which pipe limits it, not to predict microseconds on a 910B.
+
+Pipes of one core (AscendC's instruction queues; shared/ascendc/REFERENCE.md §2.1):
+- MTE2: GM -> UB (DataCopy/DataCopyPad) and GM -> L1 (Nd2Nz DataCopy) transfers;
+- MTE3: UB -> GM transfers;
+- MTE1: L1 -> L0A/L0B (LoadData);
+- V: vector instructions;
+- Cube: Mmad fractals (16x16x16 multiply-accumulates);
+- Fixpipe: L0C -> GM;
+- Scalar: instruction issue, and scalar UB/GM accesses (GetValue/SetValue).
+
+A transfer costs `DATACOPY_FIXED_CYCLES` plus its bytes at the core's rate: reads that hit L2 at the
+per-core L2 read rate, the rest (and every write) at the per-core GM rate. **L2:** when the launch's
+footprint (its array arguments and the mixed kernels' workspace) fits in L2, every byte read more
+than once is taken to hit: a fraction `1 - unique / bytes read` of the reads (at least 0), the
+same for every core, where `unique` is the bytes of each buffer the launch read at least once (the
+CPU model counts the reads of every buffer; a buffer's first `size` bytes read come from HBM). A
+footprint larger than L2 gets no hits (pessimistic: it ignores the reuse a block swizzle keeps in
+L2). The launch also takes at least its HBM bytes (the reads that miss and
+every write) over the HBM bandwidth; the bound is "HBM" when that is what sets its time.
+
+The unit of the overlap rule is a program, except on an AIC whose L1 holds two K steps of its dot:
+there, each step of the K loop (a GM -> L1 copy of A and B, then LoadData and Mmad) overlaps the
+next, so the unit is the K step.
+
+Cores: a vector kernel's block is one AIV, a cube-only kernel's one AIC; a mixed kernel's block is
+its AIC and its one or two AIVs, each a core of its own with its own pipes (they run in parallel;
+the cross-core waits between them are not modelled). The estimate is the slowest core's.
+
+**Overlap rule** (per core; the launch takes the slowest core). The queues let the pipes of one
+program overlap those of the next when every TQue has two buffers (`buffer_num=2`): with P
+programs on the core, stage times per program p_i = pipe_i / P, a software pipeline takes
+(P - 1) * max_i p_i + sum_i p_i. With one buffer per queue the pipes of consecutive programs
+cannot overlap: the sum. Scalar UB/GM accesses (read-backs of reductions, scalar loops) wait for
+the vector pipe and stall the next vector instruction (V->S / S->V syncs): their cycles are added
+serially, outside the overlap. Launch overhead (microseconds on a real device) is not included.
+
+The roofline floor is the larger of the minimum GM bytes (every array argument moved once) over
+the bandwidth the launch's cores can draw, and the Cube MACs issued over the peak of the cube
+cores the launch uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ....errors import XBlockError
+from ..options import SOCS
+
+
+class ProfileError(XBlockError, ValueError):
+    """A profile that cannot be made (an unknown SoC, a target without a cost model)."""
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One number of the cost model, with where it comes from ('assumption: ...' when it is one)."""
+
+    value: float
+    unit: str
+    source: str
+
+
+_INI = ("CANN platform_config/Ascend910B*.ini, [AICoreSpec] cube_freq, as quoted in public repositories "
+        "(Ascend910B2.ini: cube_freq=1800; Ascend910B4.ini: cube_freq=1500, [AICoreMemoryRates] ddr_rate=32)")
+
+# Every constant of the model. Per-SoC values are in SOC_CONSTANTS; the rest apply to all 910B parts.
+CONSTANTS: dict[str, Constant] = {
+    "vector_cycles_per_repeat": Constant(
+        1, "cycle", "assumption: one 256-B repeat (8 x 32-B blocks, REFERENCE.md §2.1 'Vector repeat') per cycle "
+        "for simple ops; transcendental ops (Exp, Ln, Div) take several in practice"),
+    "vector_issue_cycles": Constant(
+        8, "cycles", "assumption: start-up of one vector instruction (issue, operand fetch, pipeline fill)"),
+    "datacopy_fixed_cycles": Constant(
+        300, "cycles", "assumption: fixed cost of one DMA instruction (descriptor issue + GM latency not hidden "
+        "by a single in-flight copy); public tuning notes report ~1 KB DMAs reaching about 1/8 of the HBM "
+        "roof, which this value reproduces in order of magnitude"),
+    "mte_bytes_per_cycle": Constant(
+        32, "B/cycle", "per-core GM<->UB/L1 rate: [AICoreMemoryRates] ddr_rate=32 in Ascend910B4.ini as quoted in "
+        "a public test fixture; taken for every 910B part and for AIV cores too (assumption)"),
+    "l2_read_bytes_per_cycle": Constant(
+        110, "B/cycle", "per-core rate of reads that hit L2: [AICoreMemoryRates] l2_read_rate=110 of Ascend910B1.ini "
+        "(CANN 9.0 platform_config) as quoted in a public analysis of a 910B; taken for every 910B part (assumption)"),
+    "mte1_bytes_per_cycle": Constant(
+        256, "B/cycle", "assumption: L1 -> L0A/L0B LoadData moves half a 512-B fractal per cycle"),
+    "fixpipe_bytes_per_cycle": Constant(
+        32, "B/cycle", "assumption: L0C -> GM at the per-core GM rate (mte_bytes_per_cycle)"),
+    "scalar_ub_cycles": Constant(
+        10, "cycles", "assumption: one GetValue/SetValue on UB from the scalar unit, including the V->S / S->V "
+        "synchronisation it needs next to vector code"),
+    "scalar_gm_cycles": Constant(
+        100, "cycles", "assumption: one GetValue/SetValue on GM through the core's DataCache (hits and misses "
+        "averaged; a miss is a GM round trip of several hundred cycles)"),
+    "scalar_issue_cycles": Constant(
+        2, "cycles", "assumption: scalar-unit cycles to issue one vector, DMA or cube instruction"),
+    "cube_macs_per_cycle": Constant(
+        16 * 16 * 16, "MAC/cycle", "16x16x16 fp16 MACs per cycle per AIC (REFERENCE.md §2.1 'Cube': cube_m/n/k_size"
+        "=16); fp32 runs at half rate (the model's cube_ops already counts an fp32 fractal twice)"),
+    "mmad_fixed_cycles": Constant(
+        16, "cycles", "assumption: start-up of one Mmad instruction"),
+}
+
+
+_L2 = Constant(192 * 2 ** 20, "B", "l2_size=201326592 of Ascend910B1.ini (CANN 9.0 platform_config) as quoted in a "
+               "public analysis of a 910B; the same taken for the other 910B parts (assumption)")
+
+
+@dataclass(frozen=True)
+class SocCost:
+    """The per-SoC constants: clock, HBM bandwidth and L2 capacity."""
+
+    clock: Constant
+    hbm: Constant
+    l2: Constant = _L2
+
+    @property
+    def hz(self) -> float:
+        return self.clock.value * 1e6
+
+
+_HBM_B = Constant(1.6e12, "B/s", "assumption: 1.6 TB/s, the HBM2e figure commonly quoted for 910B (64 GB, 4 stacks); "
+                  "public figures for the 910B family range from 0.4 to 1.6 TB/s and Huawei publishes none per SKU")
+SOC_CONSTANTS: dict[str, SocCost] = {
+    "910B1": SocCost(Constant(1800, "MHz", "assumption: as 910B2 (" + _INI + ")"), _HBM_B),
+    "910B2": SocCost(Constant(1800, "MHz", _INI), _HBM_B),
+    "910B3": SocCost(Constant(1800, "MHz", "assumption: as 910B2 (" + _INI + "); no public ini quote for 910B3"),
+                     _HBM_B),
+    "910B4": SocCost(Constant(1500, "MHz", _INI),
+                     Constant(0.96e12, "B/s", "20 AI cores x ddr_rate 32 B/cycle x 1500 MHz from Ascend910B4.ini "
+                              "(the derivation public roofline tools use); an upper bound")),
+}
+
+PIPES = ("MTE2", "MTE3", "MTE1", "V", "Cube", "Fixpipe", "Scalar")
+
+
+def soc_cost(soc: str) -> SocCost:
+    if soc not in SOC_CONSTANTS:
+        known = ", ".join(SOC_CONSTANTS)
+        extra = " (a known Ascend SoC, but the cost model has no constants for it)" if soc in SOCS else ""
+        raise ProfileError(f"unknown soc '{soc}' for the Ascend cost model{extra}; known: {known}")
+    return SOC_CONSTANTS[soc]
+
+
+def _c(name: str) -> float:
+    return CONSTANTS[name].value
+
+
+def core_pipes(b: dict, bytes_per_cycle: float, l2_hit: float = 0.0) -> tuple[dict, float]:
+    """(busy cycles per pipe, the serial part of Scalar) of one core from its counters; `l2_hit` is the
+    fraction of its reads that hit L2."""
+    fixed = _c("datacopy_fixed_cycles")
+    reads = b["datacopy_in_bytes"] + b["gm_to_l1_bytes"]
+    issued = b["vector_instructions"] + b["datacopy_in_calls"] + b["datacopy_out_calls"] + b["gm_to_l1_calls"] + \
+        b["mmad_calls"] + b["load_data_calls"] + b["fixpipe_calls"]
+    sync = b["scalar_ub_accesses"] * _c("scalar_ub_cycles") + b["scalar_gm_accesses"] * _c("scalar_gm_cycles")
+    pipes = {
+        "MTE2": (b["datacopy_in_calls"] + b["gm_to_l1_calls"]) * fixed +
+                reads * (1 - l2_hit) / bytes_per_cycle + reads * l2_hit / _c("l2_read_bytes_per_cycle"),
+        "MTE3": b["datacopy_out_calls"] * fixed + b["datacopy_out_bytes"] / bytes_per_cycle,
+        "MTE1": b["load_data_calls"] * _c("vector_issue_cycles") + b["l1_to_l0_bytes"] / _c("mte1_bytes_per_cycle"),
+        "V": b["vector_repeats"] * _c("vector_cycles_per_repeat") +
+             b["vector_instructions"] * _c("vector_issue_cycles"),
+        "Cube": b["cube_ops"] * (16 ** 3 / _c("cube_macs_per_cycle")) + b["mmad_calls"] * _c("mmad_fixed_cycles"),
+        "Fixpipe": b["fixpipe_calls"] * fixed + b["l0c_to_gm_bytes"] / min(bytes_per_cycle,
+                                                                          _c("fixpipe_bytes_per_cycle")),
+        "Scalar": issued * _c("scalar_issue_cycles") + sync,
+    }
+    return pipes, sync
+
+
+def overlap(pipes: dict, sync: float, programs: int, double_buffered: bool) -> float:
+    """Cycles of one core under the overlap rule of the module docstring."""
+    stream = dict(pipes, Scalar=pipes["Scalar"] - sync)
+    total = sum(stream.values())
+    if not double_buffered or programs <= 1:
+        return total + sync
+    return (programs - 1) / programs * max(stream.values()) + total / programs + sync
+
+
+@dataclass
+class Profile:
+    """What `xblock.profile` returns: the model's counters and the cost model's estimate (see
+    `xblock.backends.ascend.model.cost`: an estimate from documented constants and assumptions).
+
+    counters: launch totals (bytes, calls, instructions; `bytes_per_datacopy` the average transfer).
+    pipes: busy cycles per pipe of the busiest core (the one that sets the estimate).
+    core_pipes: the same for the busiest core of each kind ("AIV", "AIC"; a mixed kernel has both).
+    bound: the busiest pipe of that core, or "HBM" when the launch's HBM bytes set its time.
+    estimate_us: estimated kernel time (overlap rule in the module docstring), no launch overhead.
+    floor_us: the roofline floor for the cores the launch uses.
+    """
+
+    kernel: str
+    soc: str
+    counters: dict
+    pipes: dict
+    bound: str
+    estimate_us: float
+    floor_us: float
+    blocks: int
+    programs: int
+    double_buffered: bool
+    block_pipes: list = field(default_factory=list, repr=False)  # busy cycles per pipe of every core
+    cores: list = field(default_factory=list, repr=False)  # their labels ("block 0 AIC", "block 0 AIV0", ...)
+    core_programs: list = field(default_factory=list, repr=False)  # programs each of them ran
+    core_pipes: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def ratio(self) -> float:
+        return self.estimate_us / self.floor_us if self.floor_us else float("inf")
+
+    def report(self) -> str:
+        c = self.counters
+        lines = [f"{self.kernel} on the {self.soc} cost model (an estimate; constants in "
+                 f"xblock/backends/ascend/model/cost.py): {self.programs} programs on {self.blocks} blocks, "
+                 f"{'double' if self.double_buffered else 'single'}-buffered",
+                 f"  estimate {self.estimate_us:.2f} us, roofline floor {self.floor_us:.2f} us "
+                 f"({self.ratio:.1f}x), bound by {self.bound}",
+                 "  busiest core, busy cycles per pipe: " +
+                 ", ".join(f"{p} {self.pipes[p]:.0f}" for p in PIPES)]
+        if len(self.core_pipes) > 1:
+            lines += [f"  busiest {k}: " + ", ".join(f"{p} {v[p]:.0f}" for p in PIPES if v[p])
+                      for k, v in sorted(self.core_pipes.items())]
+        lines.append(f"  GM bytes {c['gm_read_bytes'] + c['gm_write_bytes']} (minimum {c['min_gm_bytes']}), "
+                     f"{c['datacopy_calls']} DataCopy calls, {c['bytes_per_datacopy']:.0f} B per call")
+        lines.append("  counters: " + ", ".join(f"{k}={v}" for k, v in c.items() if k not in
+                                                ("bytes_per_datacopy",)))
+        return "\n".join(lines)
+
+
+def k_steps(e: dict, metadata: dict) -> int:
+    """The steps an AIC's pipeline overlaps: one per step of its K loops when L1 holds two of them
+    (cube_plan's depthA1 = depthB1 = 2: the next step's GM -> L1 copy runs during this one's LoadData
+    and Mmad), else 0 (programs are the unit, as on the vector cores)."""
+    plans = [c.get("plan", "") for c in metadata.get("cube") or []]
+    if not e.get("gm_to_l1_calls") or not plans or not all("depthA1=2 depthB1=2" in p for p in plans):
+        return 0
+    return e["gm_to_l1_calls"] // 2  # an A and a B copy per step
+
+
+def l2_hit_fraction(reads: int, footprint: int, sc: SocCost, unique: int | None = None) -> float:
+    """The share of a launch's reads that hit L2 (module docstring): all but the first read of each
+    byte (`unique`: the bytes of each buffer read at least once, the CPU model's count; the whole
+    footprint when unknown), when the footprint fits in L2."""
+    if reads <= 0 or footprint > sc.l2.value:
+        return 0.0
+    return max(0.0, 1.0 - (footprint if unique is None else unique) / reads)
+
+
+def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: str) -> Profile:
+    """The Profile of one launch from the model's counters (launch.LAST_COUNTERS, and LAST_BLOCK_COUNTERS:
+    one entry per model core, with its "block" and "core")."""
+    sc = soc_cost(soc)
+    n_blocks, programs = totals["block_dim"], totals["programs"]
+    double = _double_buffered(metadata)
+    workspace = int(metadata.get("workspace_bytes") or 0) * n_blocks
+    reads = sum(e["datacopy_in_bytes"] + e["gm_to_l1_bytes"] for e in entries)
+    writes = sum(e["datacopy_out_bytes"] + e["l0c_to_gm_bytes"] for e in entries)
+    hit = l2_hit_fraction(reads, min_bytes + workspace, sc, totals.get("unique_read_bytes"))
+    rate = _c("mte_bytes_per_cycle")
+    worst, worst_pipes, all_pipes, labels, progs_of, by_kind = -1.0, None, [], [], [], {}
+    for i, e in enumerate(entries):
+        block, core = e.get("block", i), e.get("core", "AIV")
+        pipes, sync = core_pipes(e, rate, hit)
+        progs = (programs - block + n_blocks - 1) // n_blocks
+        t = overlap(pipes, sync, max(progs, k_steps(e, metadata)), double)
+        all_pipes.append(pipes)
+        labels.append(f"block {block} {core}")
+        progs_of.append(progs)
+        kind = "AIC" if core == "AIC" else "AIV"
+        if t > by_kind.get(kind, (-1.0, None))[0]:
+            by_kind[kind] = (t, pipes)
+        if t > worst:
+            worst, worst_pipes = t, pipes
+    hbm = (reads * (1 - hit) + writes) / sc.hbm.value * sc.hz  # cycles the launch's HBM bytes take
+    counters = _totals(metadata, totals, entries, min_bytes)
+    counters["l2_hit_bytes"] = int(reads * hit)
+    counters["hbm_bytes"] = int(reads * (1 - hit) + writes)
+    bw = min(sc.hbm.value, n_blocks * rate * sc.hz)
+    cube_cores = n_blocks if counters["cube_ops"] else 0
+    floor = min_bytes / bw
+    if cube_cores:
+        floor = max(floor, counters["cube_ops"] * 16 ** 3 / (cube_cores * _c("cube_macs_per_cycle") * sc.hz))
+    bound = "HBM" if hbm > worst else max(PIPES, key=lambda p: worst_pipes[p])
+    return Profile(metadata["name"], soc, counters, worst_pipes, bound, max(worst, hbm) / sc.hz * 1e6, floor * 1e6,
+                   n_blocks, programs, double, all_pipes, labels, progs_of, {k: v[1] for k, v in by_kind.items()})
+
+
+def _double_buffered(metadata: dict) -> bool:
+    """Whether every TQue of the kernel has two buffers (its UB plan), else the `buffer_num` option."""
+    import ast
+
+    plan = metadata.get("ub_plan")
+    if isinstance(plan, str):
+        try:
+            plan = ast.literal_eval(plan)
+        except (ValueError, SyntaxError):
+            plan = None
+    queues = (plan or {}).get("queues") if isinstance(plan, dict) else None
+    if queues:
+        return all(q.get("buffers", 1) >= 2 for q in queues.values())
+    return (metadata.get("options") or {}).get("buffer_num", 2) >= 2
+
+
+def _totals(metadata: dict, totals: dict, blocks: list, min_bytes: int) -> dict:
+    s = {k: sum(b[k] for b in blocks) for k in blocks[0] if k not in ("block", "core")} if blocks else {}
+    calls = s.get("datacopy_in_calls", 0) + s.get("datacopy_out_calls", 0) + s.get("gm_to_l1_calls", 0)
+    moved = s.get("datacopy_in_bytes", 0) + s.get("datacopy_out_bytes", 0) + s.get("gm_to_l1_bytes", 0)
+    return {
+        "gm_read_bytes": totals["gm_read_bytes"],
+        "gm_write_bytes": totals["gm_write_bytes"],
+        "min_gm_bytes": min_bytes,
+        "datacopy_calls": calls,
+        "datacopy_bytes": moved,
+        "bytes_per_datacopy": moved / calls if calls else 0.0,
+        "datacopy_in_calls": s.get("datacopy_in_calls", 0),
+        "datacopy_out_calls": s.get("datacopy_out_calls", 0),
+        "scalar_ub_accesses": totals["scalar_ub_accesses"],
+        "scalar_gm_accesses": totals["scalar_gm_accesses"],
+        "vector_instructions": totals["vector_instructions"],
+        "vector_repeats": totals["vector_repeats"],
+        "mmad_calls": s.get("mmad_calls", 0),
+        "cube_ops": s.get("cube_ops", 0),
+        "gm_to_l1_bytes": s.get("gm_to_l1_bytes", 0),
+        "gm_to_l1_calls": s.get("gm_to_l1_calls", 0),
+        "l1_to_l0_bytes": s.get("l1_to_l0_bytes", 0),
+        "l0c_to_gm_bytes": s.get("l0c_to_gm_bytes", 0),
+        "fixpipe_calls": s.get("fixpipe_calls", 0),
+        "workspace_bytes": int(metadata.get("workspace_bytes") or 0) * totals["block_dim"],
+        "kernel_type": metadata.get("kernel_type", ""),
+    }

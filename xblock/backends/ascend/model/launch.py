@@ -1,0 +1,340 @@
+"""Run generated AscendC on xblock's CPU model: build it with g++, load it, launch on numpy arrays.
+
+The model (emu/, docs/ASCEND_MODEL.md) compiles kernel.cpp as an NPU build of CANN 9 would: no
+host library names, the CANN 9 API spellings. A kernel whose source picks spellings by CANN version
+(`XBLOCK_CANN_API`, `__NPU_ARCH__`) is also checked, syntax only, as a CANN 8 build. Model errors
+that carry the kernel.cpp line of the failing call (`[at kernel.cpp:N]`) are reported at the Python
+line whose `// file.py:N:` comment precedes it.
+
+Libraries live under the cache's `ascend-emu/` folder, named by their bytes' digest
+(`common.native`). A build is also found by the hash of everything that goes into it (the kernel
+source, the tiling header, the model's headers, the compiler command), through a link to the
+library, so kernels that differ only in a specialization the generated code does not use share
+one build.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ....errors import ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
+from ....runtime.cache import cache_dir
+from ...common.native import library_path, load_library
+from ..emit.cpp import tiling_header, tiling_struct_name
+from ..options import SOCS, STATUS_SLOT, launch_blocks, launch_cores, rows_per_instance
+
+KIND = "ascend-emu"  # the cache folder of the emulator's libraries
+EMU_DIR = Path(__file__).parent / "emu"
+CXX = os.environ.get("CXX", "g++")
+# Unoptimized by default: g++ -O2 takes 2.4x as long to build a kernel, and the model's runs are
+# milliseconds either way; XBLOCK_ASCEND_EMU_OPT=-O2 for long runs on the model (the numerics are
+# the same: ISO C++ mode contracts no floating-point expressions at any level).
+CXXFLAGS = ["-std=c++17", "-Wall", "-Werror", os.environ.get("XBLOCK_ASCEND_EMU_OPT", "-O0"), "-shared", "-fPIC"]
+LAST_COUNTERS: dict = {}
+_COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "scalar_ub_accesses",
+             "scalar_gm_accesses")
+# per-core counters of the last launch (emu_launch.h kBlockCounters, in its order): one dict per model
+# core, with its "block" and "core" ("AIC", "AIV0", "AIV1" for the cores of a mixed kernel's block,
+# "AIV" for a vector kernel's, "AIC" for a cube-only kernel's), in block order
+LAST_BLOCK_COUNTERS: list = []
+CORE_NAMES = ("AIV", "AIC", "AIV0", "AIV1")  # emu_launch.h's core codes
+BLOCK_COUNTERS = _COUNTERS + ("datacopy_in_calls", "datacopy_out_calls", "datacopy_in_bytes", "datacopy_out_bytes",
+                              "cube_ops", "mmad_calls", "gm_to_l1_bytes", "gm_to_l1_calls", "l1_to_l0_bytes",
+                              "load_data_calls", "l0c_to_gm_bytes", "fixpipe_calls", "cross_core_sets")
+
+
+def shim_source(metadata: dict) -> str:
+    """The C entry point ctypes calls: it runs every block of one launch on the model."""
+    name = metadata["name"]
+    n_gm = sum(1 for t in metadata["arg_types"] if t.startswith("*")) + len(extra_gm_args(metadata))
+    args = ", ".join([f"bufs[{i}]" for i in range(n_gm)] + ["t"])
+    return (
+        f'#include "kernel.cpp"\n#include "emu_launch.h"\n\n'
+        f'extern "C" int xblock_emu_run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes,\n'
+        f'                              const char* const* names, int nbufs, const uint64_t* hosts,\n'
+        f'                              const void* tiling, const uint32_t* soc, char* err, int errlen,\n'
+        f'                              uint64_t* counters) {{\n'
+        f'    const {tiling_struct_name(name)}& t = *static_cast<const {tiling_struct_name(name)}*>(tiling);\n'
+        f'    return xbemu::run(block_dim, bufs, sizes, names, nbufs, hosts, soc, err, errlen, counters,\n'
+        f'                      [&]() {{ {name}({args}); }});\n}}\n')
+
+
+def extra_gm_args(metadata: dict) -> list:
+    """GM arguments the lowering added after the kernel's own, in order (`workspace`, `assertStatus`)."""
+    return metadata.get("extra_gm_args") or (["workspace"] if metadata.get("workspace_bytes") else [])
+
+
+_TRACE = re.compile(r"\s*// (\S+\.py):(\d+): ?(.*)$")
+_LINE_DIRECTIVE = re.compile(r'\s*#line (\d+) "([^"]+)"')
+_CPP_SITE = re.compile(r"\b(kernel\.cpp):(\d+)(?::\d+)?")
+_NPU_MISSING = re.compile(r"XBEMU_NPU_BUILD_HAS_NO_(\w+)")
+
+
+def python_line(cpp: str, line: int, metadata: dict) -> tuple[str, int, str] | None:
+    """(file, line, source text) of the kernel source that produced line `line` (1-based) of the
+    generated C++: the nearest `// file.py:N: source` comment (or `#line` directive) above it."""
+    lines = cpp.splitlines()
+    for i in range(min(line, len(lines)) - 1, -1, -1):
+        m = _TRACE.match(lines[i])
+        if m:
+            file, n, src = m.group(1), int(m.group(2)), m.group(3)
+            break
+        m = _LINE_DIRECTIVE.match(lines[i])
+        if m:
+            file, n, src = m.group(2), int(m.group(1)) + line - i - 2, ""
+            break
+    else:
+        return None
+    full = metadata.get("file") or ""
+    if os.path.basename(full) == os.path.basename(file):
+        file = full
+    return file, n, src
+
+
+def map_sites(message: str, cpp: str, metadata: dict) -> tuple[str | None, str]:
+    """The message with every `kernel.cpp:N` replaced by the Python line it came from, and the
+    `file:line` of the call the message is about (`[at kernel.cpp:N]`), if any."""
+    at = None
+
+    def sub(m):
+        nonlocal at
+        loc = python_line(cpp, int(m.group(2)), metadata) if cpp else None
+        if loc is None:
+            return m.group(0)
+        text = f"{os.path.basename(loc[0])}:{loc[1]}"
+        if at is None and message[max(0, m.start() - 4):m.start()] == "[at ":
+            at = f"{loc[0]}:{loc[1]}"
+        return text
+
+    text = _CPP_SITE.sub(sub, message)
+    return at, text
+
+
+def compile_error(metadata: dict, cpp: str, stderr: str, what: str) -> ExecutionError:
+    """The ExecutionError for a kernel that does not compile on the model: the compiler's words,
+    a hint for names an NPU build lacks, at the Python line of the first error if it can be found."""
+    missing = sorted(set(_NPU_MISSING.findall(stderr)))
+    hint = ""
+    if missing:
+        hint = (f"\nkernel code uses {', '.join(missing)}, which an NPU build of kernel_operator.h does not "
+                "declare: device code has no <cmath>, <cstdio>, <cstdlib>, <cstring> or std:: (spell special "
+                "values as __builtin_inff() / __builtin_nanf(\"\") or bit patterns; docs/ASCEND_MODEL.md)")
+    loc = f"{metadata['file']}:{metadata['line']}"
+    m = re.search(r"kernel\.cpp:(\d+):\d+: (?:error|note: in expansion)", stderr)
+    if m and (py := python_line(cpp, int(m.group(1)), metadata)):
+        loc = f"{py[0]}:{py[1]}"
+    return ExecutionError(f"{loc}: the generated AscendC for {metadata['name']} does not compile against "
+                          f"xblock's AscendC model{what}:{hint}\n{stderr[-4000:]}")
+
+
+def _emu_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted(EMU_DIR.glob("*.h")):
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build_emulator_library(cpp: str, metadata: dict) -> bytes:
+    """Compile kernel.cpp + its tiling header + the launch shim; returns the shared library's bytes."""
+    header = tiling_header(metadata["name"], metadata["tiling_fields"], metadata.get("workspace_bytes", 0))
+    files = {"kernel.cpp": cpp, f"{metadata['name']}_tiling.h": header,
+             "shim.cpp": shim_source(metadata)}
+    key = hashlib.sha256(("\0".join([CXX, *CXXFLAGS, _emu_digest()] + [f"{k}\0{v}" for k, v in
+                                                                       sorted(files.items())])).encode())
+    built = cache_dir() / KIND / (key.hexdigest()[:32] + ".so")  # a link to the library
+    try:
+        return built.read_bytes()
+    except OSError:
+        pass
+    tmp = Path(tempfile.mkdtemp(prefix="xblock-ascend-"))
+    try:
+        for k, v in files.items():
+            (tmp / k).write_text(v)
+        cmd = [CXX, *CXXFLAGS, "-I", str(EMU_DIR), "-I", str(tmp), str(tmp / "shim.cpp"), "-o", str(tmp / "k.so")]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise compile_error(metadata, cpp, res.stderr, "")
+        if "XBLOCK_CANN_API" in cpp or "__NPU_ARCH__" in cpp:  # spellings by CANN version: check CANN 8's too
+            cmd8 = [CXX, *CXXFLAGS[:3], "-fsyntax-only", "-DXBEMU_CANN_VERSION=8", "-I", str(EMU_DIR), "-I",
+                    str(tmp), str(tmp / "shim.cpp")]
+            res = subprocess.run(cmd8, capture_output=True, text=True)
+            if res.returncode != 0:
+                raise compile_error(metadata, cpp, res.stderr, " as a CANN 8 build (XBEMU_CANN_VERSION=8)")
+        data = (tmp / "k.so").read_bytes()
+        _link(built, library_path(data, KIND))
+        return data
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _link(alias: Path, lib: Path) -> None:
+    """Point `alias` at `lib` (a relative link in the same folder); another process may win the race."""
+    try:
+        alias.unlink(missing_ok=True)  # a link whose library was removed
+        os.symlink(lib.name, alias)
+    except OSError:
+        pass
+
+
+_CTYPE = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
+          "i16": ctypes.c_int16, "i8": ctypes.c_int8, "i1": ctypes.c_bool}
+
+
+def _as_numpy(v):
+    """A numpy view of an argument: numpy arrays, or torch CPU tensors (sharing their memory)."""
+    if isinstance(v, np.ndarray):
+        return v
+    if hasattr(v, "detach") and hasattr(v, "device"):
+        if str(v.device) != "cpu":
+            raise ArgumentError("the ascend target runs on the CPU model: pass numpy arrays or CPU tensors")
+        t = v.detach()
+        if str(t.dtype) == "torch.bfloat16":
+            import ml_dtypes
+            import torch
+
+            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return t.numpy()
+    raise ArgumentError(f"the ascend target runs on the CPU model: pass numpy arrays, not {type(v).__name__}")
+
+
+def load(asm: dict, metadata: dict):
+    """A launcher(grid, args) that runs the kernel on the CPU model, writing outputs back on success."""
+    lib = load_library(asm["so"], KIND)
+    run = lib.xblock_emu_run
+    run.restype = ctypes.c_int
+    fields = metadata["tiling_fields"]
+
+    class Tiling(ctypes.Structure):
+        _fields_ = [(n, _CTYPE[t]) for n, t in fields]
+
+    soc = SOCS[metadata["soc"]]
+    soc_arr = (ctypes.c_uint32 * 3)(soc.ub_bytes, soc.ub_usable, int(soc.has_data_copy_pad))
+    names, sigs = metadata["arg_names"], metadata["arg_types"]
+
+    written = metadata.get("written_args")
+    pointers = [i for i, s in enumerate(sigs) if s.startswith("*")]  # runtime index of each array argument
+    # the arrays copied back after a run: those the kernel writes, or (not traceable) all, if changed
+    copy_back = None if written is None else [k for k, i in enumerate(pointers) if i in written]
+
+    def launch(grid, args):
+        if len(args) != len(sigs):
+            raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                              f"expected {len(sigs)} runtime arguments, got {len(args)}")
+        arrays, buf_names, scalars = [], [], {}
+        try:
+            for n, s, v in zip(names, sigs, args):
+                if s.startswith("*"):
+                    arrays.append(_as_numpy(v))
+                    buf_names.append(n)
+                else:
+                    scalars[n] = v
+        except TypeError as e:
+            raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"], str(e)) from None
+        for i in written or ():
+            if isinstance(args[i], np.ndarray) and not args[i].flags.writeable:
+                raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                  f"argument '{names[i]}' is read-only but the kernel writes to it")
+        work = [np.ascontiguousarray(a).copy() for a in arrays]
+        grid = coarse_grid(metadata, grid, scalars)
+        total = grid[0] * grid[1] * grid[2]
+        if total == 0:
+            return
+        block_dim = launch_blocks(metadata, total)
+        for extra in extra_gm_args(metadata):
+            if extra == "workspace":  # a mixed cube kernel's per-block slots (backends/ascend/cube/mixed.py)
+                work.append(np.zeros(metadata["workspace_bytes"] * block_dim, np.uint8))
+            else:  # one 64-byte device_assert slot per block, -1 until a program fails (debug.py)
+                work.append(np.full(block_dim * STATUS_SLOT, -1, np.int64))
+            buf_names.append(extra)
+        t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
+        keep = [w if w.size else np.zeros(1, np.uint8) for w in work]
+        bufs = (ctypes.c_void_p * max(len(keep), 1))(*[w.ctypes.data for w in keep])
+        # where the caller's arrays live: the addresses pointer tables hold (emu gm_address maps them)
+        host = [a.ctypes.data for a in arrays] + [0] * (len(keep) - len(arrays))
+        hosts = (ctypes.c_uint64 * max(len(keep), 1))(*host)
+        sizes = (ctypes.c_uint64 * max(len(keep), 1))(*[w.nbytes for w in work])
+        cnames = (ctypes.c_char_p * max(len(keep), 1))(*[n.encode() for n in buf_names])
+        err = ctypes.create_string_buffer(4096)
+        counters = (ctypes.c_uint64 * 6)()
+        rc = run(ctypes.c_int64(block_dim), bufs, sizes, cnames, len(keep), hosts, ctypes.byref(t), soc_arr, err,
+                 4096, counters)
+        LAST_COUNTERS.clear()
+        LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim, programs=total)
+        width = 2 + len(BLOCK_COUNTERS)  # block, core, counters
+        get = lib.xblock_emu_block_counters
+        get.restype = ctypes.c_int64
+        per_core = np.zeros(int(get(None, ctypes.c_int64(0))), np.uint64)
+        get(per_core.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), ctypes.c_int64(per_core.size))
+        LAST_BLOCK_COUNTERS[:] = [dict(zip(BLOCK_COUNTERS, map(int, row[2:])), block=int(row[0]),
+                                       core=CORE_NAMES[int(row[1])]) for row in per_core.reshape(-1, width)]
+        for k in BLOCK_COUNTERS[len(_COUNTERS):4 + len(_COUNTERS)]:  # the GM<->UB DataCopy totals
+            LAST_COUNTERS[k] = sum(b[k] for b in LAST_BLOCK_COUNTERS)
+        reads = (ctypes.c_uint64 * max(len(keep), 1))()
+        lib.xblock_emu_region_reads(reads, ctypes.c_int64(len(keep)))
+        # bytes of GM that had to be read at least once: each buffer's reads, up to its size
+        LAST_COUNTERS["unique_read_bytes"] = sum(min(int(reads[i]), w.nbytes) for i, w in enumerate(work))
+        status = work[buf_names.index("assertStatus")] if "assertStatus" in buf_names else ()
+        failed = failed_assert(metadata, status, grid)
+        if failed:  # an assert that failed is the cause, even when the model stopped the kernel after it
+            raise ExecutionError(failed)
+        if rc != 0:
+            at, msg = map_sites(err.value.decode(errors="replace"), asm.get("cpp", ""), metadata)
+            raise ExecutionError(f"{at or metadata['file'] + ':' + str(metadata['line'])}: {metadata['name']}: the "
+                                 f"AscendC model stopped the kernel: {msg}")
+        for k in range(len(arrays)) if copy_back is None else copy_back:
+            dst, src = arrays[k], work[k]
+            if copy_back is None and np.array_equal(np.ascontiguousarray(dst).reshape(-1).view(np.uint8),
+                                                    src.reshape(-1).view(np.uint8)):
+                continue  # unchanged: a read-only input stays valid
+            if not dst.flags.writeable:
+                raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                  "a read-only argument was written by the kernel")
+            np.copyto(dst, src)
+
+    return launch
+
+
+def coarse_grid(metadata: dict, grid, scalars: dict) -> tuple:
+    """The grid a coarsened kernel launches (`passes/coarsen_programs.py`): ceil(x / Q) programs along
+    x, each computing Q <= R programs of the user's grid (R, or fewer where R would leave cores
+    idle); x and Q go in the kernel's appended arguments. Other kernels launch the grid as given."""
+    coarse = metadata.get("coarsen")
+    if not coarse:
+        return tuple(grid)
+    per = rows_per_instance(grid[0], coarse["rows"], launch_cores(metadata)[0])
+    scalars[coarse["arg"]], scalars[coarse["rows_arg"]] = grid[0], per
+    return (-(-grid[0] // per), grid[1], grid[2])
+
+
+def failed_assert(metadata: dict, status, grid) -> str | None:
+    """The sim's message for the lowest failing program recorded in the status slots, or None."""
+    keys = [int(k) for k in status if int(k) >= 0]
+    if not keys:
+        return None
+    key = min(keys)
+    lin, aid = key >> 16, key & 0xFFFF
+    g0, g1, _ = grid
+    pid = (lin % g0, lin // g0 % g1, lin // (g0 * g1))
+    a = metadata["asserts"][aid]
+    return f"{a['file']}:{a['line']}: device_assert failed in program {pid}: {a['message']}"
+
+
+CUBE_COUNTERS = ("cube_ops", "mmad_calls", "gm_to_l1_bytes", "l1_to_l0a_bytes", "l1_to_l0b_bytes",
+                 "l0c_to_gm_bytes", "cross_core_sets", "peak_l1_bytes", "peak_l0a_bytes", "peak_l0b_bytes",
+                 "peak_l0c_bytes", "gm_to_l1_calls", "load_data_calls", "fixpipe_calls")
+
+
+def cube_counters(ck) -> dict:
+    """The Cube counters (emu/cube.h) of the last launch of compiled kernel `ck` on the CPU model."""
+    out = (ctypes.c_uint64 * len(CUBE_COUNTERS))()
+    n = load_library(ck.asm["so"], KIND).xblock_cube_counters(out, len(CUBE_COUNTERS))
+    return dict(zip(CUBE_COUNTERS, list(out)[:n]))

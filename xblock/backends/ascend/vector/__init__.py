@@ -1,0 +1,1 @@
+"""Vector-core helpers the rules share: tiles, casts, math, gathers, row work, transposes, exact ints."""
