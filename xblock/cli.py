@@ -393,7 +393,8 @@ def cmd_profile(args) -> int:
     if args.json:
         print(json.dumps({"kernel": prof.kernel, "soc": prof.soc, "estimate_us": prof.estimate_us,
                           "floor_us": prof.floor_us, "bound": prof.bound, "pipes": prof.pipes,
-                          "blocks": prof.blocks, "programs": prof.programs, "counters": prof.counters}, indent=1))
+                          "blocks": prof.blocks, "programs": prof.programs, "plan": prof.plan,
+                          "counters": prof.counters}, indent=1))
     else:
         print(prof.report())
     if args.timeline:

@@ -14,6 +14,12 @@ def data(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
 
 
+def last_counters(kernel, args, **meta) -> dict:
+    """The AscendC model's counters of the last launch of `kernel` with these arguments on ascend (the
+    launcher of that specialization keeps them: `last_counters`, model/launch.py)."""
+    return kernel.warmup(*args, target="ascend", **meta).launcher.last_counters
+
+
 def run_ascend(kernel, args, **meta) -> list[str]:
     """Launch `kernel` on one ascend program; the texts of the warnings it gave."""
     with warnings.catch_warnings(record=True) as w:

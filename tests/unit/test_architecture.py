@@ -1,4 +1,5 @@
-"""The layering holds: no import circles, no target names outside backends, every op covered per target."""
+"""The layering holds: the layer order of docs/DESIGN.md ("Layers and data flow"), no import circles,
+no target names outside backends, every op covered per target."""
 
 from __future__ import annotations
 
@@ -86,6 +87,58 @@ def test_no_import_circles():
     mods = _modules()
     graph = {name: _imports(name, path, mods) for name, path in mods.items()}
     assert _cycles(graph) == []
+
+
+# docs/DESIGN.md, "Layers and data flow": a module imports only modules of its own layer or of a lower
+# number, anywhere in the file (imports inside functions too). Keys are packages or modules under xblock/;
+# "xblock" is the package's __init__ (the glue that makes `xblock.jit`, `xblock.profile`, ...).
+LAYERS = {
+    1: ("language", "errors", "host", "_version", "progress", "testing"),
+    2: ("dialects",),
+    3: ("frontend", "passes"),
+    4: ("backends", "sim"),
+    5: ("runtime",),
+    6: ("numdiff", "exporting", "demo", "cli", "__main__", "xblock"),
+}
+# imports that go up on purpose, each with its reason: none today (backends reach the runtime through
+# backends/common/services.py, which the runtime fills when it is imported)
+UPWARD_EXCEPTIONS: dict = {}
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    for layer, names in LAYERS.items():
+        if module == "xblock" and "xblock" in names or len(parts) > 1 and parts[1] in names:
+            return layer
+    return None
+
+
+def _upward(graph: dict) -> list:
+    """'importer (layer) -> imported (layer)' of every import of a higher layer not in UPWARD_EXCEPTIONS."""
+    return [f"{name} ({_layer(name)}) -> {dep} ({_layer(dep)})" for name in sorted(graph) for dep in sorted(graph[name])
+            if _layer(dep) > _layer(name) and (name, dep) not in UPWARD_EXCEPTIONS]
+
+
+def test_every_module_has_a_layer():
+    """A new top-level module or package gets its place in LAYERS (and in docs/DESIGN.md's list)."""
+    assert [m for m in _modules() if _layer(m) is None] == []
+
+
+def test_layers_import_only_their_own_or_lower_layers():
+    mods = _modules()
+    graph = {name: _imports(name, path, mods) for name, path in mods.items()}
+    assert _upward(graph) == []
+
+
+def test_an_import_of_the_runtime_inside_a_backend_function_is_caught(tmp_path):
+    """The check reads imports in function bodies too: a backend module that imports the runtime's
+    `jit` where it calls it fails."""
+    path = tmp_path / "late.py"
+    path.write_text("def precompile(kernel):\n    from ...runtime.jit import jit\n\n    return jit(kernel)\n")
+    mods = _modules()
+    name = "xblock.backends.cuda.late"
+    graph = {name: _imports(name, path, {**mods, name: path})}
+    assert _upward(graph) == [f"{name} (4) -> xblock.runtime.jit (5)"]
 
 
 def test_no_target_name_outside_backends():

@@ -1,5 +1,8 @@
 """On-disk cache of compiled stages, keyed by content: atomic writes, a lock per key, checksums,
-hit/miss statistics, and an in-memory fallback when the directory cannot be written."""
+hit/miss statistics, and an in-memory fallback when the directory cannot be written.
+
+The directory itself (`cache_dir`, `configured_dir`, the probe that degrades it) is in
+backends/common/cachedir.py, below the runtime, since backends write their native libraries there."""
 
 from __future__ import annotations
 
@@ -9,10 +12,19 @@ import json
 import os
 import shutil
 import tempfile
-import threading
 import time
 import warnings
 from pathlib import Path
+
+from ..backends.common.cachedir import (  # noqa: F401  (CacheWarning and degrade: this module's API too)
+    _PROBED,
+    _STATE_LOCK,
+    CacheWarning,
+    _probe,
+    cache_dir,
+    configured_dir,
+    degrade,
+)
 
 try:
     import fcntl
@@ -23,64 +35,7 @@ MANIFEST = "manifest.json"
 STATS_LOG, STATS_SUMMARY, STATS_LOCK = "stats.log", "stats.json", "stats.lock"
 STATS_COMPACT_BYTES = 256 << 10  # the log is folded into the summary beyond this size
 LOCK_TIMEOUT_S = float(os.environ.get("XBLOCK_LOCK_TIMEOUT", "600"))  # then compile without waiting
-
-
-class CacheWarning(RuntimeWarning):
-    """The cache cannot be used as configured (read-only, full) or held a corrupted entry."""
-
-
-def configured_dir() -> Path:
-    """XBLOCK_CACHE_DIR, else $XDG_CACHE_HOME/xblock or ~/.cache/xblock."""
-    env = os.environ.get("XBLOCK_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "xblock"
-
-
-_STATE_LOCK = threading.Lock()
-_PROBED: dict = {}  # configured root -> None (writable) or (private fallback dir, reason)
 _WARNED: set = set()
-
-
-def cache_dir() -> Path:
-    """Where files are written: the configured directory, or, when it cannot be written, a private
-    directory of this process (removed at exit), after one warning."""
-    root = configured_dir()
-    state = _PROBED.get(str(root), ())
-    if state == ():
-        state = _probe(root)
-    return root if state is None else state[0]
-
-
-def _probe(root: Path):
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=".probe-", dir=root)
-        os.close(fd)
-        os.unlink(name)
-    except OSError as e:
-        return degrade(root, e)
-    _PROBED.setdefault(str(root), None)
-    return _PROBED[str(root)]
-
-
-def degrade(root: Path, error: OSError):
-    """Stop writing under `root` for the rest of the process; warn once. Returns (fallback dir, reason)."""
-    with _STATE_LOCK:
-        state = _PROBED.get(str(root))
-        if state:
-            return state
-        fallback = Path(tempfile.mkdtemp(prefix="xblock-cache-"))
-        import atexit
-
-        atexit.register(shutil.rmtree, fallback, True)
-        reason = f"{type(error).__name__}: {error.strerror or error}"
-        state = _PROBED[str(root)] = (fallback, reason)
-    warnings.warn(f"xblock: the cache directory {root} cannot be written ({reason}); compiled kernels are kept "
-                  "in memory for this process (set XBLOCK_CACHE_DIR to a writable directory)", CacheWarning,
-                  stacklevel=3)
-    return state
 
 
 def _digest(data: bytes) -> str:

@@ -19,13 +19,13 @@ from ..errors import (
     CompileArgumentError,
     ConfigError,
     ExportError,
-    GridError,
     OptionError,
     XBlockError,
     XBlockWarning,
     surface,
 )
 from ..frontend.source import KernelSource, is_jit_function, is_tuner, source_of, unwrap_function
+from ..host import normalize_grid as _normalize_grid  # the name jit, grids, cost_model and numdiff import
 from .cache import FileCache, record
 
 _MEMORY: dict = {}  # full cache key -> CompiledKernel, the in-process layer
@@ -54,6 +54,7 @@ class CompiledKernel:
     asm: dict
     metadata: dict
     launcher: object = None
+    backend: object = field(default=None, repr=False, compare=False)  # the target's Backend, resolved once
 
     def run(self, grid, args) -> None:
         self.launcher(grid, args)
@@ -63,37 +64,12 @@ class CompiledKernel:
 
     def export(self, directory) -> None:
         """Write a buildable project for this kernel (targets that support it, e.g. ascend)."""
-        from ..backends import get_backend
-
-        backend = get_backend(self.target)
+        backend = self.backend or get_backend(self.target)
         if backend.export is None:
             md = self.metadata
             raise ExportError(f"{md.get('file')}:{md.get('line')}: {self.name}: target '{self.target}' cannot export "
                               f"a project (targets that can: {', '.join(exporting_targets())})")
         backend.export(self, directory)
-
-
-def _normalize_grid(grid, meta) -> tuple:
-    if callable(grid):
-        grid = grid(meta)
-    if isinstance(grid, int):
-        grid = (grid,)
-    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__len__"):
-        raise GridError(f"grid must be 1 to 3 non-negative integers, got {grid!r}")
-    for g in grid:
-        if isinstance(g, float) or not hasattr(g, "__index__"):
-            raise GridError(f"grid sizes must be integers (use triton.cdiv), got {g!r} in {tuple(grid)}")
-    grid = tuple(int(g) for g in grid)
-    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        raise GridError(f"grid must be 1 to 3 non-negative sizes, got {grid}")
-    for axis, (g, most) in enumerate(zip(grid, GRID_LIMITS)):
-        if g > most:
-            raise GridError(f"grid axis {axis} has {g} programs, more than the {most} CUDA allows on it "
-                            f"(every target keeps CUDA's limits: x < 2**31, y and z < 2**16)")
-    return grid + (1,) * (3 - len(grid))
-
-
-GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA's (and Triton's) largest grid, kept on every target
 
 
 def _global_names(code) -> set:
@@ -170,12 +146,11 @@ def build_options(backend, options: dict):
     return backend.options_cls(**options)
 
 
-def cache_key(ks: KernelSource, spec: Specialization, target: str, opts, digest: str | None = None,
+def cache_key(ks: KernelSource, spec: Specialization, backend, opts, digest: str | None = None,
               transform=None, overrides=None) -> str:
-    """The content key of one compiled specialization (see docs/DESIGN.md, Cache)."""
-    backend = get_backend(target)
+    """The content key of one compiled specialization for `backend` (see docs/DESIGN.md, Cache)."""
     key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(),
-                        digest or dependency_digest(ks), spec.key(), target, repr(opts),
+                        digest or dependency_digest(ks), spec.key(), backend.name, repr(opts),
                         transform[0] if transform else "", _overrides_digest(overrides or {})])
     return hashlib.sha256(key_src.encode()).hexdigest()
 
@@ -187,31 +162,36 @@ def compile_specialization(ks: KernelSource, spec: Specialization, target: str, 
     `transform`, when given, is (name, fn): fn(module, metadata) rewrites the xb module after the
     passes (e.g. xb-record-values); its name is part of the cache key.
     """
-    backend = get_backend(target)
+    return _compile(ks, spec, get_backend(target), options, digest, transform)
+
+
+def _compile(ks: KernelSource, spec: Specialization, backend, options: dict, digest: str | None = None,
+             transform=None) -> CompiledKernel:
+    """`compile_specialization` for the target's resolved `backend`, which every step below receives."""
     opts = build_options(backend, options)
     overrides = stage_overrides(ks.name)
-    key = cache_key(ks, spec, target, opts, digest, transform, overrides)
+    key = cache_key(ks, spec, backend, opts, digest, transform, overrides)
     ck = _MEMORY.get(key)
     if ck is None:
-        asm, metadata = fetch_or_build(key, ks, spec, target, opts, transform, overrides)
-        ck = _MEMORY[key] = CompiledKernel(ks.name, target, asm, metadata, backend.load(asm, metadata))
+        asm, metadata = fetch_or_build(key, ks, spec, backend, opts, transform, overrides)
+        ck = _MEMORY[key] = CompiledKernel(ks.name, backend.name, asm, metadata, backend.load(asm, metadata), backend)
     return ck
 
 
 def is_compiled(ks: KernelSource, target: str, spec: Specialization, options: dict) -> bool:
     """Whether the kernel of this specialization is in this process or in the on-disk cache."""
     backend = get_backend(target)
-    key = cache_key(ks, spec, target, build_options(backend, options), None, None, stage_overrides(ks.name))
+    key = cache_key(ks, spec, backend, build_options(backend, options), None, None, stage_overrides(ks.name))
     return key in _MEMORY or (FileCache().path(key) / "manifest.json").exists()
 
 
-def fetch_or_build(key, ks, spec, target, opts, transform=None, overrides=None) -> tuple[dict, dict]:
-    """(asm, metadata) of `key`: from the on-disk cache, or compiled and stored.
+def fetch_or_build(key, ks, spec, backend, opts, transform=None, overrides=None) -> tuple[dict, dict]:
+    """(asm, metadata) of `key` for the target's `backend`: from the on-disk cache, or compiled and stored.
 
     Concurrent processes meet at the cache: the compile happens under the key's lock file, and a
     process that waited for the lock finds the entry the holder stored.
     """
-    backend = get_backend(target)
+    target = backend.name
     cache = FileCache()
     found = _lookup(cache, key, backend, opts)
     if found is None:
@@ -220,7 +200,7 @@ def fetch_or_build(key, ks, spec, target, opts, transform=None, overrides=None) 
             if found is None:
                 start = time.perf_counter()
                 with progress.step(f"compiling {ks.name} for {target}"):
-                    asm, metadata = _build(ks, spec, target, backend, opts, transform, overrides)
+                    asm, metadata = _build(ks, spec, backend, opts, transform, overrides)
                 cache.put(key, {**asm, "metadata.json": json.dumps(metadata)})
                 record("miss", ks.name, target, time.perf_counter() - start)
                 return asm, metadata
@@ -251,7 +231,8 @@ def _lookup(cache, key, backend, opts):
     return {k: (v if k in backend.binary_stages else v.decode()) for k, v in files.items()}, metadata
 
 
-def _build(ks, spec, target, backend, opts, transform=None, overrides=None):
+def _build(ks, spec, backend, opts, transform=None, overrides=None):
+    target = backend.name
     _require_mlir(ks, target)
     from ..passes import written_args
 
@@ -492,10 +473,12 @@ def compile(fn, target: str = REFERENCE, signature=None, constexprs=None, config
     except XBlockError as e:
         raise surface(e) from None
     try:
+        backend = None
         if config is not None:
-            constexprs, options = _with_config(fn, config, get_backend(target), constexprs, options)
+            backend = get_backend(target)
+            constexprs, options = _with_config(fn, config, backend, constexprs, options)
         spec = parse_signature(ks, signature, constexprs)
-        return compile_specialization(ks, spec, target, options)
+        return _compile(ks, spec, backend or get_backend(target), options)
     except CompilationError as e:
         raise surface(e) from None
     except TypeError as e:  # the signature, constexprs, config or options: at the kernel's def line

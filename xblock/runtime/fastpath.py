@@ -34,6 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backends.common import services
+from ..backends.common.cachedir import cache_dir
+
 MODES = {"all": 0, "no_align": 1, "none": 2}  # what of a value is specialized: Triton's three policies
 _LITTLE = sys.byteorder == "little"
 
@@ -136,8 +139,6 @@ def _build(path) -> None:
 
 
 def _load_helper():
-    from .cache import cache_dir
-
     if os.environ.get("XBLOCK_NO_C_HELPER") or not C_SOURCE:
         return None
     tag = f"{sys.implementation.cache_tag}-{np.__version__}-{sys.platform}"
@@ -204,6 +205,11 @@ def cuda_launch_type():
     """The helper's `CudaLaunch`, the C base class of cuda launchers (see C_SOURCE), or None."""
     mod = helper()
     return None if mod is None else mod.CudaLaunch
+
+
+# the cpu and cuda launchers reach the helper through backends/common/services.py (they import
+# nothing of the runtime, which is above them)
+services.hand_down(c_helper=helper)
 
 
 MAX_PARAMS = 64  # the C memo's limit (XB_MAX_PARAMS): a kernel with more parameters keeps the Python path

@@ -18,6 +18,7 @@ import keyword
 import operator
 
 from ..backends import all_option_names, default_target
+from ..backends.common import services
 from ..errors import (
     ConfigError,
     KernelCallError,
@@ -418,3 +419,6 @@ def jit(fn=None, **kwargs):
 from . import autotune as _autotune  # noqa: E402
 
 _autotune.jit = jit
+# backends that take a plain function where they need a kernel (cuda's precompile, ascend's profile)
+# wrap it with this `jit`, handed down to them: they import nothing of the runtime
+services.hand_down(jit=jit)

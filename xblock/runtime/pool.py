@@ -135,10 +135,11 @@ def compile_task(ref, spec, target: str, options: dict, env: dict):
         ks = source_of(_resolve(*ref))
         from ..backends import get_backend
 
-        opts = build_options(get_backend(target), options)
+        backend = get_backend(target)
+        opts = build_options(backend, options)
         overrides = stage_overrides(ks.name)
-        key = cache_key(ks, spec, target, opts, None, None, overrides)
-        fetch_or_build(key, ks, spec, target, opts, None, overrides)
+        key = cache_key(ks, spec, backend, opts, None, None, overrides)
+        fetch_or_build(key, ks, spec, backend, opts, None, overrides)
         return key
     except (XBlockError, TypeError, ValueError, OSError, ImportError, AttributeError) as e:
         return ("error", f"{type(e).__name__}: {e}")

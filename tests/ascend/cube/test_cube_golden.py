@@ -2,15 +2,15 @@
 
 The goldens protect the Cube lowering's output: the mixed matmul example (Cube K loop, Fixpipe to
 a per-core workspace, cross-core flags, leaky-ReLU on the vector core) and the AIC-only dot whose
-ReLU and fp16 cast are fused into Fixpipe. Regenerate with XBLOCK_REGEN_GOLDEN=1 after a reviewed
-change.
+ReLU and fp16 cast are fused into Fixpipe. Each kernel has two goldens: `<name>.ascendc.mlir` (the
+lowered dialect, file paths in locations cut to the file name) catches a lowering change, `<name>.cpp`
+a printing change too. Regenerate with XBLOCK_REGEN_GOLDEN=1 after a reviewed change.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -20,6 +20,7 @@ import pytest
 import xblock
 import xblock.language as xl
 from tests.ascend.cube.kernels import dot_kernel
+from tests.lit.golden import compare_golden, normalize_paths
 
 GOLDEN = Path(__file__).parent / "golden"
 # the unit strides as constants, as a launch with contiguous arrays specializes them (equal to 1)
@@ -37,14 +38,16 @@ def _matmul():
 
 
 def _compare(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("XBLOCK_REGEN_GOLDEN") == "1":
-        path.write_text(text)
-    assert text == path.read_text(), f"{name} changed; regenerate with XBLOCK_REGEN_GOLDEN=1 if intended"
+    compare_golden(GOLDEN / name, text)
+
+
+def _compare_mlir(name: str, ck) -> None:
+    compare_golden(GOLDEN / f"{name}.ascendc.mlir", normalize_paths(ck.asm["ascendc.mlir"]))
 
 
 def test_golden_matmul_mixed():
     ck = _matmul()
+    _compare_mlir("matmul_kernel_f16", ck)
     _compare("matmul_kernel_f16.cpp", ck.asm["cpp"])
     cpp = ck.asm["cpp"]
     # the leaky-ReLU on both vector cores of the AI Core: each takes every other 16-row chunk
@@ -63,6 +66,7 @@ def test_golden_matmul_mixed():
 
 def test_golden_dot_fixpipe_relu():
     ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=DOT_META)
+    _compare_mlir("dot_kernel_relu_f16", ck)
     _compare("dot_kernel_relu_f16.cpp", ck.asm["cpp"])
     assert "fixParams.reluEn = true;" in ck.asm["cpp"] and "QuantMode_t::F322F16" in ck.asm["cpp"]
     assert "workspace_bytes" not in ck.metadata

@@ -69,20 +69,24 @@ def test_cube_counters_and_kernel_type():
     assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);" in ck.asm["cpp"]
 
 
+def _last_counters(kernel, *args, **meta) -> dict:
+    """The model's counters of the last launch of `kernel` with these arguments (kept by its launcher)."""
+    return kernel.warmup(*args, target="ascend", **meta).launcher.last_counters
+
+
 def test_launch_blocks_are_cube_cores():
     """AIC-only and mixed kernels launch one block per AIC (20 on 910B3), not one per AIV (40)."""
-    from xblock.backends.ascend.model.launch import LAST_COUNTERS
-
     M = N = 160  # 25 programs of 32 x 32
     rng = np.random.default_rng(2)
     a = rng.standard_normal((M, 40), dtype=np.float32).astype(np.float16)
     b = rng.standard_normal((40, N), dtype=np.float32).astype(np.float16)
     c = np.zeros((M, N), np.float32)
-    dot_kernel[(5, 5)](a, b, c, M, N, 40, 40, N, N, target="ascend", BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, RELU=0)
-    assert LAST_COUNTERS["block_dim"] == 20
+    args, meta = (a, b, c, M, N, 40, 40, N, N), dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, RELU=0)
+    dot_kernel[(5, 5)](*args, target="ascend", **meta)
+    assert _last_counters(dot_kernel, *args, **meta)["block_dim"] == 20
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), atol=2e-2, rtol=2e-2)
     case = matmul.case((300, 200, 333), np.float16)  # 70 programs, mixed: 20 groups of 1 AIC + 1 AIV
     got = case.copy_args()
     case.run("ascend", got)
-    assert LAST_COUNTERS["block_dim"] == 20
+    assert _last_counters(case.kernel, *got, **case.meta)["block_dim"] == 20
     check(case, got)

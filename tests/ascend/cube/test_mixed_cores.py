@@ -263,7 +263,7 @@ def test_aic_tile_post_processed_by_the_aivs(kernel, mode, aivs):
         want[:, 16:] += 1
     np.testing.assert_array_equal(y, want)
     # per-core counters: the AIC multiplies, the AIVs copy; totals are their sums
-    cores = L.LAST_BLOCK_COUNTERS
+    cores = kernel[1].last_block_counters
     names = ["AIC", "AIV0", "AIV1"][:1 + aivs]
     assert [(e["block"], e["core"]) for e in cores] == [(blk, n) for blk in range(BLOCKS) for n in names]
     for e in cores:
@@ -274,12 +274,12 @@ def test_aic_tile_post_processed_by_the_aivs(kernel, mode, aivs):
         else:
             assert e["mmad_calls"] == 0 and e["datacopy_in_calls"] == progs and e["datacopy_out_calls"] == progs
             assert e["datacopy_in_bytes"] == progs * 4096 // aivs and e["cross_core_sets"] == progs
-    assert L.LAST_COUNTERS["datacopy_in_calls"] == sum(e["datacopy_in_calls"] for e in cores) == TILES * aivs
-    assert L.LAST_COUNTERS["gm_write_bytes"] == sum(e["gm_write_bytes"] for e in cores)
+    assert kernel[1].last_counters["datacopy_in_calls"] == sum(e["datacopy_in_calls"] for e in cores) == TILES * aivs
+    assert kernel[1].last_counters["gm_write_bytes"] == sum(e["gm_write_bytes"] for e in cores)
     cube = dict(zip(L.CUBE_COUNTERS, _cube_counters(kernel[0])))
     assert cube["mmad_calls"] == TILES and cube["cross_core_sets"] == TILES * (1 + aivs)
     # the cost model groups a block's cores
-    prof = cost.estimate(META, dict(L.LAST_COUNTERS), [dict(e) for e in cores], a.nbytes + b.nbytes + y.nbytes,
+    prof = cost.estimate(META, dict(kernel[1].last_counters), [dict(e) for e in cores], a.nbytes + b.nbytes + y.nbytes,
                          "910B3")
     assert prof.blocks == BLOCKS and prof.counters["mmad_calls"] == TILES and prof.estimate_us > 0
 
@@ -293,7 +293,7 @@ def _cube_counters(so) -> list:
 def test_count_only_mode(kernel, monkeypatch):
     monkeypatch.setenv("XBEMU_CUBE_COUNT_ONLY", "1")
     _run(kernel, 0)
-    assert sum(e["cube_ops"] for e in L.LAST_BLOCK_COUNTERS) == TILES * 8
+    assert sum(e["cube_ops"] for e in kernel[1].last_block_counters) == TILES * 8
 
 
 @pytest.mark.parametrize("mode, kind", [(2, "1:2"), (3, "1:1"), (4, "aiv")])
@@ -313,7 +313,7 @@ def test_block_and_sub_block_indices(kernel, mode, kind):
         want = [(blk, BLOCKS, 0, 1, 0, 1) for blk in range(BLOCKS)]
         cores = [(blk, "AIV") for blk in range(BLOCKS)]
     assert got == sorted(want)
-    assert [(e["block"], e["core"]) for e in L.LAST_BLOCK_COUNTERS] == cores
+    assert [(e["block"], e["core"]) for e in kernel[1].last_block_counters] == cores
 
 
 def test_wait_nobody_sets_is_a_deadlock(kernel):
@@ -331,7 +331,7 @@ def test_aic_wait_needs_both_aivs(kernel):
     assert "block 0: CrossCoreWaitFlag: deadlock: AIC waits for flag 2 [at kernel.cpp:" in msg, msg
     assert "AIV0 waits for flag 3" in msg and "AIV1 waits for flag 3" in msg, msg
     _run(kernel, 7)  # both AIVs set flag 2: the AIC's wait passes, then theirs
-    assert [e["cross_core_sets"] for e in L.LAST_BLOCK_COUNTERS] == [1, 1, 1] * BLOCKS
+    assert [e["cross_core_sets"] for e in kernel[1].last_block_counters] == [1, 1, 1] * BLOCKS
 
 
 def test_error_in_an_aiv_names_the_core(kernel):

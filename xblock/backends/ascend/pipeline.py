@@ -1,26 +1,19 @@
-"""The ascend stages, keyed by file extension: xb -> ascendc.mlir -> cpp -> so (the emulator build).
+"""The ascend stages, keyed by file extension: xb -> ascendc.mlir -> cpp -> so (the CPU model's build).
 
-Layout of the backend (each module imports only those below it; rule modules never each other):
-- `__init__`: the `Backend`; imports this module (and MLIR) only when something compiles.
-- `pipeline` (here): the stages `make_<ext>`, `coverage()`, and the one place that imports the
-  rule modules, which fill the table in `rules` as they load. `make_ascendc` lowers a kernel whose
-  blocks overflow the unified buffer again, split into chunks by `passes/strip_mine.py`.
-- rule modules: `lowering` (element-wise ops, constants, splats, the grid), `bits` (integer bit
-  operations and umulhi), `intmath` (unsigned max/min, integer abs), `load`, `store`,
-  `atomics`, `layout` (expand_dims, reshape, broadcast, trans), `reduce` (reductions, with the
-  scalar-loop fallback), `scan` (scans on rows, with `combine`), `shapes` (join, split, cat,
-  gather, histogram), `control` (scf.for/if/while), `debug` (device_assert), `cube`
-  (xb.dot and its K loop on the Cube unit).
-- `driver`: the one walk (kernel skeleton, rule per op, liveness, the UB plan check).
-- helpers: `context` (the rule context `ctx`: lowered values, tiles, queues, names, errors),
-  `tiles` (element types, result tiles, vector calls, materializing structure, fences), `casts`
-  (conversions between element types, fills), `vmath`
-  (math the vector API has no instruction for, composed from those it has),
-  `access` (DataCopy/DataCopyPad parameters, gathers and scatters), `cube_match`, `cube_mixed`,
-  `cube_plan` (the Cube path's patterns, AIC/AIV protocol and tile plan), `builders`, `values`,
-  `rules` (the table and `UNSUPPORTED`).
-- `emit` (+ `cube_emit`): ascendc dialect -> AscendC C++; `export`: a CANN project directory.
-- `launch`: g++ against `emu/` (xblock's model of AscendC), load and run on numpy; `options`.
+The backend, one line per folder (each folder's `__init__` says the same; the stages run top down):
+- `plan/`: the plan of one lowering (`AscendPlan`), the planner that chooses it from the outcome of
+  the last attempt, and the UB plans it decides on (resident loads, the row cache).
+- `lower/`: the walk (`driver`), the rule context (`context`), the rule table (`rules`), the state
+  modules share (`shared`); `lower/ops/`: the rule modules, one per family of xb ops.
+- `vector/`: what the rules build on the vector core: tiles, casts, math, copies and gathers, row
+  work, transposes, exact integer helpers.
+- `cube/`: the Cube unit: the dot patterns, its tiling, L1/L0 operand paths, mixed AIC/AIV kernels.
+- `emit/`: the ascendc dialect printed as AscendC C++, and the API-surface table it is checked against.
+- `model/`: the CPU model: g++ against `emu/`, the launch on numpy, the cost model, timeline, profile.
+- `export/`: a compiled kernel as a CANN kernel-launch project, and the host-side check of it.
+Beside them: `options` (the options and SoC profiles), `values` (what a block lowers to, how UB is
+packed), `builders`, and this module: the stages `make_<ext>`, `coverage()`, and the one place that
+imports the rule modules, which fill the rule table as they load.
 """
 
 from __future__ import annotations
@@ -54,52 +47,42 @@ from .lower.ops import (  # noqa: F401  (register rules)
 )
 from .lower.rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
 from .model.launch import build_emulator_library
-from .options import MIX_AIC_1_2
+from .plan import planner, resident
+from .plan.plan import (
+    AscendPlan,
+    Failed,
+    Fits,
+    NeedsVectorCore,
+    NoRoom,
+    Outcome,
+    Overflow,
+    SplitRefused,
+    VectorCoreNeeded,
+)
 
 
 def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
-    """xb -> ascendc dialect; records the UB plan, tiling fields and warnings in the metadata.
+    """xb -> ascendc dialect; records the plan, the UB plan, tiling fields and warnings in the metadata.
 
-    Blocks that overflow the unified buffer are computed in chunks: the lowering runs again on copies
-    of the module that `xb-strip-mine` split into 2, 4, 8, ... chunks until one fits (`metadata["split"]`
-    says how); if none does, the first error stands, with the reason. A kernel whose dots would run on
-    the Cube alone beside vector work of its own is lowered again with its dots handed to the vector
-    core (a mixed kernel). Only the warnings of the lowering kept are shown.
+    One loop: the planner (plan/planner.py) yields a plan, `_attempt` prepares the module for it
+    (coarsens, strip-mines a copy) and lowers it, and the planner reads the typed outcome, until it
+    keeps a plan or gives up with the error of the kernel as written (and why computing its blocks
+    in chunks did not help). Only the warnings of the lowering kept are shown.
     """
-    given = metadata
-    coarse, plain = _coarsened(module, metadata, options)
-    if coarse is not None:
-        _show(coarse.shown)
-        return _kept(coarse, metadata, options)
-    tried = plain or _lower(module, given, options)
-    if tried.error is not None and tried.meta.get("dot_store_to_vector") and not given.get("hand_off_dots"):
-        # a dot's result stored in a shape Fixpipe cannot write (transposed, or past what the operands
-        # load): the dot handed to the vector core, whose store takes any shape
-        again = _lower(module, dict(metadata, hand_off_dots=True), options)
-        if again.error is None or again.low.overflow is not None:
-            given, tried = dict(metadata, hand_off_dots=True), again
-    if tried.error is not None and tried.meta.get("aic_with_vector"):
-        # dots that would go out through Fixpipe alone, beside vector work of the kernel's own: a mixed
-        # (AIC + AIV) kernel, its Cube and vector work in sections of their cores; failing that, every
-        # dot handed to the vector core
-        for ask in ({"cube_sections": True}, {"hand_off_dots": True}):
-            again = _lower(module, dict(metadata, **ask), options)
-            if again.error is None or again.low.overflow is not None:
-                given, tried = dict(metadata, **ask), again
-                break
-    if tried.low.overflow is not None:
-        tried = _split_to_fit(module, given, options, tried)
-    elif tried.error is None and _vector_epilogue(tried):
-        tried = _both_vector_cores(module, given, options, tried)
+    attempts: dict = {}
+
+    def lower(plan: AscendPlan):
+        if plan not in attempts:
+            attempts[plan] = _attempt(module, plan, metadata, options)
+        return attempts[plan].outcome
+
+    verdict = planner.run(_start(module, options), lower)
+    tried = attempts[verdict.plan]
     _show(tried.shown)
-    if tried.error is not None:
-        raise tried.error
-    return _kept(tried, metadata, options)
-
-
-def _kept(tried, metadata: dict, options) -> str:
-    """The text of the lowering kept, its metadata (UB plan, tiling fields, warnings) recorded."""
+    if isinstance(verdict, planner.Fail):
+        raise _with_reason(tried.error, verdict.detail, verdict.loc)
     metadata.update(tried.meta)
+    metadata["plan"] = verdict.plan.as_dict()
     metadata["ub_plan"] = tried.low.ub_plan()
     metadata["tiling_fields"] = tried.low.fields
     metadata["warnings"] = tried.low.warnings
@@ -107,21 +90,60 @@ def _kept(tried, metadata: dict, options) -> str:
     return tried.out.operation.get_asm(enable_debug_info=True)
 
 
+def _start(module: ir.Module, options) -> planner.Start:
+    """What the planner knows before any lowering: the options, and the bytes one program's row
+    accesses move when the kernel can be coarsened (R rows of a flat range under a flat mask would be
+    gathers here: such a kernel is not coarsened)."""
+    row_bytes = None
+    if options.coarsen is not False:
+        try:
+            per_row, flat = coarsen_programs.row_bytes(module)
+            row_bytes = None if flat else per_row
+        except coarsen_programs.Refused:
+            pass
+    return planner.Start(row_bytes=row_bytes, coarsen=options.coarsen is not False,
+                         resident=getattr(options, "resident", True), double_buffer=options.buffer_num != 1)
+
+
 @dataclass
 class _Attempt:
-    """One lowering of an xb module: the result or the error, its metadata and its warnings."""
+    """One lowering of a plan: the result or the error, its metadata, warnings and outcome."""
 
-    low: Lowering
+    low: Lowering | None
     out: ir.Module | None
     error: CompilationError | None
     meta: dict
     shown: list
+    outcome: Outcome
 
 
-def _lower(module: ir.Module, metadata: dict, options) -> _Attempt:
-    """One lowering, its warnings recorded (an unexpected exception shows them and propagates)."""
+def _attempt(module: ir.Module, plan: AscendPlan, metadata: dict, options) -> _Attempt:
+    """`plan` applied to a copy of the module (rows coarsened, blocks strip-mined) and lowered."""
     meta = dict(metadata)
-    low = Lowering(module, options, meta)
+    chunks = ""
+    if plan.rows > 1 or plan.split > 1:
+        with module.context:
+            module = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+            if plan.rows > 1:
+                coarsen_programs.run(module, plan.rows)
+                verify(module, coarsen_programs.NAME)
+                meta["coarsen"] = {"rows": plan.rows, "arg": coarsen_programs.ARG,
+                                   "rows_arg": coarsen_programs.ARG_ROWS}
+            if plan.split > 1:
+                try:
+                    split = strip_mine.run(module, plan.split, keep=dot.keeps_whole)
+                except strip_mine.Refused as r:
+                    refused = SplitRefused(reason=r.reason, loc=r.loc, exhausted=r.exhausted)
+                    return _Attempt(None, None, None, meta, [], refused)
+                verify(module, strip_mine.NAME)
+                meta["split"] = asdict(split)
+                chunks = split.describe()
+    return _lower(module, plan, meta, options, chunks)
+
+
+def _lower(module: ir.Module, plan: AscendPlan, meta: dict, options, chunks: str) -> _Attempt:
+    """One lowering, its warnings recorded (an unexpected exception shows them and propagates)."""
+    low = Lowering(module, options, meta, plan)
     out = error = None
     try:
         with warnings.catch_warnings(record=True) as shown:
@@ -130,12 +152,29 @@ def _lower(module: ir.Module, metadata: dict, options) -> _Attempt:
                 with module.context:
                     out = low.run()
                     out.operation.verify()
+            except resident.NoRoom as e:  # the planner gives up what did not fit; these warnings go
+                return _Attempt(low, None, None, meta, [], NoRoom(what=e.what))
             except CompilationError as e:
                 error = e
     except Exception:
         _show(shown)
         raise
-    return _Attempt(low, out, error, meta, shown)
+    return _Attempt(low, out, error, meta, shown, _outcome(low, error, meta, shown, chunks))
+
+
+def _outcome(low: Lowering, error, meta: dict, shown: list, chunks: str) -> Outcome:
+    """What the planner reads of a lowering (plan/plan.py)."""
+    if error is None:
+        cubes = meta.get("cube") or []
+        return Fits(single_buffered=bool(low.queues) and all(q.num == 1 for q in low.queues),
+                    warned=frozenset((str(w.message), w.lineno) for w in shown), chunks=chunks,
+                    kernel_type=meta.get("kernel_type", ""),
+                    vector_epilogue=bool(cubes) and all(c.get("epilogue") == "vector" for c in cubes))
+    if isinstance(error, VectorCoreNeeded):
+        return NeedsVectorCore(why=error.why, message=error.message, chunks=chunks)
+    if low.overflow is not None:
+        return Overflow(total=low.overflow["total"], message=error.message, chunks=chunks)
+    return Failed(message=error.message, chunks=chunks)
 
 
 def _show(shown: list) -> None:
@@ -143,131 +182,14 @@ def _show(shown: list) -> None:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-# bytes a coarsened program aims to move per load or store: 16 KB, twice the 8 KB above which the
-# fixed cost of a DataCopy is small next to its bytes (docs/BENCHMARKS.md, "Ascend cost model")
-COARSEN_BYTES = 16384
-COARSEN_MAX_ROWS = 64
-
-
-def _coarsened(module: ir.Module, metadata: dict, options) -> tuple:
-    """(the lowering of the kernel with R programs of axis 0 per program instance, or None; the
-    lowering as written, when it was made to compare the two, or None).
-
-    `passes/coarsen_programs.py` does the rewrite. R is chosen so that each load and store that
-    depends on the program id moves about COARSEN_BYTES, halved until the blocks fit with
-    double-buffered queues and leave room for the row cache (row_cache.py) where the kernel has
-    one. The coarsened kernel is kept only if it warns of nothing the kernel as written does not (a
-    contiguous row that becomes a gather, say, is worse than small copies). None
-    when the kernel cannot be coarsened, already moves that much per program, or no R > 1 lowers:
-    the kernel is then lowered as written (an optimisation, never a reason to fail)."""
-    if options.coarsen is False:
-        return None, None
-    try:
-        per_row, flat = coarsen_programs.row_bytes(module)
-    except coarsen_programs.Refused:
-        return None, None
-    if flat:  # R rows of a flat range under a flat mask would be gathers here: not worth lowering
-        return None, None
-    rows = 1
-    while rows < COARSEN_MAX_ROWS and per_row * rows * 2 <= COARSEN_BYTES:
-        rows *= 2
-    while rows > 1:
-        with module.context:
-            copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-            coarsen_programs.run(copy, rows)
-            verify(copy, coarsen_programs.NAME)
-        meta = dict(metadata, coarsen={"rows": rows, "arg": coarsen_programs.ARG,
-                                       "rows_arg": coarsen_programs.ARG_ROWS})
-        tried = _lower(copy, meta, options)
-        if tried.meta.get("row_cache_dropped"):  # fewer rows per instance leave UB for the row cache
-            rows //= 2
-            continue
-        if tried.error is None and (options.buffer_num == 1 or not _single_buffered(tried.low)):
-            if not tried.shown:
-                return tried, None
-            plain = _lower(module, metadata, options)
-            said = {(str(w.message), w.lineno) for w in plain.shown}
-            if plain.error is not None or all((str(w.message), w.lineno) in said for w in tried.shown):
-                return tried, None
-            return None, plain
-        rows //= 2
-    return None, None
-
-
-def _split_to_fit(module: ir.Module, metadata: dict, options, first: _Attempt) -> _Attempt:
-    """The lowering of the module split into the fewest chunks that fit, or `first` with the reason.
-
-    When those chunks fit only with single-buffered queues, twice as many chunks are taken if they
-    fit double-buffered (the copy-in of the next chunk overlaps the work on this one)."""
-    factor, last = 2, None
-    while True:
-        try:
-            tried, split = _split(module, metadata, options, factor)
-        except strip_mine.Refused as r:
-            if r.exhausted and last is not None:
-                split, total = last
-                return _with_reason(first, f"in {split.describe()} they still need {total} B")
-            return _with_reason(first, f"cannot split this kernel's: {r.reason}", r.loc)
-        if tried.error is None:
-            if _single_buffered(tried.low):
-                try:
-                    more, more_split = _split(module, metadata, options, factor * 2)
-                    if more.error is None and not _single_buffered(more.low):
-                        tried, split = more, more_split
-                except strip_mine.Refused:
-                    pass
-            tried.meta["split"] = asdict(split)
-            return tried
-        if tried.low.overflow is None:
-            return _with_reason(first, f"in {split.describe()} the kernel does not lower: {tried.error.message}")
-        last = (split, tried.low.overflow["total"])
-        factor *= 2
-
-
-def _vector_epilogue(tried: _Attempt) -> bool:
-    """A mixed kernel whose dots' epilogues run on the vector core after the Cube (cube_mixed.py)."""
-    cubes = tried.meta.get("cube") or []
-    return bool(cubes) and all(c.get("epilogue") == "vector" for c in cubes) and \
-        not tried.meta.get("hand_off_dots") and not tried.meta.get("cube_sections")
-
-
-def _both_vector_cores(module: ir.Module, metadata: dict, options, first: _Attempt) -> _Attempt:
-    """The kernel with its dot's epilogue split into row chunks that both vector cores of each AI Core
-    share (MIX_AIC_1_2, cube_mixed.py), when that lowers with double-buffered queues; else `first`."""
-    for factor in (2, 4, 8):
-        try:
-            tried, split = _split(module, metadata, options, factor)
-        except strip_mine.Refused:
-            return first
-        if tried.error is None and tried.meta.get("kernel_type") == MIX_AIC_1_2 and not _single_buffered(tried.low):
-            tried.meta["split"] = asdict(split)
-            return tried
-        if tried.error is not None and tried.low.overflow is None:
-            return first
-    return first
-
-
-def _split(module: ir.Module, metadata: dict, options, factor: int):
-    """The lowering of a copy of the module split into `factor` chunks, and the split (a dot's K loop
-    stays whole: the Cube computes it, and the vector core reads its result chunk by chunk)."""
-    with module.context:
-        copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-        split = strip_mine.run(copy, factor, keep=dot.keeps_whole)
-        verify(copy, strip_mine.NAME)
-    return _lower(copy, metadata, options), split
-
-
-def _single_buffered(low: Lowering) -> bool:
-    return bool(low.queues) and all(q.num == 1 for q in low.queues)
-
-
-def _with_reason(attempt: _Attempt, detail: str, loc=None) -> _Attempt:
-    """`attempt` whose unified-buffer error says why computing the blocks in chunks did not help."""
-    e = attempt.error
+def _with_reason(e: CompilationError, detail: str | None, loc=None) -> CompilationError:
+    """The error a user sees: `e` (as a plain CompilationError), with why computing the blocks in
+    chunks did not help when the planner tried that."""
+    if detail is None:
+        return CompilationError(e.file, e.line, e.col, e.message, e.source_line)
     at = f" (line {loc[1]})" if loc and loc[1] and loc[1] != e.line else ""
-    error = CompilationError(e.file, e.line, e.col, f"{e.message} (xblock computes blocks that do not fit in "
-                             f"chunks, but {detail}{at})", e.source_line)
-    return _Attempt(attempt.low, None, error, attempt.meta, attempt.shown)
+    return CompilationError(e.file, e.line, e.col, f"{e.message} (xblock computes blocks that do not fit in "
+                            f"chunks, but {detail}{at})", e.source_line)
 
 
 def parse_ascendc(text: str) -> ir.Module:

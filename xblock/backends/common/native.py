@@ -7,7 +7,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ...runtime.cache import cache_dir
+from .cachedir import cache_dir
 
 
 def library_path(blob: bytes, kind: str) -> Path:

@@ -19,6 +19,7 @@ import struct
 import threading
 
 from ...errors import ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
+from ..common import services
 from ..common.native import load_library
 
 STATUS, PRINT, BOUNDS = 0, 1, 2  # the runtime slots after the kernel's arguments (debug.py, bounds.py)
@@ -189,11 +190,10 @@ _BYTES = {"i1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2, "
 
 
 def _with_direct_path(launch, lib, metadata, threads, asserts, bounds):
-    """`launch`, preceded by the C helper's direct launch (runtime/fastpath.py) of a grid that runs
-    on the calling thread; an argument the helper does not take goes to `launch`, which checks it."""
-    from ...runtime.fastpath import cpu_launch
-
-    direct = cpu_launch()
+    """`launch`, preceded by the C helper's direct launch (runtime/fastpath.py, handed down through
+    common/services.py) of a grid that runs on the calling thread; an argument the helper does not
+    take goes to `launch`, which checks it."""
+    direct = services.cpu_launch()
     if direct is None:
         return launch
     sigs, written = metadata["arg_types"], metadata.get("written_args") or ()

@@ -3,10 +3,11 @@
 Nothing here imports MLIR: a GPU machine with torch and triton, but without the MLIR wheels, runs
 kernels compiled elsewhere (a carried `XBLOCK_CACHE_DIR` or a cache bundle).
 
-A launcher's class is `CudaLauncher` under the C helper's `CudaLaunch` (runtime/fastpath.py), where
-the helper is built. The first call binds to torch and the GPU in Python and arms the C launch; from
-then on a call reads the tensors' `data_ptr()`, packs the parameters (and the two scratch pointers of
-Triton 3.6 kernels, null) and calls `cuLaunchKernel` on the current torch stream, without Python.
+A launcher's class is `CudaLauncher` under the C helper's `CudaLaunch` (runtime/fastpath.py, where
+the helper is built, hands it down through common/services.py). The first call binds to torch and
+the GPU in Python and arms the C launch; from then on a call reads the tensors' `data_ptr()`, packs
+the parameters (and the two scratch pointers of Triton 3.6 kernels, null) and calls `cuLaunchKernel`
+on the current torch stream, without Python.
 Kernels with tensor descriptors (the TMA path) launch through Triton's launcher too (`_tma_launch`): host
 descriptors regrouped into one argument each, scratch memory for descriptors made in the kernel.
 What it does not cover goes to `launch_python`, Triton's launcher: an argument it does not take (not
@@ -25,6 +26,7 @@ from collections import namedtuple
 from types import SimpleNamespace
 
 from ...errors import LaunchError
+from ..common import services
 
 
 class CudaLauncher:
@@ -287,9 +289,7 @@ def load(asm: dict, metadata: dict) -> CudaLauncher:
 def launcher_class() -> type:
     """`CudaLauncher` under the C helper's `CudaLaunch`, whose call launches in C once armed (calls go
     to the C type's `__call__`, first in the order of bases); plain `CudaLauncher` without the helper."""
-    from ...runtime.fastpath import cuda_launch_type
-
-    base = cuda_launch_type()
+    base = services.cuda_launch_type()
     if base is None:
         return CudaLauncher
     return type("CudaLauncher", (base, CudaLauncher), {"__module__": __name__, "__doc__": CudaLauncher.__doc__})

@@ -9,7 +9,7 @@ machine, `kernel[grid](*tensors, **meta)` then finds it in `XBLOCK_CACHE_DIR` (o
 from __future__ import annotations
 
 from ...errors import ArgumentError
-from ...runtime.jit import jit
+from ..common import services
 
 _NUMPY_TO_TORCH = {"float16": "torch.float16", "bfloat16": "torch.bfloat16", "float32": "torch.float32",
                    "float64": "torch.float64", "int8": "torch.int8", "int16": "torch.int16",
@@ -63,4 +63,4 @@ def precompile(kernel, args, meta=None, **options):
     import numpy as np
 
     args = tuple(TensorSpec.like(a) if isinstance(a, np.ndarray) else a for a in args)
-    return jit(kernel).warmup(*args, target="cuda", **{**(meta or {}), **options})
+    return services.jit(kernel).warmup(*args, target="cuda", **{**(meta or {}), **options})

@@ -91,7 +91,7 @@ def plan_handoffs(ctx, dots) -> None:
     ctx.absorb(absorb)
     h = Handoffs(sites, out_bytes, in_bytes)
     state(ctx).handoff = h
-    ctx.ext.setdefault("after_walk", []).append(_section)
+    ctx.ext.after_walk.append(_section)
     with ctx.before_grid:
         _flag("set", OUT_FREE, "AIV", "PIPE_MTE2")
         if in_bytes:

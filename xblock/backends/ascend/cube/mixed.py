@@ -41,7 +41,7 @@ FLAG_TILE_READY, FLAG_WS_FREE = 0, 1  # AIC -> AIV: a tile is in the workspace; 
 
 @dataclass
 class CubeState:
-    """What the Cube rules keep per lowering (in `ctx.ext["cube"]`)."""
+    """What the Cube rules keep per lowering (in `ctx.ext.cube`)."""
 
     queues: dict | None = None  # TPosition -> queue name, declared once per kernel
     queue_decls: dict = field(default_factory=dict)  # TPosition -> its ascendc.tque op (sizes widened per dot)
@@ -67,7 +67,9 @@ class InWorkspace:
 
 
 def state(ctx) -> CubeState:
-    return ctx.ext.setdefault("cube", CubeState())
+    if ctx.ext.cube is None:
+        ctx.ext.cube = CubeState()
+    return ctx.ext.cube
 
 
 def workspace(ctx, plan, elem: str = "f32"):
@@ -144,7 +146,7 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
         # vector work the lowering put before the grid loop (index tiles, resident loads) runs on the
         # AIVs only: the AIC has no unified buffer
         st.prologue_sectioned = True
-        ctx.ext.setdefault("after_walk", []).append(lambda c: section_kernel(c, state(c).queues.values()))
+        ctx.ext.after_walk.append(lambda c: section_kernel(c, state(c).queues.values()))
     aic = core_if("AIC")
     with ir.InsertionPoint(aic.then_block):
         emit_aic()
@@ -228,11 +230,11 @@ def _shared(rest) -> bool:
 def _emit_chunked(ctx, aiv, rest, plan, acc_result) -> None:
     """The AIV section of an epilogue computed in row chunks (module docstring)."""
     st = state(ctx)
-    both = _shared(rest)
+    both = ctx.plan.vector_cores > 1 and _shared(rest)
     if both:
         st.kernel_type.attributes["type"] = ir.StringAttr.get(MIX_AIC_1_2)
         ctx.meta["kernel_type"] = MIX_AIC_1_2
-        ctx.ext["share_loop"] = _every_other
+        ctx.ext.share_loop = _every_other
     ctx.meta["cube"][-1]["vector_cores"] = 2 if both else 1
     with ir.InsertionPoint(aiv.then_block):
         A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
@@ -240,7 +242,7 @@ def _emit_chunked(ctx, aiv, rest, plan, acc_result) -> None:
         try:
             _lower_rest(ctx, rest[0].block, rest)
         finally:
-            ctx.ext.pop("share_loop", None)
+            ctx.ext.share_loop = None
         ctx.vmap[acc_result] = None
         A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
         scf.YieldOp([])

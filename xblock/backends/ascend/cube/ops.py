@@ -17,6 +17,7 @@ from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
 from ..options import AIC_ONLY, MIX_AIC_1_1, MIX_AIC_1_2
+from ..plan.plan import SECTIONS
 from ..values import elem_of, shape_of
 from .mixed import state
 from .sections import section_kernel
@@ -89,9 +90,9 @@ def queues(ctx, plan, mixed: bool = False):
             raise ctx.error("a kernel mixing Fixpipe-only and vector epilogues of dots is not supported yet")
         widen(ctx, plan)
         return st.queues
-    sectioned = ctx.meta.get("cube_sections") and not mixed  # Fixpipe-only dots beside vector work of their own
+    sectioned = ctx.plan.dots == SECTIONS and not mixed  # Fixpipe-only dots beside vector work of their own
     if sectioned:
-        ctx.ext.setdefault("after_walk", []).append(lambda c: section_kernel(c, state(c).queues.values()))
+        ctx.ext.after_walk.append(lambda c: section_kernel(c, state(c).queues.values()))
     with ctx.before_grid:
         kind = MIX_AIC_1_1 if mixed or sectioned else AIC_ONLY
         ctx.meta["kernel_type"] = kind  # the launch's blockDim counts AICs (options.launch_cores)

@@ -30,7 +30,7 @@ FILES = ("kernel.cpp", "{name}_tiling.h", "main.cpp", "CMakeLists.txt", "README.
 _LINE = re.compile(r'^(#line \d+ )"([^"]*)"', re.MULTILINE)
 _ABSOLUTE = re.compile(r"(?<![\w.])/(?:[^\s/:\"']+/)+(?=[^\s/:\"']+)")  # a folder path from the root
 _INFO_KEYS = ("name", "arg_names", "arg_types", "tiling_fields", "ub_plan", "soc", "kernel_type", "workspace_bytes",
-              "extra_gm_args", "asserts", "cube", "warnings", "coarsen")
+              "extra_gm_args", "asserts", "cube", "warnings", "coarsen", "plan")
 
 
 def _kernel_source(cpp: str) -> str:

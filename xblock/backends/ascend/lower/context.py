@@ -23,6 +23,7 @@ from ..builders import Builders
 from ..values import SIZE, TILE_ALIGN, Queue, Scratch, Splat, Struct, Tile, numel, round_up
 from ..vector.tiles import fill, materialize
 from .rules import TARGET
+from .shared import Shared
 
 QUEUE_BUFFERS = 8  # queue buffers per TPosition on A2: one event id each (REFERENCE.md, TQue)
 
@@ -30,9 +31,10 @@ QUEUE_BUFFERS = 8  # queue buffers per TPosition on A2: one event id each (REFER
 class LoweringContext(Builders):
     """What the rules of one lowering share: lowered values, the UB plan, names, errors."""
 
-    def __init__(self, options, metadata: dict):
+    def __init__(self, options, metadata: dict, plan):
         self.opts, self.soc = options, options.profile
         self.meta = metadata
+        self.plan = plan  # the AscendPlan this lowering carries out (plan/plan.py): rules read it, never retry flags
         self.ps = PointerStructure()
         self.vmap: dict = {}
         self.scratch = Scratch()
@@ -48,7 +50,7 @@ class LoweringContext(Builders):
         self.largest: tuple = (0, None)  # (bytes, (file, line, col)) of the largest tile
         self.program_ids: dict = {}
         self.absorbed: set = set()  # ops another op's rule lowers (or dropped): the walk skips them
-        self.ext: dict = {}  # per-lowering state of rule modules, by module (cube.py keeps its queues here)
+        self.ext = Shared()  # what rule modules and their helpers hand each other (shared.py)
 
     # ----- errors ------------------------------------------------------------------------
     def error(self, message: str, where=None):

@@ -9,8 +9,6 @@ them, and they fill the table in `rules`.
 
 from __future__ import annotations
 
-import warnings
-
 from mlir import ir
 from mlir.dialects import func, scf
 
@@ -18,10 +16,11 @@ from ....dialects import ascendc as A
 from ....dialects.locations import kernel_of, missing_rule
 from ..options import AIC_ONLY, AIV_ONLY
 from ..plan import resident, row_cache
+from ..plan.plan import AscendPlan, VectorCoreNeeded
 from ..values import TILE_ALIGN, round_up
 from ..vector.tiles import clone_scalar
 from .context import LoweringContext
-from .rules import BEFORE_WALK, FP8_NAMES, FP8_REASON, TARGET, UNSUPPORTED, rule_for
+from .rules import AFTER_WALK, BEFORE_WALK, FP8_NAMES, FP8_REASON, TARGET, UNSUPPORTED, rule_for
 
 TERMINATORS = ("scf.yield", "scf.condition", "gpu.yield")
 PURE = ("ascendc.tiling_field", "ascendc.block_idx", "ascendc.block_num", "ascendc.gm_at", "ascendc.ub_at",
@@ -31,48 +30,17 @@ PURE = ("ascendc.tiling_field", "ascendc.block_idx", "ascendc.block_num", "ascen
 class Lowering(LoweringContext):
     """One xb -> ascendc lowering: the rule context plus the walk that fills it."""
 
-    def __init__(self, module: ir.Module, options, metadata: dict, hoist: bool = True, row_cache: bool = True):
-        super().__init__(options, metadata)
+    def __init__(self, module: ir.Module, options, metadata: dict, plan: AscendPlan):
+        super().__init__(options, metadata, plan)
         self.xb_module = module
-        self.overflow = None  # the UB plan, when it exceeds the SoC's unified buffer (pipeline splits blocks)
-        keep = getattr(options, "resident", True)  # the option that turns both off
-        self.hoist = hoist and keep  # loads alike in every program before the grid loop (resident.py)
-        self.row_cache = row_cache and keep  # rows several loops read, kept in UB (row_cache.py)
+        self.overflow = None  # the UB plan, when it exceeds the SoC's unified buffer (the planner splits blocks)
+        self.hoist = plan.resident  # loads alike in every program before the grid loop (plan/resident.py)
+        self.row_cache = plan.row_cache  # rows several loops read, kept in UB (plan/row_cache.py)
 
     # ----- skeleton ----------------------------------------------------------------------
     def run(self) -> ir.Module:
-        """The ascendc module; lowered again without resident loads or row caches when those do not fit
-        in UB (the first attempt's warnings are then dropped, not shown twice)."""
-        if not (self.hoist or self.row_cache):
-            return self._run()
-        given = dict(self.meta)
-        out = failed = dropped = None
-        with warnings.catch_warnings(record=True) as shown:
-            warnings.simplefilter("always")
-            try:
-                out = self._run()
-            except resident.NoRoom as e:
-                dropped = e.what
-            except Exception as e:  # noqa: BLE001  (raised below, once the warnings are shown)
-                failed = e
-        if out is not None or failed is not None:
-            for w in shown:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            if failed is not None:
-                raise failed
-            return out
-        self.meta.clear()
-        self.meta.update(given)
-        if dropped == "cache":
-            self.meta["row_cache_dropped"] = True  # pipeline._coarsened then tries fewer rows per instance
-        again = Lowering(self.xb_module, self.opts, self.meta, hoist=self.hoist and dropped != "resident",
-                         row_cache=self.row_cache and dropped != "cache")
-        try:
-            return again.run()
-        finally:
-            self.__dict__.update(again.__dict__)
-
-    def _run(self) -> ir.Module:
+        """The ascendc module of the plan; `resident.NoRoom` when its resident loads or row caches do
+        not fit in UB (the planner then gives them up)."""
         kernel = kernel_of(self.xb_module)
         ctx = self.xb_module.context
         A.load(ctx)
@@ -98,7 +66,9 @@ class Lowering(LoweringContext):
             with ir.InsertionPoint(self.grid.body):
                 self.lower_block(body)
                 scf.YieldOp([])
-            for hook in self.ext.get("after_walk", ()):  # e.g. the core sections of a mixed kernel
+            for hook in AFTER_WALK:
+                hook(self)
+            for hook in self.ext.after_walk:  # this lowering's, e.g. the core sections of a mixed kernel
                 hook(self)
             self._finish(fn)
         return self.module
@@ -174,12 +144,12 @@ class Lowering(LoweringContext):
         ub_work = vector or self.scratch.peak > 0 or self.iota_ops or self.resident_ops  # UB outside queues too
         if self.meta.get("kernel_type") == AIC_ONLY and ub_work:
             line = min(min(q.lines) for q in vector if q.lines) if any(q.lines for q in vector) else self.loc[1]
-            self.meta["aic_with_vector"] = True  # make_ascendc lowers again with the dots handed over
-            raise self.error("this kernel's dots run on the Cube unit alone (their results go out through "
-                             "Fixpipe), so it is a cube-only (AIC) kernel, and it also moves blocks through the "
-                             "vector core here; a kernel mixing the two that way is not supported yet: make the "
-                             "vector work depend on the dot's result, or split it into its own kernel",
-                             (self.loc[0], line, 1))
+            # the planner answers with the Cube and vector work in sections of their cores
+            raise VectorCoreNeeded(self.error(
+                "this kernel's dots run on the Cube unit alone (their results go out through Fixpipe), so it "
+                "is a cube-only (AIC) kernel, and it also moves blocks through the vector core here; a kernel "
+                "mixing the two that way is not supported yet: make the vector work depend on the dot's result, "
+                "or split it into its own kernel", (self.loc[0], line, 1)), "vector_work")
         if "kernel_type" not in self.meta:  # no Cube op: say so explicitly, as REFERENCE 0.1 asks
             self.meta["kernel_type"] = AIV_ONLY
             with ir.InsertionPoint.at_block_begin(self.grid.operation.block):

@@ -1,26 +1,29 @@
-"""The ascend lowering's rule table: one rule per op name, filled by `@rule(...)` in the rule modules.
+"""The ascend lowering's rule table (a `common.rules.RuleTable`), filled by `@rule(...)` in the rule modules.
 
 A rule is `fn(ctx, op)`, `ctx` the `driver.Lowering` of the kernel. A rule may be guarded
 (`@rule("scf.for", when=pred)`): it then takes the ops `pred(ctx, op)` accepts, ahead of the
 plain rule for that name (the `scf.for` around a Cube `dot` versus any other loop). A module can
 also register a hook that runs once before the walk (`@before_walk`), e.g. to claim the ops that
-another op's rule will lower itself (`ctx.absorb`). `UNSUPPORTED` names the xb ops ascend
-refuses, with the reason users see. The table is full once `pipeline` has imported the rule modules.
+another op's rule will lower itself (`ctx.absorb`), or once after it (`@after_walk`). `rule_for`
+is None for an op without a rule (the driver then clones scalar arith, or raises). `UNSUPPORTED`
+names the xb ops ascend refuses, with the reason users see. The table is full once `pipeline` has
+imported the rule modules.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from ...common.rules import RuleTable
 
 TARGET = "ascend"
-Rule = Callable  # (ctx: driver.Lowering, op) -> None
-
-RULES: dict[str, Rule] = {}
-GUARDED: dict[str, list] = {}  # op name -> [(when(ctx, op) -> bool, rule)], tried in registration order
-BEFORE_WALK: list = []
+TABLE = RuleTable(TARGET)  # a rule is fn(ctx: driver.Lowering, op) -> None
+RULES, GUARDED, UNSUPPORTED = TABLE.rules, TABLE.guarded, TABLE.unsupported
+BEFORE_WALK, AFTER_WALK = TABLE.before_walk_hooks, TABLE.after_walk_hooks
+rule, before_walk, after_walk = TABLE.rule, TABLE.before_walk, TABLE.after_walk
+rule_for = TABLE.rule_for  # (ctx, op) -> the first guarded rule accepting op, else the plain one, else None
+coverage = TABLE.coverage  # (the op names with a rule, UNSUPPORTED); complete once `pipeline` imported the rules
 
 # xb op -> why ascend refuses it: the error users get at the op's line
-UNSUPPORTED: dict[str, str] = {
+UNSUPPORTED.update({
     "xb.atomic_cas": "atomic_cas (xb.atomic_cas) is not supported on ascend: it needs AscendC's scalar AtomicCas "
                      "(basic_api/kernel_operator_atomic_intf.h), which asc-devkit documents for Ascend 950PR/950DT "
                      "only, not for Atlas A2 (910B) (asc-devkit docs/zh/api/SIMD-API/基础API/原子操作/AtomicCas.md); "
@@ -37,42 +40,10 @@ UNSUPPORTED: dict[str, str] = {
     "xb.fp_to_fp": "this float conversion is not supported on ascend: the 910B vector unit has no float8 type, "
                    "and its Cast from float to half/bfloat16 rounding toward zero (fp_downcast_rounding='rtz') "
                    "is not modelled",
-}
+})
 # float8 element types: 910B has none, whatever the op (xb's names, longest first -> Triton's)
 FP8_NAMES = {"f8E4M3B11FNUZ": "fp8e4b15", "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16", "f8E4M3FN": "fp8e4nv",
              "f8E5M2": "fp8e5"}
 FP8_REASON = ("float8 types ({}) are not supported on ascend: the 910B vector unit has no 8-bit float type "
               "(keep float16 or float32 data where the kernel runs on ascend)")
 
-
-def rule(*names: str, when: Callable | None = None):
-    """Register the decorated function as the lowering of the ops `names` (only those `when` accepts)."""
-
-    def deco(fn):
-        for n in names:
-            if when is None:
-                RULES[n] = fn
-            else:
-                GUARDED.setdefault(n, []).append((when, fn))
-        return fn
-
-    return deco
-
-
-def rule_for(ctx, op) -> Rule | None:
-    """The rule that lowers `op`: the first guarded rule that accepts it, else the plain one."""
-    for when, fn in GUARDED.get(op.name, ()):
-        if when(ctx, op):
-            return fn
-    return RULES.get(op.name)
-
-
-def before_walk(fn):
-    """Register fn(ctx), called once per lowering after the kernel skeleton is built, before the walk."""
-    BEFORE_WALK.append(fn)
-    return fn
-
-
-def coverage() -> tuple[set, dict]:
-    """(the op names with a rule, UNSUPPORTED); complete once `pipeline` has imported the rule modules."""
-    return set(RULES) | set(GUARDED), dict(UNSUPPORTED)

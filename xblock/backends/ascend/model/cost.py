@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 
 from ....errors import XBlockError
 from ..options import SOCS
+from ..plan.plan import AscendPlan
 
 
 class ProfileError(XBlockError, ValueError):
@@ -211,6 +212,7 @@ class Profile:
     cores: list = field(default_factory=list, repr=False)  # their labels ("block 0 AIC", "block 0 AIV0", ...)
     core_programs: list = field(default_factory=list, repr=False)  # programs each of them ran
     core_pipes: dict = field(default_factory=dict, repr=False)
+    plan: dict = field(default_factory=dict)  # the AscendPlan the kernel was lowered with (metadata["plan"])
 
     @property
     def ratio(self) -> float:
@@ -223,6 +225,7 @@ class Profile:
                  f"{'double' if self.double_buffered else 'single'}-buffered",
                  f"  estimate {self.estimate_us:.2f} us, roofline floor {self.floor_us:.2f} us "
                  f"({self.ratio:.1f}x), bound by {self.bound}",
+                 *([f"  plan: {AscendPlan.from_dict(self.plan).describe()}"] if self.plan else []),
                  "  busiest core, busy cycles per pipe: " +
                  ", ".join(f"{p} {self.pipes[p]:.0f}" for p in PIPES)]
         if len(self.core_pipes) > 1:
@@ -255,8 +258,8 @@ def l2_hit_fraction(reads: int, footprint: int, sc: SocCost, unique: int | None 
 
 
 def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: str) -> Profile:
-    """The Profile of one launch from the model's counters (launch.LAST_COUNTERS, and LAST_BLOCK_COUNTERS:
-    one entry per model core, with its "block" and "core")."""
+    """The Profile of one launch from the model's counters (its launcher's `last_counters`, and
+    `last_block_counters`: one entry per model core, with its "block" and "core"; model/launch.py)."""
     sc = soc_cost(soc)
     n_blocks, programs = totals["block_dim"], totals["programs"]
     double = _double_buffered(metadata)
@@ -290,7 +293,8 @@ def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: s
         floor = max(floor, counters["cube_ops"] * 16 ** 3 / (cube_cores * _c("cube_macs_per_cycle") * sc.hz))
     bound = "HBM" if hbm > worst else max(PIPES, key=lambda p: worst_pipes[p])
     return Profile(metadata["name"], soc, counters, worst_pipes, bound, max(worst, hbm) / sc.hz * 1e6, floor * 1e6,
-                   n_blocks, programs, double, all_pipes, labels, progs_of, {k: v[1] for k, v in by_kind.items()})
+                   n_blocks, programs, double, all_pipes, labels, progs_of, {k: v[1] for k, v in by_kind.items()},
+                   dict(metadata.get("plan") or {}))
 
 
 def _double_buffered(metadata: dict) -> bool:

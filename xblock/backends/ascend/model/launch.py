@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ....errors import ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
-from ....runtime.cache import cache_dir
+from ...common.cachedir import cache_dir
 from ...common.native import library_path, load_library
 from ..emit.cpp import tiling_header, tiling_struct_name
 from ..options import SOCS, STATUS_SLOT, launch_blocks, launch_cores, rows_per_instance
@@ -39,13 +39,14 @@ CXX = os.environ.get("CXX", "g++")
 # milliseconds either way; XBLOCK_ASCEND_EMU_OPT=-O2 for long runs on the model (the numerics are
 # the same: ISO C++ mode contracts no floating-point expressions at any level).
 CXXFLAGS = ["-std=c++17", "-Wall", "-Werror", os.environ.get("XBLOCK_ASCEND_EMU_OPT", "-O0"), "-shared", "-fPIC"]
-LAST_COUNTERS: dict = {}
+# the counters of a launch, kept on its launcher (`load`): `launcher.last_counters`, the totals of
+# its last launch (these, the DataCopy totals of BLOCK_COUNTERS, "block_dim", "programs" and
+# "unique_read_bytes"), and `launcher.last_block_counters`, per-core counters (emu_launch.h
+# kBlockCounters, in its order): one dict per model core, with its "block" and "core" ("AIC",
+# "AIV0", "AIV1" for the cores of a mixed kernel's block, "AIV" for a vector kernel's, "AIC" for a
+# cube-only kernel's), in block order
 _COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "scalar_ub_accesses",
              "scalar_gm_accesses")
-# per-core counters of the last launch (emu_launch.h kBlockCounters, in its order): one dict per model
-# core, with its "block" and "core" ("AIC", "AIV0", "AIV1" for the cores of a mixed kernel's block,
-# "AIV" for a vector kernel's, "AIC" for a cube-only kernel's), in block order
-LAST_BLOCK_COUNTERS: list = []
 CORE_NAMES = ("AIV", "AIC", "AIV0", "AIV1")  # emu_launch.h's core codes
 BLOCK_COUNTERS = _COUNTERS + ("datacopy_in_calls", "datacopy_out_calls", "datacopy_in_bytes", "datacopy_out_bytes",
                               "cube_ops", "mmad_calls", "gm_to_l1_bytes", "gm_to_l1_calls", "l1_to_l0_bytes",
@@ -207,7 +208,11 @@ def _as_numpy(v):
 
 
 def load(asm: dict, metadata: dict):
-    """A launcher(grid, args) that runs the kernel on the CPU model, writing outputs back on success."""
+    """A launcher(grid, args) that runs the kernel on the CPU model, writing outputs back on success.
+
+    The launcher keeps the model's counters of its last launch (one that ran programs, failed or
+    not) in `last_counters` (totals) and `last_block_counters` (per model core); `{}` and `[]`
+    before its first."""
     lib = load_library(asm["so"], KIND)
     run = lib.xblock_emu_run
     run.restype = ctypes.c_int
@@ -267,21 +272,21 @@ def load(asm: dict, metadata: dict):
         counters = (ctypes.c_uint64 * 6)()
         rc = run(ctypes.c_int64(block_dim), bufs, sizes, cnames, len(keep), hosts, ctypes.byref(t), soc_arr, err,
                  4096, counters)
-        LAST_COUNTERS.clear()
-        LAST_COUNTERS.update(dict(zip(_COUNTERS, list(counters))), block_dim=block_dim, programs=total)
+        totals = dict(zip(_COUNTERS, list(counters)), block_dim=block_dim, programs=total)
         width = 2 + len(BLOCK_COUNTERS)  # block, core, counters
         get = lib.xblock_emu_block_counters
         get.restype = ctypes.c_int64
         per_core = np.zeros(int(get(None, ctypes.c_int64(0))), np.uint64)
         get(per_core.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), ctypes.c_int64(per_core.size))
-        LAST_BLOCK_COUNTERS[:] = [dict(zip(BLOCK_COUNTERS, map(int, row[2:])), block=int(row[0]),
-                                       core=CORE_NAMES[int(row[1])]) for row in per_core.reshape(-1, width)]
+        blocks = [dict(zip(BLOCK_COUNTERS, map(int, row[2:])), block=int(row[0]), core=CORE_NAMES[int(row[1])])
+                  for row in per_core.reshape(-1, width)]
         for k in BLOCK_COUNTERS[len(_COUNTERS):4 + len(_COUNTERS)]:  # the GM<->UB DataCopy totals
-            LAST_COUNTERS[k] = sum(b[k] for b in LAST_BLOCK_COUNTERS)
+            totals[k] = sum(b[k] for b in blocks)
         reads = (ctypes.c_uint64 * max(len(keep), 1))()
         lib.xblock_emu_region_reads(reads, ctypes.c_int64(len(keep)))
         # bytes of GM that had to be read at least once: each buffer's reads, up to its size
-        LAST_COUNTERS["unique_read_bytes"] = sum(min(int(reads[i]), w.nbytes) for i, w in enumerate(work))
+        totals["unique_read_bytes"] = sum(min(int(reads[i]), w.nbytes) for i, w in enumerate(work))
+        launch.last_counters, launch.last_block_counters = totals, blocks
         status = work[buf_names.index("assertStatus")] if "assertStatus" in buf_names else ()
         failed = failed_assert(metadata, status, grid)
         if failed:  # an assert that failed is the cause, even when the model stopped the kernel after it
@@ -300,6 +305,7 @@ def load(asm: dict, metadata: dict):
                                   "a read-only argument was written by the kernel")
             np.copyto(dst, src)
 
+    launch.last_counters, launch.last_block_counters = {}, []
     return launch
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cost, launch
+from ...common import services
+from . import cost
 
 
 def minimum_gm_bytes(args) -> int:
@@ -28,14 +29,12 @@ def profile(kernel, grid, *args, target: str = "ascend", soc: str = "910B3", **m
 
     Returns a `cost.Profile` (`.counters`, `.pipes`, `.bound`, `.estimate_us`, `.floor_us`).
     """
-    from ....runtime.jit import JITFunction, jit
-
     if target != "ascend":
         raise cost.ProfileError(f"xblock.profile: no cost model for target '{target}' (only 'ascend')")
     cost.soc_cost(soc)  # an unknown soc fails before anything is compiled
-    k = kernel if isinstance(kernel, JITFunction) else jit(kernel)
+    k = services.jit(kernel)  # the runtime's jit (an @xblock.jit kernel stays as it is)
     ck = k.warmup(*args, target="ascend", soc=soc, **meta)
-    k[grid](*args, target="ascend", soc=soc, **meta)
-    totals = dict(launch.LAST_COUNTERS)
-    blocks = [dict(b) for b in launch.LAST_BLOCK_COUNTERS]
+    k[grid](*args, target="ascend", soc=soc, **meta)  # the launch of `ck`: its launcher keeps the counters
+    totals = dict(ck.launcher.last_counters)
+    blocks = [dict(b) for b in ck.launcher.last_block_counters]
     return cost.estimate(ck.metadata, totals, blocks, minimum_gm_bytes(args), soc)

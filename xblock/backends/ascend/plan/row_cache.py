@@ -70,8 +70,8 @@ class _No(Exception):
 
 # ----- analysis ------------------------------------------------------------------------------
 def plan(ctx) -> None:
-    """ctx.ext["row_cache"] = {load op: Use} for the loads whose tiles are cached (see the module doc)."""
-    ctx.ext["row_cache"] = uses = {}
+    """ctx.ext.row_cache = {load op: Use} for the loads whose tiles are cached (see the module doc)."""
+    ctx.ext.row_cache = uses = {}
     kernel = kernel_of(ctx.xb_module)
     entry = kernel.regions[0].blocks[0]
     written = ctx.meta.get("written_args")
@@ -254,7 +254,7 @@ class Pending:
 def begin(ctx, op, tile: Tile) -> Pending | None:
     """The row-cache state of the load `op` being lowered into `tile` (its GM copy not yet emitted),
     or None when it is not cached; a reuse whose group was never filled is lowered as is."""
-    use = ctx.ext.get("row_cache", {}).get(op.operation)
+    use = ctx.ext.row_cache.get(op.operation)
     if use is None:
         return None
     g = use.group
@@ -271,7 +271,7 @@ def begin(ctx, op, tile: Tile) -> Pending | None:
 def place(ctx) -> None:
     """Size the buffers to the UB the plan leaves (queue buffer counts unchanged), patch the slot
     limits and hand the buffers to the resident placement; NoRoom("cache") when too few slots fit."""
-    groups = {id(u.group): u.group for u in ctx.ext.get("row_cache", {}).values() if u.group.buffer is not None}
+    groups = {id(u.group): u.group for u in ctx.ext.row_cache.values() if u.group.buffer is not None}
     if not groups:
         return
     lasting = sum(n for _, n in ctx.iota_ops + ctx.resident_ops)

@@ -266,13 +266,13 @@ def hold_offsets(ctx, op) -> None:
     off = op.operands[1]
     if isinstance(ctx.vmap.get(off), Splat):
         return
-    ctx.ext.setdefault("held_offsets", {})[op.result] = ctx.hold(ctx.tile(off))
+    ctx.ext.held_offsets[op.result] = ctx.hold(ctx.tile(off))
 
 
 def release_offsets(ctx, op, ptr: ir.Value) -> None:
     """After `op` accessed memory through `ptr`: free the offset tiles of its addptr chain that no
     later op reaches."""
-    held = ctx.ext.get("held_offsets", {})
+    held = ctx.ext.held_offsets
     stack, me = [ptr], op.operation
     while stack:
         v = stack.pop()

@@ -104,7 +104,7 @@ def dst_tile(ctx, op, elem: str, single: bool = True) -> Tile:
     uses = list(r.uses)
     y = uses[0].owner.operation if len(uses) == 1 and hasattr(uses[0].owner, "operation") else None
     if single and y is not None and y.name == "scf.yield" and y.block.owner.name == "scf.if":
-        held = ctx.ext.get("if_results", {}).get(y.block.owner.operation, {}).get(uses[0].operand_number)
+        held = ctx.ext.if_results.get(y.block.owner.operation, {}).get(uses[0].operand_number)
         if isinstance(held, Tile) and held.elem == elem:
             return ctx.hold(held)
     loop = y.block.owner.name if y is not None and y.name == "scf.yield" else None
@@ -247,7 +247,7 @@ def block_only(fn):
 
 def data_wanted(ctx, r) -> bool:
     """Whether the symbolic block `r` is being computed as data (`materialize` of wrapped offsets)."""
-    return any(r == x for x in ctx.ext.get("as_data", ()))
+    return any(r == x for x in ctx.ext.as_data)
 
 
 def structured(ctx, r) -> bool:
@@ -318,7 +318,7 @@ def _lower_as_data(ctx, op, v: ir.Value) -> Tile | None:
     (`structured` is False for it meanwhile), on tiles of its operands. The tile is a temporary: `v`
     stays symbolic for the ops that address memory with it."""
     held = ctx.vmap.get(v)
-    as_data = ctx.ext.setdefault("as_data", [])
+    as_data = ctx.ext.as_data
     as_data.append(v)
     try:
         ctx.lower_op(op)

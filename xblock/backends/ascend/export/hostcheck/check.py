@@ -17,7 +17,7 @@ from .launch_header import launch_header, model_launch_source, parse_entries
 HERE = Path(__file__).parent
 ACL_INCLUDE = HERE / "include"
 MODEL_DIR = HERE / "model"
-EMU_DIR = HERE.parent / "emu"
+EMU_DIR = HERE.parents[1] / "model" / "emu"
 CXX = os.environ.get("CXX", "g++")
 HOST_FLAGS = ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"]
 CMAKE_DIR = Path("compiler") / "tikcpp" / "ascendc_kernel_cmake"  # where CANN 8 keeps ascendc.cmake

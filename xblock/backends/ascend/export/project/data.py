@@ -61,9 +61,9 @@ def _bound(case) -> dict:
 
 
 def _grid(case, bound: dict) -> tuple:
-    from .....runtime.compiler import _normalize_grid
+    from .....host import normalize_grid
 
-    return _normalize_grid(case.grid, bound)
+    return normalize_grid(case.grid, bound)
 
 
 def _buffers(meta: dict, case, bound: dict) -> list:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...emit.cpp import workspace_const_name
 from ...model.launch import extra_gm_args
 from ...options import SOCS, launch_cores
+from ...plan.plan import AscendPlan
 from .host import host_arguments, usage
 
 _NP_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i1": "bool",
@@ -63,6 +64,7 @@ def _specialization(meta: dict, spec: dict | None, launch: dict | None) -> list:
         "Compiled once for these; changing any of them means exporting again:", "",
         f"- kernel `{meta['name']}`, `{meta.get('kernel_type', 'KERNEL_TYPE_AIV_ONLY')}`, for {soc.name} "
         f"(`SOC_VERSION`; `--npu-arch={soc.npu_arch}` for CANN 9's bisheng);",
+        *_plan(meta),
         f"- constexprs: {', '.join(f'`{k} = {v}`' for k, v in consts.items()) or 'none'};",
         "- argument types:", "",
         "| argument | type | main.cpp argument |", "|---|---|---|", *_arg_rows(meta), "",
@@ -75,6 +77,13 @@ def _specialization(meta: dict, spec: dict | None, launch: dict | None) -> list:
         "`for (pid = GetBlockIdx(); pid < GX*GY*GZ; pid += GetBlockNum())`; main.cpp launches "
         f"`min(GX*GY*GZ, {cores})` blocks, one per {what}.", "",
     ]
+
+
+def _plan(meta: dict) -> list:
+    """The plan xblock's planner chose (plan/plan.py), when the metadata has one."""
+    if not meta.get("plan"):
+        return []
+    return [f"- the plan: {AscendPlan.from_dict(meta['plan']).describe()} (`plan` in kernel.json);"]
 
 
 def _case(launch: dict, kernel: str) -> list:

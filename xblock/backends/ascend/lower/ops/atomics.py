@@ -47,7 +47,7 @@ def refusal(kind: str) -> str | None:
 
 
 @rule("xb.atomic_rmw")
-def _atomic(ctx, op):
+def _lower_atomic_rmw(ctx, op):
     kind = ir.StringAttr(op.attributes["kind"]).value
     why = refusal(kind)
     if why:

@@ -84,7 +84,7 @@ def _int_data(ctx, op) -> bool:
 
 @rule("arith.andi", "arith.ori", when=_int_data)
 @rule("arith.xori")
-def _bitwise(ctx, op):
+def _lower_bitwise(ctx, op):
     r = op.result
     if not is_block(r):
         return clone_scalar(ctx, op)
@@ -163,7 +163,7 @@ def scalar_shift(ctx, kind: str, x: ir.Value, s: ir.Value) -> ir.Value:
 
 
 @rule("arith.shli", "arith.shrsi", "arith.shrui")
-def _shift(ctx, op):
+def _lower_shift(ctx, op):
     r = op.result
     kind = op.name.split(".")[1]
     if not is_block(r):
@@ -229,7 +229,7 @@ def _used(v: ir.Value) -> bool:
 
 
 @rule("arith.mului_extended")
-def _mul_extended(ctx, op):
+def _lower_mului_extended(ctx, op):
     lo_r, hi_r = op.results
     elem = elem_of(lo_r.type)
     if elem not in ("i32",):

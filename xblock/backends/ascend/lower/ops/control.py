@@ -135,9 +135,9 @@ def _seedable(ctx, init, step) -> bool:
 
 
 @rule("scf.for")
-def _for(ctx, op):
+def _lower_for(ctx, op):
     lb, ub, step = (ctx.scalar(o) for o in op.operands[:3])
-    share = ctx.ext.get("share_loop")  # a loop whose iterations the cores of a section share out
+    share = ctx.ext.share_loop  # a loop whose iterations the cores of a section share out
     if share is not None:
         lb, step = share(op, lb, step)
     inits = list(op.operands[3:])
@@ -180,13 +180,13 @@ def _for(ctx, op):
 
 
 @rule("scf.if")
-def _if(ctx, op):
+def _lower_if(ctx, op):
     has_else = len(op.regions[1].blocks) > 0
     then_yield = op.regions[0].blocks[0].operations[len(op.regions[0].blocks[0].operations) - 1]
     blocks = {k: _holder(ctx, r, then_yield.operands[k], "sel") for k, r in enumerate(op.results) if is_block(r)}
     scalars = [k for k, r in enumerate(op.results) if not is_block(r)]
     ifop = scf.IfOp(ctx.scalar(op.operands[0]), [op.results[k].type for k in scalars], has_else=has_else)
-    ctx.ext.setdefault("if_results", {})[op.operation] = blocks  # the branches compute into them (dst_tile)
+    ctx.ext.if_results[op.operation] = blocks  # the branches compute into them (dst_tile)
 
     def on_yield(y):
         _copy_yields(ctx, blocks, y.operands)
@@ -203,7 +203,7 @@ def _if(ctx, op):
 
 
 @rule("scf.while")
-def _while(ctx, op):
+def _lower_while(ctx, op):
     """`while (true) { before; if (!cond) break; after }`: the frontend forwards the before block's
     arguments to the after block unchanged, so a carried block is one tile for both regions."""
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]

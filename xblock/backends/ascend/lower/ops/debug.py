@@ -29,8 +29,8 @@ STATUS_ARG = "assertStatus"
 
 def status_buffer(ctx) -> ir.Value:
     """The GlobalTensor<int64_t> over the `assertStatus` argument (added to the kernel on first use)."""
-    if "assert_status" in ctx.ext:
-        return ctx.ext["assert_status"]
+    if ctx.ext.assert_status is not None:
+        return ctx.ext.assert_status
     fn = ctx.module.body.operations[0]
     entry = fn.regions[0].blocks[0]
     arg = entry.add_argument(A.gm_addr_type(), ir.Location.unknown())
@@ -40,7 +40,7 @@ def status_buffer(ctx) -> ir.Value:
     with ctx.before_grid:
         gm = A.op("set_global_buffer", [arg], A.global_type(ctx.i64), dtype="i64", name="assertStatusGm")
     ctx.meta.setdefault("extra_gm_args", []).append(STATUS_ARG)
-    ctx.ext["assert_status"] = gm
+    ctx.ext.assert_status = gm
     return gm
 
 
@@ -61,7 +61,7 @@ def _any_false(ctx, cond: ir.Value) -> ir.Value:
 
 
 @rule("xb.assert")
-def _assert(ctx, op):
+def _lower_assert(ctx, op):
     if "xb.assume" in op.attributes:  # tl.assume: a hint, not checked on the NPU (the sim checks it)
         return
     cond = op.operands[0]

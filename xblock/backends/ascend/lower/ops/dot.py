@@ -44,6 +44,7 @@ from ...cube.match import (
 )
 from ...cube.mixed import QUANT, emit_mixed, lower_slice, state, tile_ready, to_workspace
 from ...cube.ops import BIAS_TABLE_BYTES, Operand, bias_to_table, cube_plan_of, extent, mmad_steps, queues, to_l1
+from ...plan.plan import HAND_OFF, VectorCoreNeeded
 from ...values import Splat, elem_of, shape_of
 from ...vector.access import segments
 from ..rules import before_walk, rule
@@ -209,7 +210,7 @@ def _has_dot(ctx, op) -> bool:
 
 
 @rule("scf.for", when=_has_dot)
-def lower_cube_loop(ctx, loop) -> None:
+def _lower_for_cube_loop(ctx, loop) -> None:
     """The `scf.for` around an `xb.dot`: the whole K loop on the Cube unit, plus the fused epilogue."""
     dot = find_dot(loop)
     body = loop.regions[0].blocks[0]
@@ -226,9 +227,9 @@ def lower_cube_loop(ctx, loop) -> None:
 
 
 @rule("xb.dot")
-def _dot(ctx, op):
+def _lower_dot(ctx, op):
     """A dot of two loads outside loops, or a dot handed over to the vector core; a dot in a plain K
-    loop is lowered with its loop (lower_cube_loop)."""
+    loop is lowered with its loop (_lower_for_cube_loop)."""
     h = state(ctx).handoff
     if h is not None and op.operation in h.sites:
         return lower_handoff_dot(ctx, op.operation)
@@ -258,7 +259,7 @@ def lower_lone_dot(ctx, dot) -> None:
 
 
 @rule("tensor.extract_slice")
-def _slice(ctx, op):
+def _lower_extract_slice(ctx, op):
     """Rows of a dot's result, read by an epilogue in chunks (cube_mixed.lower_slice)."""
     lower_slice(ctx, op.operation)
 
@@ -275,8 +276,8 @@ def claim_dots(ctx) -> None:
     two loads that only it reads, outside a K loop, is a lone dot (its loads are claimed now: the
     walk reaches them first). If any other dot exists, every dot of the kernel is handed over to
     the vector core (cube_handoff.py): the kernel is then sectioned by core as a whole. So are they
-    when the metadata asks (`hand_off_dots`: a Cube-only kernel that also has vector work of its own,
-    pipeline.make_ascendc)."""
+    when the plan says so (`dots` HAND_OFF: the planner's answer to a Cube-only kernel that also has
+    vector work of its own, or to a dot store Fixpipe cannot write)."""
     dots, stack = [], [ctx.xb_module.operation]
     while stack:
         o = stack.pop()
@@ -302,7 +303,7 @@ def claim_dots(ctx) -> None:
         # a vector epilogue (emit_mixed) takes the rest of the kernel's body: only at the top level
         top = parent is not None and parent.name == "func.func"
         (lone if ok and (top or match_epilogue(o.results[0]) is not None) else other).append(o)
-    if other or (dots and ctx.meta.get("hand_off_dots")):  # (the kernel also has vector work of its own)
+    if other or (dots and ctx.plan.dots == HAND_OFF):  # (the kernel also has vector work of its own)
         return plan_handoffs(ctx, k_loops + lone + other)
     for o in lone:
         ctx.absorb([owner_of(v) for v in o.operands[:2]])
@@ -453,11 +454,12 @@ def _check_stored_within(ctx, store, a, b) -> None:
     missing = [lim for lim in a[1].row_limits if lim not in sacc.row_limits] + \
         [lim for lim in b[1].col_limits if lim not in sacc.col_limits] + [lim for lim in batches if lim not in s_batch]
     if missing:
-        ctx.meta["dot_store_to_vector"] = True  # make_ascendc tries again with the dot handed over
-        raise ctx.error("this store of a dot's result may write rows, columns or matrices that the dot's operands "
-                        "do not load (their masks drop them; the product is 0 there): the Cube unit computes only "
-                        "what the operands load, so mask the store as the operands are masked "
-                        "(e.g. `mask=(rows < M)[:, None] & (cols < N)[None, :]`)", store)
+        # the planner answers with the dot handed to the vector core, whose store takes any shape
+        raise VectorCoreNeeded(ctx.error(
+            "this store of a dot's result may write rows, columns or matrices that the dot's operands do not "
+            "load (their masks drop them; the product is 0 there): the Cube unit computes only what the "
+            "operands load, so mask the store as the operands are masked "
+            "(e.g. `mask=(rows < M)[:, None] & (cols < N)[None, :]`)", store), "dot_store")
 
 
 def _gm_at(ctx, load, acc):
@@ -474,9 +476,8 @@ def _emit_fixpipe(ctx, store, c1, plan, relu):
     out = elem_of(store.operands[1].type)
     with ctx.located(store):
         if acc is None or (acc.rows, acc.cols) != (plan.block_m, plan.block_n):
-            ctx.meta["dot_store_to_vector"] = True  # make_ascendc tries again with the dot handed over
-            raise ctx.error("the dot's result must be stored as a 2-D tile with contiguous rows (a batched dot's as "
-                            "such a tile per matrix)")
+            raise VectorCoreNeeded(ctx.error("the dot's result must be stored as a 2-D tile with contiguous rows "
+                                             "(a batched dot's as such a tile per matrix)"), "dot_store")
         _no_lower_limits(ctx, acc, "store of a dot's result")
         m = extent(ctx, acc.row_limits, acc.rows)
         n = extent(ctx, acc.col_limits, acc.cols)

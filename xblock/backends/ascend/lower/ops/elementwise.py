@@ -54,7 +54,7 @@ MIRROR = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE", "EQ": "EQ", "NE": "NE"
 
 @rule("arith.constant")
 @block_only
-def _constant(ctx, op):
+def _lower_constant(ctx, op):
     r = op.result
     a = op.attributes["value"]
     if not a.is_splat:
@@ -69,12 +69,12 @@ def _constant(ctx, op):
 
 
 @rule("xb.program_id")
-def _program_id(ctx, op):
+def _lower_program_id(ctx, op):
     ctx.vmap[op.result] = ctx.program_id(int(ir.IntegerAttr(op.attributes["axis"]).value))
 
 
 @rule("xb.num_programs")
-def _num_programs(ctx, op):
+def _lower_num_programs(ctx, op):
     axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
     if axis == 0:
         ctx.vmap[op.result] = ctx.grid_x
@@ -86,12 +86,12 @@ def _num_programs(ctx, op):
 
 
 @rule("xb.arange", "xb.addptr")
-def _structural(ctx, op):
+def _lower_structural(ctx, op):
     ctx.vmap[op.result] = Struct(op.result)
 
 
 @rule("xb.splat")
-def _splat(ctx, op):
+def _lower_splat(ctx, op):
     r, src = op.result, op.operands[0]
     e = elem_of(r.type)
     if e in FLOAT:
@@ -106,7 +106,7 @@ def _splat(ctx, op):
 
 @rule(*BINARY)
 @block_only
-def _binary(ctx, op):
+def _lower_binary(ctx, op):
     r = op.result
     if structured(ctx, r):
         ctx.vmap[r] = Struct(r)
@@ -146,7 +146,7 @@ def _binary(ctx, op):
 
 
 @rule(*UNARY)
-def _unary(ctx, op):
+def _lower_unary(ctx, op):
     r = op.result
     if not is_block(r):
         return _scalar_math(ctx, op)
@@ -220,14 +220,14 @@ UNSIGNED_CASTS = ("arith.extui", "arith.uitofp", "arith.fptoui")
 
 @rule("arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci", "arith.fptoui")
 @block_only
-def _cast(ctx, op):
+def _lower_cast(ctx, op):
     """Element-type conversions (casts.plan: Cast pairs, exact chains, wrapping narrowing)."""
     r = op.result
     if structured(ctx, r):
         ctx.vmap[r] = Struct(r)
         return
     if elem_of(op.operands[0].type) == "i1":
-        return _from_mask(ctx, op)
+        return _lower_from_mask(ctx, op)
     src = ctx.vmap.get(op.operands[0])
     e = elem_of(r.type)
     unsigned = op.name in UNSIGNED_CASTS
@@ -242,7 +242,7 @@ def _cast(ctx, op):
 
 @rule("arith.cmpf")
 @block_only
-def _cmpf(ctx, op):
+def _lower_cmpf(ctx, op):
     r = op.result
     mode = CMP.get(int(ir.IntegerAttr(op.attributes["predicate"]).value))
     if mode is None:
@@ -266,7 +266,7 @@ def _cmpf(ctx, op):
 
 @rule("arith.cmpi", "arith.andi", "arith.ori")
 @block_only
-def _int_logic(ctx, op):
+def _lower_int_logic(ctx, op):
     r = op.result
     if structured(ctx, r):
         ctx.vmap[r] = Struct(r)
@@ -330,7 +330,7 @@ def _compare_masks(ctx, op, pred: int, mode: str) -> None:
 
 @rule("arith.select")
 @block_only
-def _select(ctx, op):
+def _lower_select(ctx, op):
     r = op.result
     if structured(ctx, r):
         ctx.vmap[r] = Struct(r)
@@ -382,12 +382,12 @@ def _select_masks(ctx, op):
 
 @rule("arith.extui", "arith.uitofp")
 @block_only
-def _from_mask(ctx, op):
+def _lower_from_mask(ctx, op):
     """A mask block as numbers (`(x > 0).to(tl.int32)`, libdevice's signbit): Select 1.0 (-1.0 for a
-    signed extension) or 0.0, then an exact Cast; an unsigned integer block converts as `_cast` does."""
+    signed extension) or 0.0, then an exact Cast; an unsigned integer block converts as `_lower_cast` does."""
     r = op.result
     if elem_of(op.operands[0].type) != "i1":
-        return _cast(ctx, op)
+        return _lower_cast(ctx, op)
     elem = elem_of(r.type)
     mask = mask_of(ctx, op.operands[0], shape_of(r.type))
     vm = VMath(ctx, shape_of(r.type))
@@ -413,7 +413,7 @@ ROUNDING = {"math.trunc": "CAST_TRUNC", "math.round": "CAST_ROUND", "math.rounde
 
 
 @rule(*VMATH, *ROUNDING, "math.log10")
-def _vmath(ctx, op):
+def _lower_vmath(ctx, op):
     r = op.result
     elem = elem_of(r.type)
     if elem not in ("f16", "bf16", "f32"):
@@ -452,7 +452,7 @@ def _compose(ctx, name, out, srcs):
 
 @rule("math.fma")
 @block_only
-def _fma(ctx, op):
+def _lower_fma(ctx, op):
     r = op.result
     elem = elem_of(r.type)
     ce = compute_elem(ctx, elem, "Mul")
@@ -466,7 +466,7 @@ def _fma(ctx, op):
 
 @rule("arith.divsi", "arith.divui", "arith.remsi", "arith.remui")
 @block_only
-def _int_divmod(ctx, op):
+def _lower_int_divmod(ctx, op):
     """Integer `//` and `%` of blocks. A wrapped offset (`(pid * B + arange(0, B)) % M`) stays
     symbolic for the Cube path's loads (pointer_structure, `wrapped`); as data it is `divmod_tile`."""
     r = op.result

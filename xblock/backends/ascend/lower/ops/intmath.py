@@ -53,7 +53,7 @@ def _scalar_minmax(ctx, op) -> None:
 
 
 @rule("arith.maxui", "arith.minui")
-def _unsigned_minmax(ctx, op):
+def _lower_unsigned_minmax(ctx, op):
     r = op.result
     if not is_block(r):
         return _scalar_minmax(ctx, op)
@@ -85,7 +85,7 @@ def _unsigned_minmax(ctx, op):
 
 
 @rule("math.absi")
-def _absi(ctx, op):
+def _lower_absi(ctx, op):
     r = op.result
     if not is_block(r):
         x = ctx.scalar(op.operands[0])

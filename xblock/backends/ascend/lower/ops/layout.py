@@ -48,7 +48,7 @@ def _view(ctx, op):
 
 
 @rule("arith.bitcast")
-def _bitcast(ctx, op):
+def _lower_bitcast(ctx, op):
     """`x.to(T, bitcast=True)` of a block: the same bytes seen as T (a view of the tile; scalars and
     splats are C++ bit casts)."""
     r = op.result
@@ -67,7 +67,7 @@ def _bitcast(ctx, op):
 
 
 @rule("xb.expand_dims", "xb.reshape", "xb.ptr_cast")
-def _reshape(ctx, op):
+def _lower_reshape(ctx, op):
     if op.name == "xb.ptr_cast" and not str(op.result.type).startswith("tensor<"):
         return _scalar_ptr_cast(ctx, op)
     _view(ctx, op)
@@ -90,14 +90,14 @@ def _scalar_ptr_cast(ctx, op):
         raise ctx.error(f"a cast of a pointer with an offset from {p.elem} to the wider {to} is "
                         "not supported on ascend (the offset may not fall on a whole element): cast the "
                         "kernel argument first, then add the offset")
-    key = ("ptr_cast", gm_op.operands[0], to)
-    cast = ctx.ext.get(key)
+    key = (gm_op.operands[0], to)
+    cast = ctx.ext.ptr_casts.get(key)
     if cast is None:
         name = ir.StringAttr(gm_op.attributes["name"]).value if "name" in gm_op.attributes else "gm"
         with ctx.before_grid:
             cast = A.op("set_global_buffer", [gm_op.operands[0]], A.global_type(ir.Type.parse(to)), dtype=to,
                         name=f"{name[:-2] if name.endswith('Gm') else name}{to.capitalize()}Gm")
-        ctx.ext[key] = cast
+        ctx.ext.ptr_casts[key] = cast
     ctx.vmap[r] = cast if offset.is_zero() else ctx.at(cast, ctx.mul(ctx.lin(offset), ctx.c64(old // new)))
 
 
@@ -116,7 +116,7 @@ def _broadcast_dims(src_shape, shape):
 
 
 @rule("xb.broadcast")
-def _broadcast(ctx, op):
+def _lower_broadcast(ctx, op):
     r = op.result
     x = ctx.vmap.get(op.operands[0])
     src_shape, shape = shape_of(op.operands[0].type), shape_of(r.type)
@@ -206,7 +206,7 @@ def _collapse(shape, order):
 
 
 @rule("xb.trans")
-def _trans(ctx, op):
+def _lower_trans(ctx, op):
     """A permute of any rank. Size-1 dims and source dims that stay adjacent merge first, so a
     permute that keeps the row-major order is a view, and flip's and sort's permutes of the last
     two dims become a batch of 2-D transposes. A 2-D transpose of 16- or 32-bit elements whose

@@ -35,7 +35,7 @@ from ..rules import rule
 
 
 @rule("xb.int_to_ptr")
-def _int_to_ptr(ctx, op):
+def _lower_int_to_ptr(ctx, op):
     """A scalar pointer made from an int64 (`tl.load(table + g).to(tl.pointer_type(T))`): a GlobalTensor<T>
     whose buffer is set from that runtime address (access.global_at). It is a root like a kernel
     argument's GlobalTensor: loads, stores, atomics and the Cube's copies through `ptr + offsets` take
@@ -60,7 +60,7 @@ def _cast_of_int_address(ctx, op) -> bool:
 
 
 @rule("xb.ptr_cast", when=_cast_of_int_address)
-def _int_ptr_cast(ctx, op):
+def _lower_ptr_cast_int_address(ctx, op):
     """`ptr.to(tl.pointer_type(U))` of a pointer made from an integer (plus an offset): a GlobalTensor<U>
     set from that address plus the offset's bytes."""
     p = ctx.ps.pointer(op.operands[0])
@@ -71,14 +71,14 @@ def _int_ptr_cast(ctx, op):
 
 
 @rule("xb.addptr", when=data_offsets)
-def _data_addptr(ctx, op):
+def _lower_addptr_data_offsets(ctx, op):
     """A pointer block plus data offsets: symbolic, its offset tile held to its last access (lanes.py)."""
     ctx.vmap[op.result] = Struct(op.result)
     hold_offsets(ctx, op)
 
 
 @rule("xb.load")
-def _load(ctx, op):
+def _lower_load(ctx, op):
     seg = segments(op)
     if seg[1] and seg[2] and str(op.result.type).startswith("tensor<") and \
             not isinstance(ctx.vmap.get(op.operands[1 + seg[1]]), Splat):
@@ -243,7 +243,7 @@ def _root(v: ir.Value):
 def _stored_roots(ctx) -> set:
     """Roots (see `_root`) of every pointer the kernel stores through; None in the set when one of
     them cannot be traced. Computed once per kernel."""
-    if "stored_roots" not in ctx.ext:
+    if ctx.ext.stored_roots is None:
         roots = set()
 
         def walk(op):
@@ -255,8 +255,8 @@ def _stored_roots(ctx) -> set:
                         walk(inner.operation)
 
         walk(kernel_of(ctx.xb_module).operation)
-        ctx.ext["stored_roots"] = roots
-    return ctx.ext["stored_roots"]
+        ctx.ext.stored_roots = roots
+    return ctx.ext.stored_roots
 
 
 def after_own_stores(ctx, ptr: ir.Value) -> None:

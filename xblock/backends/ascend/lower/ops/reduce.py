@@ -40,7 +40,7 @@ SCALAR_KINDS = ("prod", "xor_sum", "generic")  # reductions without a vector ins
 
 
 @rule("xb.reduce")
-def _reduce(ctx, op):
+def _lower_reduce(ctx, op):
     kind = ir.StringAttr(op.attributes["kind"]).value
     axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
     if kind in SCALAR_KINDS:

@@ -35,7 +35,7 @@ from ..rules import rule
 
 
 @rule("xb.scan")
-def _scan(ctx, op):
+def _lower_scan(ctx, op):
     kind = ir.StringAttr(op.attributes["kind"]).value
     axis = int(ir.IntegerAttr(op.attributes["axis"]).value)
     reverse = ir.BoolAttr(op.attributes["reverse"]).value

@@ -73,7 +73,7 @@ def _loop(ctx, n: int, body) -> None:
 
 
 @rule("xb.join")
-def _join(ctx, op):
+def _lower_join(ctx, op):
     a, b = op.operands
     _no_pointers(ctx, a, "join")
     r = op.result
@@ -94,7 +94,7 @@ def _join(ctx, op):
 
 
 @rule("xb.split")
-def _split(ctx, op):
+def _lower_split(ctx, op):
     src = op.operands[0]
     _no_pointers(ctx, src, "split")
     read = _reader(ctx, src)
@@ -120,7 +120,7 @@ def _split(ctx, op):
 
 
 @rule("xb.cat")
-def _cat(ctx, op):
+def _lower_cat(ctx, op):
     a, b = op.operands
     _no_pointers(ctx, a, "cat")
     r = op.result
@@ -153,7 +153,7 @@ def _strides(shape) -> list[int]:
 
 
 @rule("xb.gather")
-def _gather(ctx, op):
+def _lower_gather(ctx, op):
     src, index = op.operands
     _no_pointers(ctx, src, "gather")
     axis = ir.IntegerAttr(op.attributes["axis"]).value
@@ -195,7 +195,7 @@ def _gather(ctx, op):
 
 
 @rule("xb.histogram")
-def _histogram(ctx, op):
+def _lower_histogram(ctx, op):
     src = op.operands[0]
     mask = op.operands[1] if len(op.operands) > 1 else None
     bins = ir.IntegerAttr(op.attributes["num_bins"]).value

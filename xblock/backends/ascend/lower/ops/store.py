@@ -8,7 +8,7 @@ from ..rules import rule
 
 
 @rule("xb.store")
-def _store(ctx, op):
+def _lower_store(ctx, op):
     value = op.operands[1]
     if str(value.type).startswith("tensor<"):
         return store_tile(ctx, op, None)

@@ -1,0 +1,183 @@
+"""The ascend planner: which plan to lower next, from the typed outcome of the last one.
+
+`plans(start)` is a generator: it yields an `AscendPlan`, receives the `Outcome` of lowering it
+(`plan.py`), and finally returns a verdict, `Keep(plan)` or `Fail(plan, detail)`. The pipeline
+(`pipeline.make_ascendc`) is the one loop that drives it; the planner itself compiles nothing, so
+its choices are tested on made-up outcomes (tests/ascend/plan/test_planner.py).
+
+The order of the plans:
+1. Coarsened (`rows` > 1) when the kernel's row accesses are small: R rows per instance so that each
+   access moves about COARSEN_BYTES, halved while the plan does not fit double-buffered or its row
+   cache does not fit. A coarsened plan that warns of something the kernel as written does not (a
+   contiguous row become a gather) loses to the kernel as written.
+2. The kernel as written. A dot that cannot go out through Fixpipe is handed to the vector core
+   (`dots` HAND_OFF), or, when the kernel has vector work of its own beside Fixpipe-only dots, its
+   Cube and vector work go in sections of their cores (SECTIONS), failing that HAND_OFF.
+3. Blocks that overflow UB are split into 2, 4, 8, ... chunks until they fit (twice as many when
+   that keeps the queues double-buffered); a dot's vector epilogue is split into row chunks that
+   both vector cores of an AI Core share, when that fits double-buffered.
+In every plan, resident loads and then the row cache are given up when they do not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..options import MIX_AIC_1_2
+from .plan import FIXPIPE, HAND_OFF, SECTIONS, AscendPlan, Fits, NeedsVectorCore, NoRoom, Overflow, SplitRefused
+
+# bytes a coarsened program aims to move per load or store: 16 KB, twice the 8 KB above which the
+# fixed cost of a DataCopy is small next to its bytes (docs/BENCHMARKS.md, "Ascend cost model")
+COARSEN_BYTES = 16384
+COARSEN_MAX_ROWS = 64
+BOTH_CORES_CHUNKS = (2, 4, 8)  # the splits tried to share a dot's epilogue between both vector cores
+
+
+@dataclass(frozen=True)
+class Start:
+    """What the planner knows before lowering anything.
+
+    row_bytes: bytes one program's accesses that depend on the program id move, or None when the
+        kernel cannot be coarsened (`passes/coarsen_programs.row_bytes`); coarsen, resident: the
+        options; double_buffer: the queues may take two buffers (option buffer_num != 1)."""
+
+    row_bytes: int | None = None
+    coarsen: bool = True
+    resident: bool = True
+    double_buffer: bool = True
+
+    def base(self) -> AscendPlan:
+        return AscendPlan(resident=self.resident, row_cache=self.resident)
+
+
+@dataclass(frozen=True)
+class Keep:
+    """The verdict: the lowering of `plan` is the kernel."""
+
+    plan: AscendPlan
+
+
+@dataclass(frozen=True)
+class Fail:
+    """The verdict: no plan lowers; the error of `plan`'s lowering stands, with `detail` (why computing
+    the blocks in chunks did not help) at `loc`."""
+
+    plan: AscendPlan
+    detail: str | None = None
+    loc: tuple | None = None
+
+
+def coarsen_rows(start: Start) -> list:
+    """The rows per instance tried, largest first ([] when the kernel is not coarsened)."""
+    if not start.coarsen or start.row_bytes is None:
+        return []
+    rows = 1
+    while rows < COARSEN_MAX_ROWS and start.row_bytes * rows * 2 <= COARSEN_BYTES:
+        rows *= 2
+    out = []
+    while rows > 1:
+        out.append(rows)
+        rows //= 2
+    return out
+
+
+def plans(start: Start):
+    """The planner (module doc): yields plans, receives outcomes, returns Keep or Fail."""
+    base = start.base()
+    plain = None
+    for rows in coarsen_rows(start):
+        plan, got = yield from _settle(base.but(rows=rows), coarse=True)
+        if got is None or not isinstance(got, Fits) or (start.double_buffer and got.single_buffered):
+            continue  # fewer rows per instance
+        if not got.warned:
+            return Keep(plan)
+        plain = yield from _settle(base)
+        if not isinstance(plain[1], Fits) or got.warned <= plain[1].warned:
+            return Keep(plan)
+        break
+    plan, got = plain if plain is not None else (yield from _settle(base))
+    if isinstance(got, NeedsVectorCore) and got.why == "dot_store" and plan.dots == FIXPIPE:
+        # a dot's result stored in a shape Fixpipe cannot write: the vector core's store takes any
+        again = yield from _settle(base.but(dots=HAND_OFF))
+        if isinstance(again[1], (Fits, Overflow)):
+            plan, got = again
+    if isinstance(got, NeedsVectorCore) and got.why == "vector_work":
+        # Fixpipe-only dots beside vector work of the kernel's own: a mixed kernel in core sections,
+        # failing that every dot handed to the vector core
+        for dots in (SECTIONS, HAND_OFF):
+            again = yield from _settle(base.but(dots=dots))
+            if isinstance(again[1], (Fits, Overflow)):
+                plan, got = again
+                break
+    if isinstance(got, Overflow):
+        return (yield from _split_to_fit(base.but(dots=plan.dots), plan))
+    if isinstance(got, Fits):
+        if got.vector_epilogue and plan.dots == FIXPIPE:
+            return (yield from _both_vector_cores(base.but(dots=plan.dots), plan))
+        return Keep(plan)
+    return Fail(plan)
+
+
+def _settle(plan: AscendPlan, coarse: bool = False):
+    """Lower `plan`, giving up resident loads, then the row cache, while they do not fit:
+    (the plan lowered last, its outcome). A coarsened plan whose row cache does not fit gives
+    (plan, None) instead: fewer rows per instance leave room for it."""
+    while True:
+        got = yield plan
+        if not isinstance(got, NoRoom):
+            return plan, got
+        if got.what == "cache":
+            if coarse:
+                return plan, None
+            plan = plan.but(row_cache=False)
+        else:
+            plan = plan.but(resident=False)
+
+
+def _split_to_fit(base: AscendPlan, first: AscendPlan):
+    """The fewest chunks that fit (twice as many if those keep the queues double-buffered), or Fail
+    with `first`'s error and why splitting did not help."""
+    split, last = 2, None
+    while True:
+        plan, got = yield from _settle(base.but(split=split))
+        if isinstance(got, SplitRefused):
+            if got.exhausted and last is not None:
+                return Fail(first, f"in {last[0]} they still need {last[1]} B")
+            return Fail(first, f"cannot split this kernel's: {got.reason}", got.loc)
+        if isinstance(got, Fits):
+            if got.single_buffered:
+                more, more_got = yield from _settle(base.but(split=split * 2))
+                if isinstance(more_got, Fits) and not more_got.single_buffered:
+                    return Keep(more)
+            return Keep(plan)
+        if not isinstance(got, Overflow):
+            return Fail(first, f"in {got.chunks} the kernel does not lower: {got.message}")
+        last = (got.chunks, got.total)
+        split *= 2
+
+
+def _both_vector_cores(base: AscendPlan, first: AscendPlan):
+    """A dot's vector epilogue in row chunks that both vector cores of each AI Core share
+    (MIX_AIC_1_2), when that fits double-buffered; else `first`."""
+    for split in BOTH_CORES_CHUNKS:
+        plan, got = yield from _settle(base.but(split=split))
+        if isinstance(got, Fits) and got.kernel_type == MIX_AIC_1_2 and not got.single_buffered:
+            return Keep(plan)
+        if not isinstance(got, (Fits, Overflow)):
+            return Keep(first)
+    return Keep(first)
+
+
+def run(start: Start, lower) -> Keep | Fail:
+    """Drive the planner: `lower(plan) -> Outcome` for each plan it yields; the verdict."""
+    gen = plans(start)
+    try:
+        plan = next(gen)
+        while True:
+            plan = gen.send(lower(plan))
+    except StopIteration as stop:
+        return stop.value
+
+
+__all__ = ["BOTH_CORES_CHUNKS", "COARSEN_BYTES", "COARSEN_MAX_ROWS", "Fail", "Keep", "Start", "coarsen_rows",
+           "plans", "run"]
