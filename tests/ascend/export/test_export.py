@@ -28,6 +28,7 @@ from xblock.backends.ascend.export.hostcheck import (
     run_project,
 )
 from xblock.backends.ascend.export.project import gen_data
+from xblock.backends.ascend.plan.plan import AscendPlan
 from xblock.cli import main
 from xblock.exporting import case_name, export_with_case, grid_formula
 from xblock.testing import Case
@@ -221,6 +222,8 @@ def test_readme_and_kernel_json_state_the_specialization(add_project):
         assert fact in readme, fact
     info = json.loads((add_project / "kernel.json").read_text())
     assert info["specialization"]["constexprs"] == {"BLOCK": 1024}
+    plan = AscendPlan.from_dict(info["plan"])  # the plan the planner kept, in kernel.json and the README
+    assert plan == AscendPlan() and f"the plan: {plan.describe()}" in readme
     assert info["specialization"]["divisible_by_16"] == ["n", "out_ptr", "x_ptr", "y_ptr"]
     launch = info["launch"]
     assert launch["grid"] == [1, 1, 1] and launch["scalars"] == {"n": 1024}

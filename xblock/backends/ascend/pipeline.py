@@ -1,19 +1,16 @@
 """The ascend stages, keyed by file extension: xb -> ascendc.mlir -> cpp -> so (the CPU model's build).
 
-The backend, one line per folder (each folder's `__init__` says the same; the stages run top down):
-- `plan/`: the plan of one lowering (`AscendPlan`), the planner that chooses it from the outcome of
-  the last attempt, and the UB plans it decides on (resident loads, the row cache).
-- `lower/`: the walk (`driver`), the rule context (`context`), the rule table (`rules`), the state
-  modules share (`shared`); `lower/ops/`: the rule modules, one per family of xb ops.
-- `vector/`: what the rules build on the vector core: tiles, casts, math, copies and gathers, row
-  work, transposes, exact integer helpers.
-- `cube/`: the Cube unit: the dot patterns, its tiling, L1/L0 operand paths, mixed AIC/AIV kernels.
-- `emit/`: the ascendc dialect printed as AscendC C++, and the API-surface table it is checked against.
+The backend, one line per folder (each folder's `__init__` says the same):
+- `plan/`: the plan of one lowering (`AscendPlan`), the planner, and the resident-load and row-cache UB plans.
+- `lower/`: the walk (`driver`), the rule context, the rule table, the state modules share (`shared`).
+- `lower/ops/`: the rule modules, one per family of xb ops; imported here, and nowhere else.
+- `vector/`: what the rules build on the vector core: tiles, casts, math, copies, gathers, row work.
+- `cube/`: the Cube unit: dot patterns, tiling, L1/L0 operand paths, mixed AIC/AIV kernels.
+- `emit/`: the ascendc dialect printed as AscendC C++, checked against the API-surface table.
 - `model/`: the CPU model: g++ against `emu/`, the launch on numpy, the cost model, timeline, profile.
 - `export/`: a compiled kernel as a CANN kernel-launch project, and the host-side check of it.
-Beside them: `options` (the options and SoC profiles), `values` (what a block lowers to, how UB is
-packed), `builders`, and this module: the stages `make_<ext>`, `coverage()`, and the one place that
-imports the rule modules, which fill the rule table as they load.
+Beside them: `options`, `values` (what a block lowers to), `builders`, and this module: the stages
+`make_<ext>` and `coverage()`.
 """
 
 from __future__ import annotations
@@ -186,7 +183,8 @@ def _with_reason(e: CompilationError, detail: str | None, loc=None) -> Compilati
     """The error a user sees: `e` (as a plain CompilationError), with why computing the blocks in
     chunks did not help when the planner tried that."""
     if detail is None:
-        return CompilationError(e.file, e.line, e.col, e.message, e.source_line)
+        return e if type(e) is CompilationError else CompilationError(e.file, e.line, e.col, e.message,
+                                                                      e.source_line)
     at = f" (line {loc[1]})" if loc and loc[1] and loc[1] != e.line else ""
     return CompilationError(e.file, e.line, e.col, f"{e.message} (xblock computes blocks that do not fit in "
                             f"chunks, but {detail}{at})", e.source_line)

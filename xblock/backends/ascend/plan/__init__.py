@@ -1,1 +1,1 @@
-"""Planning: what one lowering will do (rows per instance, chunks, dot mode, resident loads, row cache)."""
+"""Planning: the plan of one lowering (`AscendPlan`), the planner choosing it, the resident and row-cache UB plans."""

@@ -46,10 +46,8 @@ class AscendPlan:
     cube_tiles: tuple | None = None
 
     def __post_init__(self):
-        if self.dots not in DOT_MODES:
-            raise ValueError(f"dots must be one of {DOT_MODES}, not {self.dots!r}")
-        if self.rows < 1 or self.split < 1 or self.vector_cores not in (1, 2):
-            raise ValueError(f"bad plan {self}")
+        if self.dots not in DOT_MODES or self.rows < 1 or self.split < 1 or self.vector_cores not in (1, 2):
+            raise ValueError(f"internal error: not an ascend plan: {self}")  # plans come from the planner
 
     def but(self, **changes) -> AscendPlan:
         return replace(self, **changes)
