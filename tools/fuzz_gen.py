@@ -7,8 +7,9 @@ expression trees (`Node`). The same tree is
   traceback or an xblock error names the node's own line), and
 - evaluated by a numpy model written here (`evaluate`), independent of xblock's simulator, with
   Triton 3.6's typing rules. Every value carries a leading program axis (all programs at once),
-  a `defined` mask (lanes loaded without `other` under a false mask are undefined and are not
-  compared) and an `exact` flag: integer, boolean and data-movement results are exact (every
+  a `defined` mask (lanes a block pointer loads with `padding_option="nan"` out of bounds are
+  undefined and are not compared; a masked load without `other` reads 0, docs/LANGUAGE.md) and an
+  `exact` flag: integer, boolean and data-movement results are exact (every
   target must match the model bit for bit); float arithmetic is not (targets are compared with
   the simulator within a tolerance scaled by the magnitudes involved).
 
@@ -386,6 +387,8 @@ class Model:
         safe = np.where(m, idx, 0)
         v = arr[safe]
         other = node.a.get("other")
+        if other is None and node.a.get("padding") != "nan":
+            other = 0  # masked-off lanes of a load without `other` read 0, as in Triton
         if node.a.get("masked", True) and other is not None:
             v = np.where(m, v, np.array(other).astype(NP[node.dtype]))
             d = np.ones(v.shape, bool)
@@ -435,6 +438,8 @@ class Model:
             else:
                 v = src.astype(np.int32)
             return Val(v, np.ones(v.shape, bool), True, 0.0, None)
+        if kd == "lazyload":
+            return self.lazyload(node)
         kids = [self.ev(c, env) for c in node.kids] if kd not in ("if", "loop") else None
         if kids is not None:
             exact = all(c.exact for c in kids)
@@ -733,6 +738,19 @@ class Model:
         return Val(v.astype(NP[node.dtype]), dd, c.exact and t.exact and e.exact, max(c.mag, t.mag, e.mag),
                    lower_prec(c.prec, lower_prec(t.prec, e.prec)), max(c.red, t.red, e.red))
 
+    def lazyload(self, node):
+        """`a if c else b` on the program id, whose sides load: only the side taken reads its input."""
+        a, P, pid = node.a, self.P, self.pid
+        arr = self.inputs[a["arg"]].reshape(-1)
+        if a["form"] == "first":  # LIT if pid == 0 else x[pid - 1]
+            v = np.where(pid == 0, a["lit"], arr[np.maximum(pid - 1, 0)])
+        elif a["form"] == "last":  # x[pid + 1] if pid + 1 < P else LIT
+            v = np.where(pid + 1 < P, arr[np.minimum(pid + 1, P - 1)], a["lit"])
+        else:  # x[pid - 1] if pid > 0 else y[pid]
+            v = np.where(pid > 0, arr[np.maximum(pid - 1, 0)], self.inputs[a["arg2"]].reshape(-1)[pid])
+        v = np.asarray(v).astype(NP[node.dtype])
+        return Val(v, np.ones(v.shape, bool), True, 0.0, None)
+
     def trips(self, node):
         z = self.k.sizes
         if node.a["combine"] == "dot":
@@ -898,6 +916,10 @@ def input_specs(k):
     specs = {}
     z = k.sizes
     for node in kernel_nodes(k):
+        if node.kind == "lazyload":  # `x if c else tl.load(...)`: one (P,) input per side that loads
+            for arg in (node.a["arg"], node.a.get("arg2")):
+                if arg:
+                    specs[arg] = (node.dtype, (int(np.prod(grid_of(k))),), node.a.get("profile", "small"))
         if node.kind != "load":
             continue
         specs[node.a["arg"]] = (node.dtype, input_shape(node.a, k), node.a.get("profile", "small"))
@@ -1038,6 +1060,14 @@ class Renderer:
                 return "tl.arange(0, BLOCK)"
             return {"offs": "offs", "rows": "rows", "cols": "cols", "pid": "pid",
                     "loopvar": a.get("loop", "k")}[a["which"]]
+        if kd == "lazyload":
+            p, lit = a["arg"], self.lit(a.get("lit", 0), d)
+            last = "tl.num_programs(0)" if self.k.mode == "1d" else "tl.num_programs(0) * tl.num_programs(1)"
+            src = {"first": f"{lit} if pid == 0 else tl.load({p} + pid - 1)",
+                   "last": f"tl.load({p} + pid + 1) if pid + 1 < {last} else {lit}",
+                   "two": f"tl.load({p} + pid - 1) if pid > 0 else tl.load({a.get('arg2')} + pid)"}[a["form"]]
+            self.emit(f"{v} = {src}", ind, node)
+            return v
         if kd == "if":
             c = self.r(node.kids[0], ind)
             self.emit(f"if {c}:", ind, node)
@@ -1897,6 +1927,7 @@ class Gen:
             self.feat("control:early-return")
         if self.extensions:  # the newer features (tools/fuzz_ext.py), drawn after all of the above
             _ext.extend(self, k)
+            control_extras(self, k)
         update_grid_flags(k)
         k.features = set(self.features)
         k.features.add(f"template:{template}")
@@ -1963,6 +1994,27 @@ class Gen:
             a["old_out"] = a.get("old_out") or (self.new_out() if self.chance(0.5) else None)
         self.feat(f"atomic:{op}:{pattern}" + (":old" if a.get("old_out") else ""))
         return Stmt("atomic", v, a)
+
+
+def control_extras(g, k):
+    """Lazy control flow, drawn after everything else (the kernel's other draws stay the same): a
+    statement storing `a if c else b` on the program id whose sides load (program 0, or the last one,
+    would read out of bounds if both sides ran). Early returns under a constexpr `if` and loops that
+    count down are tested in tests/conformance/test_lazy_control.py: drawn here they would change the
+    lines before them, which the seeds' kernels must keep."""
+    n_in, n_out = g.n_in, g.n_out
+    if g.chance(0.2):
+        d = g.pick(["i32", "f32", "i8", "f16", "i64"], [3, 3, 1, 1, 1])
+        form = g.pick(["first", "last", "two"]) if d in ("i32", "f32") else "two"
+        a = {"arg": g.new_in(), "form": form, "profile": g.profile(d)}
+        if form == "two":
+            a["arg2"] = g.new_in()
+        else:
+            a["lit"] = g.lit_for(d)
+        g.feat(f"ext:ifexp:{form}")
+        k.stmts.append(Stmt("store", Node("lazyload", d, "S", a=a),
+                            {"out": g.new_out(), "tag": "S", "pattern": "pid", "out_dtype": d}))
+    k.ext_args = set(k.ext_args) | {f"in{i}" for i in range(n_in, g.n_in)} | {f"out{i}" for i in range(n_out, g.n_out)}
 
 
 def generate(seed, index, extensions=True):

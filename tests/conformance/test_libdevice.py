@@ -97,7 +97,11 @@ def predicate_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.static_assert(sign.dtype == tl.int32)
     tl.store(out_ptr + 0 * n + offs, nan.to(tl.int32), mask=mask)
     tl.store(out_ptr + 1 * n + offs, libdevice.isinf(x).to(tl.int32), mask=mask)
-    tl.store(out_ptr + 2 * n + offs, libdevice.isfinite(x).to(tl.int32), mask=mask)
+    if x.dtype == tl.float64:  # libdevice's names: Triton has no libdevice.isfinite
+        finite = libdevice.isfinited(x)
+    else:
+        finite = libdevice.finitef(x)
+    tl.store(out_ptr + 2 * n + offs, finite.to(tl.int32), mask=mask)
     tl.store(out_ptr + 3 * n + offs, sign, mask=mask)
 
 

@@ -344,7 +344,7 @@ def test_out_of_bounds_store_in_a_partly_masked_row(monkeypatch):
 
 
 def test_race_between_programs_in_one_store(monkeypatch, taken):
-    x = np.ones((4, 8), np.float32)
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)  # different values: storing the same one is no race
 
     def run():
         out = np.zeros((2, 8), np.float32)
@@ -356,7 +356,7 @@ def test_race_between_programs_in_one_store(monkeypatch, taken):
 
 
 def test_race_between_overlapping_rows(monkeypatch):
-    x = np.ones((4, 8), np.float32)
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
 
     def run():
         out = np.zeros(40, np.float32)
@@ -392,7 +392,7 @@ def test_race_across_chunks_of_programs(monkeypatch):
     monkeypatch.setattr(executor, "CHUNK_ELEMENTS", 16)  # one program per chunk
 
     def run():
-        x = np.ones((4, 8), np.float32)
+        x = np.arange(32, dtype=np.float32).reshape(4, 8)
         out = np.zeros((2, 8), np.float32)
         return _error(lambda: shared_rows[(4,)](x, out, 8, BLOCK=8, target="sim"))
 
@@ -412,11 +412,11 @@ def test_misaligned_rows(monkeypatch, taken):
 
 
 def test_failed_launch_leaves_inputs_untouched():
-    x = np.ones((4, 8), np.float32)
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
     out = np.full((2, 8), 5.0, np.float32)
     _error(lambda: shared_rows[(4,)](x, out, 8, BLOCK=8, target="sim"))
     np.testing.assert_array_equal(out, 5.0)
-    np.testing.assert_array_equal(x, 1.0)
+    np.testing.assert_array_equal(x, np.arange(32, dtype=np.float32).reshape(4, 8))
 
 
 # ------------------------------------------------------------------------------ helpers

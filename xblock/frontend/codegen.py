@@ -105,6 +105,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         self.returned = False
         self.naming: str | None = None  # the name the statement being generated binds (`x = ...`)
         self.tail = False  # the statement being generated is the function's last (see visit_stmts)
+        self.loops = 0  # how many loops (`for`, `while`, unrolled `static_range`) enclose the statement
 
     # ----------------------------------------------------------------------------- errors, locs
     def file_loc(self, node) -> ir.Location:
@@ -207,6 +208,9 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise SemanticError("only names and tuples of names can be assigned to (blocks are immutable)")
 
     def visit_Return(self, node):
+        if self.loops:
+            raise SemanticError("`return` inside a `for` or `while` loop is not supported (as in Triton: a "
+                                "kernel cannot leave a loop early); carry a flag and guard the body instead")
         self.ret = self.visit(node.value) if node.value is not None else None
         self.ret_node = node
         self.returned = True
@@ -325,10 +329,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         return self.sem.compare(_CMPOPS[op], a, b)
 
     def visit_IfExp(self, node):
+        """`a if c else b`: a constexpr `c` picks a side; a runtime scalar `c` is an `scf.if` with a result
+        that evaluates only the side taken (as in Triton)."""
         cond = _unwrap(self.visit(node.test))
         if _is_py_value(cond):
             return self.visit(node.body if cond else node.orelse)
-        return self.sem.where(cond, self.visit(node.body), self.visit(node.orelse))
+        return self.if_expression(cond, node)
 
     def visit_Attribute(self, node):
         base = _unwrap(self.visit(node.value))

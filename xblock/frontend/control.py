@@ -12,6 +12,7 @@ from .. import language as xl
 from ..language.core import _unwrap, tensor
 from ..language.descriptors import aggregate
 from .semantic import SemanticError
+from .types import python_scalar_dtype
 
 # xl.range keywords kept on the loop as `xb.<name>` (Triton's pipelining and unrolling hints)
 _LOOP_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize")
@@ -116,6 +117,8 @@ def _return_slots(ret) -> dict:
 
 
 def _rebuild_return(slots: list, values: list):
+    if not slots:
+        return None  # bare `return`s (a kernel's, or a helper's that returns nothing)
     return values[0] if slots == [f"{_RET}s"] else tuple(values)
 
 
@@ -129,12 +132,20 @@ def _always_returns(stmts) -> bool:
     return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
 
 
+def _may_return(stmts) -> bool:
+    """Some path through `stmts` has a `return` (in any nested statement)."""
+    return any(isinstance(n, ast.Return) for st in stmts for n in ast.walk(st))
+
+
 def lift_returns(stmts: list) -> list:
-    """Early returns as structured control flow, as compiled Triton accepts them.
+    """Early returns as structured control flow, for every form compiled Triton accepts.
 
     `if c: ...; return` followed by more statements becomes `if c: ... else: <the rest>` (and the
-    mirror case for the `else` branch), recursively, so that a `return` only ever ends a branch
-    whose `if` is the last statement of the function.
+    mirror case for the `else` branch). An `if` with a `return` on some paths of a branch only
+    (`if HAS_X: ... if pid >= n: return ...`, constexpr or not) gets the rest of the statements
+    appended to both branches. Recursively, so that a `return` only ever ends a branch whose `if`
+    is the last statement of the function; for a constexpr `if` only the branch taken is generated.
+    Loop bodies are left alone (a `return` there is an error, as in Triton).
     """
     out = []
     for i, st in enumerate(stmts):
@@ -148,10 +159,60 @@ def lift_returns(stmts: list) -> list:
         elif rest and _always_returns(orelse) and not _always_returns(body):
             body = lift_returns(body + rest)
             rest = []
+        elif rest and not _always_returns(body) and (_may_return(body) or _may_return(orelse)):
+            body, orelse = lift_returns(body + rest), lift_returns(orelse + rest)
+            rest = []
         out.append(ast.copy_location(ast.If(test=st.test, body=body, orelse=orelse), st))
         if not rest:
             return out
     return out
+
+
+def _if_with_results(probe, cond, yields):
+    """Replace the result-less scf.if `probe` by one yielding `yields` (then's, else's); its results."""
+    with ir.InsertionPoint(probe):
+        real = scf.IfOp(cond.handle, [t.handle.type for t in yields[0]], has_else=True)
+    for src, dst, ys in ((probe.then_block, real.then_block, yields[0]),
+                         (probe.else_block, real.else_block, yields[1])):
+        with ir.InsertionPoint(dst):
+            y = scf.YieldOp([t.handle for t in ys])
+        for op in list(src.operations):
+            op.move_before(y)
+    probe.operation.erase()
+    return iter([tensor(r, t.dtype, t.shape) for r, t in zip(real.results, yields[0])])
+
+
+# ops that a side of `a if c else b` may run even when not taken (see if_expression)
+_SPECULATABLE_XB = frozenset("xb." + n for n in ("program_id num_programs arange splat broadcast expand_dims reshape "
+                                                "trans join ptr_cast int_to_ptr ptr_to_int fp_to_fp addptr").split())
+_TRAPPING_ARITH = frozenset("arith." + n for n in ("divsi divui remsi remui floordivsi ceildivsi ceildivui "
+                                                  "fptosi fptoui").split())
+
+
+def _speculatable(op) -> bool:
+    name = op.operation.name
+    if op.operation.regions and len(op.operation.regions):
+        return False
+    if name.startswith("arith."):
+        return name not in _TRAPPING_ARITH
+    return name.startswith("math.") or name in _SPECULATABLE_XB
+
+
+def _side_dtype(v, other):
+    """The dtype a Python number `v` takes on one side of `a if c else b`: the other side's when that is a
+    block it converts to exactly (an int into any number type, a float into a float type), float32 when
+    either number is a float, else None (the number's own type)."""
+    if isinstance(v, tensor):
+        return None
+    if isinstance(other, tensor):
+        dt = other.dtype
+        if isinstance(v, bool) or (isinstance(v, int) and (dt.is_int() or dt.is_floating())) \
+                or (isinstance(v, float) and dt.is_floating()):
+            return dt
+        return None
+    if isinstance(v, float) or isinstance(other, float):
+        return xl.float32
+    return xl.int64 if xl.int64 in (python_scalar_dtype(v), python_scalar_dtype(other)) else None
 
 
 class ControlFlow:
@@ -159,9 +220,10 @@ class ControlFlow:
 
     # ----------------------------------------------------------------------------- if
     def visit_If(self, node):
+        tail = self.tail
         cond = self.visit(node.test)
         if _is_py_value(cond):
-            self.visit_stmts(node.body if cond else node.orelse)
+            self.visit_stmts(node.body if cond else node.orelse, tail)
             return
         cond = self.sem.to_bool(cond)
         if cond.shape:
@@ -197,16 +259,7 @@ class ControlFlow:
                     scf.YieldOp([])
             self._finish_if(consts, returns, tail)
             return
-        with ir.InsertionPoint(probe):
-            real = scf.IfOp(cond.handle, [t.handle.type for t in yields[0]], has_else=True)
-        for src, dst, ys in ((probe.then_block, real.then_block, yields[0]),
-                             (probe.else_block, real.else_block, yields[1])):
-            with ir.InsertionPoint(dst):
-                y = scf.YieldOp([t.handle for t in ys])
-            for op in list(src.operations):
-                op.move_before(y)
-        probe.operation.erase()
-        leaves = iter([tensor(r, t.dtype, t.shape) for r, t in zip(real.results, yields[0])])
+        leaves = _if_with_results(probe, cond, yields)
         for n in results:
             consts[n] = rebuild(specs[n], leaves)
         self._finish_if(consts, returns, tail)
@@ -246,6 +299,8 @@ class ControlFlow:
             if any(k.startswith(_RET) for k in returned):
                 raise SemanticError("only one branch of the `if` returns a value: every path must return one")
             return []  # the function ends after this `if`: nothing it assigns is read again
+        if tail and (_may_return(node.body) or _may_return(node.orelse)):
+            return []  # the same, for an `if` whose branches return on some paths only
         return sorted(n for n in _assigned_names(node.body) | _assigned_names(node.orelse)
                       if n in saved or (n in branches[0] and n in branches[1]))
 
@@ -258,6 +313,50 @@ class ControlFlow:
             return
         self.scope.update(values)
 
+    # ----------------------------------------------------------------------------- a if c else b
+    def if_expression(self, cond, node):
+        """`a if c else b` with a runtime `c`, as Triton 3.6 generates it: an scf.if whose branches
+        compute `a` and `b` and yield them, so only the side taken runs (its loads included)."""
+        cond = self.sem.to_bool(cond)
+        if cond.shape:
+            raise SemanticError(
+                f"the condition of `a if c else b` is a block of shape {list(cond.shape)}: it must be a scalar, "
+                "as in Triton; write tl.where(c, a, b) to select elementwise")
+        probe = scf.IfOp(cond.handle, [], has_else=True)
+        sides = []
+        for block, expr in ((probe.then_block, node.body), (probe.else_block, node.orelse)):
+            with ir.InsertionPoint(block):
+                sides.append(_unwrap(self.visit(expr)))
+        tv, ev = sides
+        if tv is None and ev is None:  # `tl.store(p, x) if c else tl.store(q, x)`
+            for block in (probe.then_block, probe.else_block):
+                with ir.InsertionPoint(block):
+                    scf.YieldOp([])
+            return None
+        (t_leaves, t_spec), (e_leaves, e_spec) = flatten(tv, True), flatten(ev, True)
+        if t_spec[0] == "py" or e_spec[0] == "py" or not same_structure(t_spec, e_spec):
+            raise SemanticError(f"the two sides of `a if c else b` (with a runtime `c`) must be blocks or numbers "
+                                f"of the same structure, got {tv!r} and {ev!r}")
+        yields = [[], []]
+        for a, b in zip(t_leaves, e_leaves):
+            dts = [_side_dtype(a, b), _side_dtype(b, a)]
+            for i, (block, v) in enumerate(((probe.then_block, a), (probe.else_block, b))):
+                with ir.InsertionPoint(block):
+                    yields[i].append(self.sem.to_tensor(v, dts[i]))
+            t0, t1 = yields[0][-1], yields[1][-1]
+            if t0.dtype != t1.dtype or t0.shape != t1.shape:
+                raise SemanticError(f"the two sides of `a if c else b` (with a runtime `c`) have types {t0.type} and "
+                                    f"{t1.type}; they must have one type, as in Triton (cast one side)")
+        if all(_speculatable(op) for block in (probe.then_block, probe.else_block) for op in block.operations):
+            # both sides are cheap, pure and cannot trap (no load, no division...): evaluating both and
+            # selecting is the same, and keeps combine functions and vector targets free of scf.if
+            for block in (probe.then_block, probe.else_block):
+                for op in list(block.operations):
+                    op.move_before(probe)
+            probe.operation.erase()
+            return rebuild(t_spec, iter([self.sem.where(cond, a, b) for a, b in zip(*yields)]))
+        return rebuild(t_spec, _if_with_results(probe, cond, yields))
+
     # ----------------------------------------------------------------------------- loops
     def visit_For(self, node):
         if node.orelse:
@@ -268,15 +367,23 @@ class ControlFlow:
         fn = self.visit(it.func)
         args = [self.visit(a) for a in it.args]
         kwargs = {k.arg: self.visit(k.value) for k in it.keywords}
+        if (fn is xl.static_range or fn is xl.range) and "step" in kwargs:  # tl.range(0, n, step=2)
+            args = ([0, *args] if len(args) == 1 else args[:2]) + [kwargs.pop("step")]
         if fn is xl.static_range:
             bounds = [_unwrap(a) for a in args]
-            if not all(isinstance(b, int) for b in bounds):
+            if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
                 raise SemanticError("static_range bounds must be constexpr integers")
+            if len(bounds) > 2 and bounds[2] == 0:
+                raise SemanticError("range step must not be zero")
             if not isinstance(node.target, ast.Name):
                 raise SemanticError("the loop variable must be a plain name")
-            for v in range(*bounds):
-                self.scope[node.target.id] = v
-                self.visit_stmts(node.body)
+            self.loops += 1
+            try:
+                for v in range(*bounds):
+                    self.scope[node.target.id] = v
+                    self.visit_stmts(node.body)
+            finally:
+                self.loops -= 1
             return
         if fn is not builtins.range and fn is not xl.range:
             raise SemanticError("`for` must iterate over range(...), xl.range(...) or xl.static_range(...)")
@@ -288,15 +395,21 @@ class ControlFlow:
             if isinstance(a, float) or (isinstance(a, tensor) and not a.dtype.is_int()):
                 raise SemanticError(f"range bounds must be integers, got {a!r}")
         lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
-        if isinstance(step, int) and step <= 0:
-            raise SemanticError(f"range step must be positive, got {step}")
+        if isinstance(step, int) and step == 0:
+            raise SemanticError("range step must not be zero")
+        # A constexpr negative step, as Triton 3.6 lowers it (scf.for needs a positive step): the loop
+        # runs over [ub, lb) with step -step, and the body sees iv' = lb + ub - iv, which is the same
+        # sequence lb, lb + step, ... (> ub) as Python's range. A runtime step goes to scf.for as it is.
+        reverse = isinstance(step, int) and step < 0
+        if reverse:
+            lb, ub, step = ub, lb, -step
         iv_dt = xl.int64 if any(isinstance(b, tensor) and b.dtype.primitive_bitwidth == 64
                                 for b in (lb, ub, step)) else xl.int32
         lb, ub, step = (self.sem.cast(self.sem.to_tensor(b), iv_dt) for b in (lb, ub, step))
         for b in (lb, ub, step):
             if b.shape:
                 raise SemanticError("range bounds must be scalars")
-        self.gen_loop(node, node.target.id, lb, ub, step, hints)
+        self.gen_loop(node, node.target.id, lb, ub, step, hints, reverse)
 
     def _loop_inits(self, names) -> dict:
         """name -> (spec, [[block, weak], ...], repr): the blocks each loop-carried variable is made of."""
@@ -304,7 +417,7 @@ class ControlFlow:
         for n in names:
             v = self.scope[n]
             leaves, spec = flatten(v, numbers=True)
-            if spec[0] == "py":
+            if spec[0] == "py" and v is not None:  # None stays None through the loop, as in Triton
                 raise SemanticError(f"loop-carried variable '{n}' must be a block or a number, got {v!r}")
             blocks = [[x, False] if isinstance(x, tensor) else [self.sem.to_tensor(x), True] for x in leaves]
             inits[n] = (spec, blocks, repr(v))
@@ -320,7 +433,7 @@ class ControlFlow:
         for n in carried:
             self.scope[n] = rebuild(inits[n][0], values)
 
-    def gen_loop(self, node, iv_name, lb, ub, step, hints=None):
+    def gen_loop(self, node, iv_name, lb, ub, step, hints=None, reverse=False):
         carried = sorted(n for n in _assigned_names(node.body) if n in self.scope and n != iv_name)
         inits = self._loop_inits(carried)
         saved = dict(self.scope)
@@ -330,9 +443,17 @@ class ControlFlow:
                              loc=ir.Location.name(iv_name, childLoc=self.file_loc(node)))
             self.scope = dict(saved)
             with ir.InsertionPoint(loop.body):
-                self.scope[iv_name] = tensor(loop.induction_variable, lb.dtype, ())
+                iv = tensor(loop.induction_variable, lb.dtype, ())
+                if reverse:  # a negative constexpr step: counts down from the original lower bound
+                    with ir.Location.name(iv_name, childLoc=self.file_loc(node)):
+                        iv = self.sem.binary("add", self.sem.binary("sub", ub, iv), lb)
+                self.scope[iv_name] = iv
                 self._bind_carried(carried, inits, loop.inner_iter_args, blocks)
-                self.visit_stmts(node.body)
+                self.loops += 1
+                try:
+                    self.visit_stmts(node.body)
+                finally:
+                    self.loops -= 1
                 outs, retry = self._loop_yields(carried, inits, attempt)
                 if not retry:
                     scf.YieldOp([o.handle for o in outs])
@@ -397,7 +518,11 @@ class ControlFlow:
         self.scope = dict(saved)
         with ir.InsertionPoint(after):
             self._bind_carried(carried, inits, after.arguments, blocks)
-            self.visit_stmts(node.body)
+            self.loops += 1
+            try:
+                self.visit_stmts(node.body)
+            finally:
+                self.loops -= 1
             outs, _ = self._loop_yields(carried, inits, 1, "in the `while` body")
             scf.YieldOp([o.handle for o in outs])
         self.scope = saved

@@ -357,6 +357,8 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
         """`x` as dtype `dt` (Triton's `cast`); `rounding` ("rtne"/"rtz") only for a float downcast."""
         x = self.to_tensor(x)
         dt = _unwrap(dt)
+        if isinstance(dt, xl.block_type):  # as Triton: the element type (`x.to(p.dtype.element_ty)`)
+            dt = dt.element_ty
         if not isinstance(dt, dtype):
             raise SemanticError(f"expected a dtype, got {dt!r}")
         src = x.dtype

@@ -32,6 +32,10 @@ class BlockOps:
         """A built-in reduction; `widen=False` keeps 8/16-bit values (max/min with return_indices)."""
         x = self.to_tensor(x)
         if not x.shape:
+            if kind in ("max", "min"):  # Triton 3.6 refuses it too: its second argument is the axis
+                raise SemanticError(f"tl.{kind} reduces a block along an axis (its second argument), got a scalar; "
+                                    f"for the {'larger' if kind == 'max' else 'smaller'} of two values use "
+                                    f"tl.{kind}imum(a, b) or {kind}(a, b)")
             raise SemanticError(f"{kind} needs a block, got a scalar")
         check_not_pointer(x, kind)
         x, ax = self._reduce_axis(x, axis)

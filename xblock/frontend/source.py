@@ -114,7 +114,7 @@ class KernelSource:
         pointer_fns = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
                        "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr")
         used: set = set()
-        for node in ast.walk(self.tree):
+        for node in self._unguarded_nodes():
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
                 name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
                 arg = node.args[0] if node.args else next(
@@ -139,11 +139,39 @@ class KernelSource:
         # (`x_ptr + offs`) reach the load too, and they are scalars
         return {p for p in params & used if p.endswith(("_ptr", "ptr", "_base")) or p in self._bare_pointers}
 
+    def _unguarded_nodes(self):
+        """The nodes of the kernel outside the branches of an `if` on constexprs (`if USE_FP8:`): what
+        such a branch does depends on the constexprs of a launch, so its uses say nothing of the
+        arguments (Triton types an argument by its value, not by its use; the compiled branch reports
+        a non-pointer it dereferences at its line)."""
+        static = set(self.constexpr_params)
+        dynamic = set(self.params) - static  # and every name the kernel assigns, but `X: tl.constexpr = ...`
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and "constexpr" in ast.unparse(
+                    n.annotation):
+                static.add(n.target.id)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                dynamic.add(n.id)
+        dynamic -= static
+
+        def is_static(test) -> bool:
+            return not any(isinstance(n, ast.Call) or isinstance(n, ast.Name) and n.id in dynamic
+                           for n in ast.walk(test))
+
+        todo = [self.tree]
+        while todo:
+            node = todo.pop()
+            yield node
+            if isinstance(node, ast.If) and is_static(node.test):
+                todo.append(node.test)
+            else:
+                todo.extend(ast.iter_child_nodes(node))
+
     @cached_property
     def _bare_pointers(self) -> set[str]:
         """Parameters passed alone (not inside an expression) as the pointer of a load or store."""
         out = set()
-        for node in ast.walk(self.tree):
+        for node in self._unguarded_nodes():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
                     and node.func.attr in ("load", "store") and isinstance(node.args[0], ast.Name):
                 out.add(node.args[0].id)

@@ -264,6 +264,33 @@ def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
 
 
+def _constexpr_fn(fn):
+    """A plain Python function of the language that kernels call on constexprs: run at compile time."""
+    fn.__xblock_constexpr__ = True
+    return fn
+
+
+@_constexpr_fn
+def get_int_dtype(bitwidth: int, signed: bool) -> "dtype":
+    """The integer dtype of `bitwidth` bits (1, 8, 16, 32, 64), signed or not, as triton.language.core's
+    (TorchInductor's helpers bitcast through it)."""
+    bitwidth, signed = _unwrap(bitwidth), _unwrap(signed)
+    if bitwidth == 1:
+        return int1
+    names = {(8, True): "int8", (16, True): "int16", (32, True): "int32", (64, True): "int64",
+             (8, False): "uint8", (16, False): "uint16", (32, False): "uint32", (64, False): "uint64"}
+    name = names.get((bitwidth, bool(signed)))
+    if name is None:
+        raise DtypeError(f"Unsupported bitwidth {bitwidth} and signedness {signed}")
+    return NAME_TO_DTYPE[name]
+
+
+@_constexpr_fn
+def _unwrap_if_constexpr(o):
+    """`o` without its constexpr wrapper (triton.language.core's helper)."""
+    return _unwrap(o)
+
+
 class tensor:
     """A block (or scalar) value inside a kernel: an IR handle, an element dtype and a shape.
 
@@ -306,9 +333,27 @@ class block_type:
     def is_block(self) -> bool:
         return True
 
+    def is_ptr(self) -> bool:
+        return False
+
     @property
     def scalar(self):
         return self.element_ty
+
+    @property
+    def name(self) -> str:
+        return f"<{list(self.shape)}, {self.element_ty.name}>"
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self.element_ty.primitive_bitwidth
+
+    def __eq__(self, other) -> bool:
+        other = _unwrap(other)
+        return isinstance(other, block_type) and (self.element_ty, self.shape) == (other.element_ty, other.shape)
+
+    def __hash__(self) -> int:
+        return hash(("block", self.element_ty, self.shape))
 
     def __repr__(self) -> str:
         return f"<{list(self.shape)}, {self.element_ty!r}>"

@@ -10,7 +10,7 @@ Loops, `if` and helper calls see them as
 
 from __future__ import annotations
 
-from .core import _unwrap, block_type, builtin
+from .core import _unwrap, block_type, builtin, pointer_type
 
 __all__ = ["advance", "load_tensor_descriptor", "make_block_ptr", "make_tensor_descriptor",
            "store_tensor_descriptor", "tensor_descriptor", "tensor_descriptor_base"]
@@ -57,6 +57,14 @@ class block_pointer(aggregate):
     @property
     def element_ty(self):
         return self.base.dtype.element_ty
+
+    @property
+    def dtype(self):
+        """Its type as Triton gives it: a pointer to a block, `pointer_type(block_type(element, block_shape))`
+        (`p.dtype.element_ty` is that block type; `x.to(p.dtype.element_ty)` converts to the element type)."""
+        return pointer_type(block_type(self.element_ty, self.block_shape))
+
+    type = dtype
 
     def __repr__(self) -> str:
         return f"block_pointer<{self.element_ty!r}{list(self.block_shape)}>"

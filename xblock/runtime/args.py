@@ -80,6 +80,36 @@ def describe(name: str, v) -> tuple:
                    "(expected an array, a tensor, an int, a float or a bool)")
 
 
+# ------------------------------------------------------------------------------- buffers=
+# `kernel[grid](..., buffers=[a0, b0, ...])`: arrays the launch does not pass as arguments but that the
+# kernel reaches through addresses (pointer tables of `data_ptr()` / `arr.ctypes.data` values). A launch
+# option, not a compile option: it is not part of the kernel's key. Host targets (sim, cpu, ascend's CPU
+# model) map and check accesses through integer-made pointers against them as they do arguments, and
+# copy what the kernel writes there back to them; targets that cannot take it refuse it.
+BUFFERS_OPTION = "buffers"
+
+
+def extra_buffers(value) -> tuple:
+    """The arrays of a `buffers=` launch option, checked: a list or tuple of contiguous host arrays."""
+    if value is None:
+        return ()
+    if is_tensor_like(value) or not isinstance(value, (list, tuple)):
+        raise ArgError(f"buffers= takes a list of arrays (buffers=[a0, b0, ...]), got {type(value).__name__}")
+    out = []
+    for k, v in enumerate(value):
+        v = from_dlpack(v)
+        if not is_tensor_like(v):
+            raise ArgError(f"buffers[{k}] has type {type(v).__name__}: buffers= takes numpy arrays or CPU tensors")
+        if getattr(v, "is_cuda", False) or (hasattr(v, "__dlpack_device__") and v.__dlpack_device__()[0] != 1):
+            raise ArgError(f"buffers[{k}] is on {v.device}: buffers= names host memory (numpy arrays or CPU "
+                           "tensors); a GPU reads device addresses itself")
+        contiguous = v.flags.c_contiguous if isinstance(v, np.ndarray) else v.is_contiguous()
+        if not contiguous:
+            raise ArgError(f"buffers[{k}] is not contiguous: pass the array whose memory the table points into")
+        out.append(v)
+    return tuple(out)
+
+
 # ------------------------------------------------------------------------------- tensor descriptors
 class TensorDescriptor:
     """A host tensor descriptor (the fields of `triton.tools.tensor_descriptor.TensorDescriptor`) that

@@ -31,7 +31,17 @@ from ..errors import (
 )
 from ..frontend.source import XBLOCK_KERNEL, is_tuner, source_of, unwrap_function
 from . import fastpath
-from .args import ArgError, bucket_code, bucket_rule, describe, describe_descriptor, from_dlpack, is_host_descriptor
+from .args import (
+    BUFFERS_OPTION,
+    ArgError,
+    bucket_code,
+    bucket_rule,
+    describe,
+    describe_descriptor,
+    extra_buffers,
+    from_dlpack,
+    is_host_descriptor,
+)
 from .compiler import Specialization, _normalize_grid, compile_specialization, dependency_digest
 from .grids import FAST_GRIDS, GridMemo, no_grid
 
@@ -244,6 +254,10 @@ class JITFunction:
         return ns["binder"]
 
     def run(self, *args, grid, target=None, **kwargs):
+        if BUFFERS_OPTION in kwargs and BUFFERS_OPTION not in self.source.params:
+            # a launch option, not a compile option (args.py, buffers=): always the full path, never memoized
+            buffers = kwargs.pop(BUFFERS_OPTION)
+            return self._run_full(args, grid, target, dict(kwargs), buffers)
         binder = self._binder
         if binder is not None:
             try:
@@ -316,17 +330,33 @@ class JITFunction:
         positions = [i for i, (p, v) in enumerate(zip(self.source.params, vals)) if p not in cx and v is not None]
         self._fast[fkey] = (ck.launcher, _picker(positions), ck)
 
-    def _run_full(self, args, grid, target, kwargs):
+    def _run_full(self, args, grid, target, kwargs, buffers=None):
         try:
             ck, bound, runtime = self._specialize_and_compile(args, target, kwargs)
             try:
                 grid = _normalize_grid(grid, bound)
             except (TypeError, ValueError, KeyError) as e:
                 raise self._error(f"bad grid: {e}") from None
-            ck.launcher(grid, runtime)
+            if buffers is None:
+                ck.launcher(grid, runtime)
+            else:
+                self._launch_with_buffers(ck, grid, runtime, buffers)
         except XBlockError as e:
             raise surface(e) from None
         return ck
+
+    def _launch_with_buffers(self, ck, grid, runtime, buffers) -> None:
+        """A launch with `buffers=[...]` (args.py): on targets whose launcher takes it, else refused."""
+        if not getattr(ck.launcher, "takes_buffers", False):
+            raise self._error(f"the launch option buffers= is not taken by target '{ck.target}': it names host "
+                              "arrays that pointer tables point into, for the host targets (sim, cpu, ascend's "
+                              "CPU model); on a GPU the kernel reads the addresses itself: drop buffers=",
+                              LaunchArgumentError)
+        try:
+            extra = extra_buffers(buffers)
+        except ArgError as e:
+            raise self._error(str(e), LaunchArgumentError) from None
+        ck.launcher(grid, runtime, buffers=extra)
 
     def warmup(self, *args, target=None, grid=None, **kwargs):
         """Compile exactly the specialization `kernel[grid](*args, **kwargs)` would, without running.
@@ -355,6 +385,8 @@ class JITFunction:
         """(CompiledKernel, bound arguments, runtime arguments) of one launch."""
         names = launch_option_names()
         options = {k: kwargs.pop(k) for k in list(kwargs) if k in names and k not in self.source.params}
+        if BUFFERS_OPTION not in self.source.params:  # warmup(..., buffers=[...]): not part of the compile
+            kwargs.pop(BUFFERS_OPTION, None)
         bound = self.bind(args, kwargs)
         key, spec, runtime = self.specialize(bound)
         if target is None:

@@ -10,16 +10,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.base import Backend, BaseOptions
-from ..errors import ArgumentError, LaunchArgumentError, LaunchError
+from ..errors import ArgumentError, LaunchArgumentError, LaunchError, OptionError
 from .memory import Memory
 
 
 @dataclass(frozen=True)
 class SimOptions(BaseOptions):
-    """The simulator takes Triton's launch options and ignores them."""
+    """The simulator takes Triton's launch options and ignores them. Its own: `races`, what a
+    write-write race of different values does: "error" (the default) stops the launch at the store's
+    line, "warn" warns once per store line and goes on (the value stored last is kept: in one store, the
+    highest program's; a GPU gives no order). Programs storing the same value to one element are never
+    a race."""
 
     num_ctas: int = 1
     debug: bool = False
+    races: str = "error"
+
+    def __post_init__(self):
+        if self.races not in ("error", "warn"):
+            raise OptionError(f"races must be 'error' or 'warn', got {self.races!r}")
 
 
 def _make_program(module, metadata) -> bytes:
@@ -80,8 +89,10 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
             checking[0] = want
     sigs = metadata["arg_types"]
     names = metadata["arg_names"]
+    races = (metadata.get("options") or {}).get("races", "error")
 
-    def launch(grid, args):
+    def launch(grid, args, buffers=()):
+        """`buffers`: the `buffers=` launch option (runtime/args.py): arrays pointer tables point into."""
         check_overflow()
         if len(args) != len(sigs):
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
@@ -97,30 +108,63 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
                 arr_names.append(name)
             else:
                 vals.append(np.array([v], dtype=_SCALAR[sig]))
+        n_args = len(arrays)
         try:
-            memory = _run(program, grid, arrays, arr_names, vals, serial=False)
+            extra = [_as_numpy(b) for b in buffers]
+        except ArgumentError as e:
+            raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"],
+                                      f"buffers=: {e}") from None
+        for k, b in _unique_buffers(extra, arrays, list(arr_names), metadata):
+            arrays.append(b)
+            arr_names.append(f"buffers[{k}]")
+        try:
+            memory = _run(program, grid, arrays, arr_names, vals, serial=False, races=races, n_args=n_args)
         except NeedsSerial:  # programs wait for one another: start again from the caller's arrays
-            memory = _run(program, grid, arrays, arr_names, vals, serial=True)
+            memory = _run(program, grid, arrays, arr_names, vals, serial=True, races=races, n_args=n_args)
         written = sorted(memory.written)
         for i in written:
             if not arrays[i].flags.writeable:
+                what = f"argument '{arr_names[i]}'" if i < n_args else arr_names[i]
                 raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
-                                  f"argument '{arr_names[i]}' is read-only but the kernel writes to it")
+                                  f"{what} is read-only but the kernel writes to it")
         for i in written:  # only what the kernel wrote: read-only inputs stay valid
             np.copyto(arrays[i], memory.arrays[i])
 
+    launch.takes_buffers = True
     return launch
 
 
-def _run(program, grid, arrays, arr_names, vals, serial: bool):
+def _unique_buffers(extra: list, arrays: list, arr_names: list, metadata: dict):
+    """(k, array) of the `buffers=` arrays not already covered by an argument or an earlier one: the
+    launch runs on one copy per memory range. A partial overlap (two copies of some bytes) is refused."""
+    spans = [(a.ctypes.data, a.ctypes.data + a.nbytes, f"argument '{n}'")
+             for a, n in zip(arrays, arr_names) if a.nbytes]
+    for k, b in enumerate(extra):
+        lo, hi = b.ctypes.data, b.ctypes.data + b.nbytes
+        inside = None
+        for s_lo, s_hi, what in spans:
+            if s_lo <= lo and hi <= s_hi:
+                inside = what
+                break
+            if lo < s_hi and s_lo < hi:
+                raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"],
+                                          f"buffers[{k}] partly overlaps {what}: pass the array that holds both")
+        if inside is None and b.nbytes:
+            spans.append((lo, hi, f"buffers[{k}]"))
+            yield k, b
+
+
+def _run(program, grid, arrays, arr_names, vals, serial: bool, races: str = "error", n_args: int | None = None):
     """Run a launch on copies of the arrays (made on a buffer's first write); returns the memory.
 
-    A launch that fails half-way leaves the caller's arrays untouched.
+    The arrays after the first `n_args` are the `buffers=` option's: no argument names them, pointers
+    made from integers reach them. A launch that fails half-way leaves the caller's arrays untouched.
     """
     from .executor import Executor
 
-    memory = Memory([np.ascontiguousarray(a) for a in arrays], arr_names, shared=True)
+    memory = Memory([np.ascontiguousarray(a) for a in arrays], arr_names, shared=True, n_args=n_args)
     memory.race_checks = not serial  # serial programs synchronize through atomics the sim cannot follow
+    memory.races = races
     it = iter(range(len(arrays)))
     vals = [np.array([memory.base(next(it))], dtype=np.int64) if v is None else v for v in vals]
     Executor(program, memory, grid, serial=serial).run(vals)

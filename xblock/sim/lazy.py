@@ -346,7 +346,7 @@ def store(memory, ptr: PtrSum, val, mask, shape, pointee: str, flat_pid, loc) ->
     if not contiguous:
         ridx, cidx, pids, vals = work[0]
         idx = (ridx[:, None] + cidx[None, :]).reshape(-1)
-        memory._check_race(b, size, idx, np.repeat(pids, cidx.size), loc)
+        memory._check_race(b, size, idx, np.repeat(pids, cidx.size), loc, vals.reshape(-1))
         memory.mark_written(b)
         _view(memory, b, size, pointee)[idx] = vals.reshape(-1)
         return True

@@ -6,17 +6,25 @@ wrote each element so that two programs writing the same element is reported as 
 
 A kernel can also see real addresses: `ptr.to(tl.int64)` gives the host address of the caller's
 array (as the cpu target does), and an int64 turned into a pointer (a table of `arr.ctypes.data`
-values) is mapped back to the argument buffer it points into. An address in no argument buffer
-becomes a pointer tagged UNMAPPED, which every access reports as out of bounds.
+values) is mapped back to the argument buffer it points into, or into one of the arrays of the
+launch's `buffers=[...]` option (arrays no argument names: they are buffers after the arguments'). An
+address in none of them becomes a pointer tagged UNMAPPED, which every access reports as out of
+bounds, naming the address and the option.
+
+Messages name the buffer nearest to the address (an access before a buffer's start is a negative
+element of that buffer, not a huge element of the one below it). A store race is two programs storing
+different values to one element; the same value is not a race (every program writing the same result,
+as a histogram kernel may). The `races="warn"` launch option turns a race into a warning.
 """
 
 from __future__ import annotations
 
 import hashlib
+import warnings
 
 import numpy as np
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, XBlockWarning
 from .program import FP8
 
 SHIFT = 40
@@ -41,9 +49,13 @@ _VIEW = {"i1": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64":
 class Memory:
     """The argument buffers of one launch."""
 
-    def __init__(self, arrays: list, names: list, shared: bool = False):
-        """`shared`: the arrays are the caller's; each is copied before the launch first writes to it."""
+    def __init__(self, arrays: list, names: list, shared: bool = False, n_args: int | None = None):
+        """`shared`: the arrays are the caller's; each is copied before the launch first writes to it.
+        `n_args`: how many of the arrays are arguments (the rest are the `buffers=` option's)."""
         self.arrays = list(arrays)
+        self.n_args = len(self.arrays) if n_args is None else n_args
+        self.races = "error"  # or "warn" (the races= option)
+        self._warned: set = set()
         self.raw = [a.reshape(-1).view(np.uint8) for a in self.arrays]
         # where the caller's arrays live: what `ptr.to(tl.int64)` shows and pointer tables hold
         self.host = np.array([a.ctypes.data for a in self.arrays], dtype=np.int64)
@@ -103,9 +115,11 @@ class Memory:
         tagged = (addrs & UNMAPPED) != 0
         if tagged.any():  # a pointer from an integer may have moved into a buffer since
             addrs = np.where(tagged, self.from_host(addrs & (UNMAPPED - 1)), addrs)
-        buf = (addrs >> SHIFT) - 1
-        off = addrs & OFFSET_MASK
-        ok = (buf >= 0) & (buf < len(self.raw))
+            tagged = (addrs & UNMAPPED) != 0
+        # the nearest buffer: an offset before a buffer's start is negative, not past the one below's end
+        buf = ((addrs + (1 << (SHIFT - 1))) >> SHIFT) - 1
+        off = addrs - ((buf + 1) << SHIFT)
+        ok = ~tagged & (buf >= 0) & (buf < len(self.raw)) & (off >= 0)
         if len(self.raw):  # every lane checked, so the first bad one is the lowest program's
             nbytes = np.array([r.size for r in self.raw], dtype=np.int64)[np.clip(buf, 0, len(self.raw) - 1)]
             ok &= off + size <= nbytes
@@ -113,13 +127,13 @@ class Memory:
             bad = int(np.flatnonzero(~ok)[0])
             b = int(buf.flat[bad])
             pid = pid_of(bad)
+            if bool(tagged.flat[bad]):
+                raise ExecutionError(f"{loc}: out-of-bounds {what} in program {pid}: an unmasked lane accesses "
+                                     + unmapped_detail(int(addrs.flat[bad]) & (UNMAPPED - 1)))
             if 0 <= b < len(self.raw):
                 n = self.raw[b].size // size
-                detail = (f"element {int(off.flat[bad]) // size} of argument '{self.names[b]}' "
+                detail = (f"element {int(off.flat[bad]) // size} of {self.buffer_name(b)} "
                           f"({n} elements of {size} bytes)")
-            elif int(addrs.flat[bad]) & UNMAPPED:
-                detail = (f"address {int(addrs.flat[bad]) & (UNMAPPED - 1):#x} (a pointer made from an "
-                          "integer), outside every argument buffer of the launch")
             else:
                 detail = "an address outside every argument buffer"
             raise ExecutionError(f"{loc}: out-of-bounds {what} in program {pid}: an unmasked lane "
@@ -127,6 +141,12 @@ class Memory:
         if (off & (size - 1)).any():
             self._misaligned(what, size, loc)
         return buf, off >> shift
+
+    def buffer_name(self, b: int) -> str:
+        """How messages name buffer `b`: "argument 'x'", or "buffers[k] of the launch (...)"."""
+        if b < self.n_args:
+            return f"argument '{self.names[b]}'"
+        return f"{self.names[b]} (an array of the launch's buffers= option)"
 
     def _misaligned(self, what, size, loc):
         raise ExecutionError(f"{loc}: misaligned {what}: address is not a multiple of {size} bytes")
@@ -162,10 +182,11 @@ class Memory:
         for b, sel in self._groups(buf):
             self.mark_written(b)
             i = idx[sel]
-            if check_race:
-                self._check_race(b, size, i, lanes_flat_pid[sel], loc)
             view = self.raw[b][: self.raw[b].size // size * size].view(_VIEW[pointee])
-            view[i] = values[sel]
+            v = values[sel]
+            if check_race:
+                self._check_race(b, size, i, lanes_flat_pid[sel], loc, v)
+            view[i] = v
 
     def digest(self) -> bytes:
         """A digest of everything the launch has written so far (to tell a loop that changes nothing)."""
@@ -174,7 +195,9 @@ class Memory:
             h.update(self.raw[b].data)
         return h.digest()
 
-    def _check_race(self, b, size, idx, pids, loc) -> None:
+    def _check_race(self, b, size, idx, pids, loc, values=None) -> None:
+        """Before buffer `b`'s elements `idx` get `values` (in memory's element type; None: unknown, any
+        two programs race): two programs storing different values to one element is a race."""
         if not self.race_checks:
             return
         key = (b, size)
@@ -182,9 +205,14 @@ class Memory:
         if fresh:
             self.writers[key] = np.full(self.raw[b].size // size, -1, dtype=np.int32)
         w = self.writers[key]
+        if values is not None:
+            values = np.broadcast_to(values, idx.shape)
         if not fresh:
             prev = w[idx]
             clash = (prev != -1) & (prev != pids)
+            if clash.any() and values is not None:  # what another program stored is still there: same bits, no race
+                held = self.raw[b][: self.raw[b].size // size * size].view(f"u{size}")[idx]
+                clash &= held != _bits(values)
             if clash.any():
                 j = int(np.flatnonzero(clash)[0])
                 self._race(b, int(idx[j]), int(prev[j]), int(pids[j]), loc)
@@ -192,15 +220,32 @@ class Memory:
         if idx.size > 1 and not (idx[1:] > idx[:-1]).all():
             after = w[idx]  # two programs writing one element in this store leave only one of them
             lost = after != pids
+            if lost.any() and values is not None:
+                uniq, inv = np.unique(idx, return_inverse=True)
+                kept = np.empty(uniq.shape, values.dtype)
+                kept[inv.ravel()] = values.ravel()  # the value the element ends with (the last lane's)
+                lost &= _bits(kept[inv].reshape(idx.shape)) != _bits(values)
             if lost.any():
                 j = int(np.flatnonzero(lost)[0])
                 self._race(b, int(idx[j]), int(after[j]), int(pids[j]), loc)
 
     def _race(self, b, element, p1, p2, loc):
         p1, p2 = sorted((p1, p2))
+        msg = (f"write-write race: programs {p1} and {p2} (flat ids) both store to element {element} of "
+               f"{self.buffer_name(b)} without an atomic, and the values differ (the same value would be no race)")
+        if self.races == "warn":
+            if str(loc) not in self._warned:
+                self._warned.add(str(loc))
+                file, line = getattr(loc, "file", None), getattr(loc, "line", None)
+                if file:
+                    warnings.warn_explicit(f"sim: {msg}; the value stored last is kept", XBlockWarning,
+                                           file, line or 1)
+                else:
+                    warnings.warn(f"{loc}: sim: {msg}", XBlockWarning, stacklevel=2)
+            return
         raise ExecutionError(
-            f"{loc}: write-write race: programs {p1} and {p2} (flat ids) both store to element "
-            f"{element} of argument '{self.names[b]}' without an atomic")
+            f"{loc}: {msg}. On a GPU which value is kept is undefined; to run it anyway, launch with the sim "
+            "option races=\"warn\" (kernel[grid](..., races=\"warn\")), which warns and keeps the value stored last")
 
     def atomic(self, kind, addrs, vals, cmp, pointee, loc, pid_of):
         """Apply atomics lane by lane in program order; returns the old values."""
@@ -222,6 +267,24 @@ class Memory:
             else:
                 old[sel] = o
         return old
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    """The bits of values, to compare them exactly (NaNs, -0.0)."""
+    x = np.asarray(x)
+    return x.view(f"u{x.dtype.itemsize}") if x.dtype != np.bool_ else x.astype(np.uint8)
+
+
+def unmapped_detail(address: int) -> str:
+    """What an access through a pointer made from an integer that lies in no buffer of the launch is."""
+    return (f"address {address:#x} (a pointer made from an integer), outside every argument buffer of the launch "
+            f"and of its buffers= option: {BUFFERS_HINT}")
+
+
+# how to go on, in every target's message for an address no buffer of the launch holds
+BUFFERS_HINT = ("if it points into an array the launch does not pass (a pointer table of data_ptr() / "
+                "arr.ctypes.data addresses), name that array with the launch option buffers=[...], e.g. "
+                "kernel[grid](..., buffers=[a0, b0, c0])")
 
 
 def _apply_atomic(kind, view, idx, vals, cmp):

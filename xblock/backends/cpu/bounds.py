@@ -7,6 +7,12 @@ lane. A lane outside every argument is not accessed (a load reads 0 there) and t
 failure is recorded as a failing `device_assert` is (`debug.record_failure`), so the launcher
 raises the sim's out-of-bounds error at the access's line. The `bounds_check=False` launch
 option drops the checks (their cost is in docs/BENCHMARKS.md).
+
+An access whose pointer is made from an integer (a pointer table's entry) may also lie in one of the
+arrays of the launch's `buffers=[...]` option, which the launcher passes in runtime slot
+`launch.EXTRA`: a table of u64 `[count, lowest bad address, start0, end0, start1, end1, ...]`. Only
+such accesses loop over it; a failing one records its lowest bad address there (atomic min) for the
+message.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from mlir import ir
 from ...dialects.locations import op_loc
 from .debug import record_failure, runtime_slot
 from .emit import V, vec
-from .launch import BOUNDS
+from .launch import BOUNDS, EXTRA
 
 _THROUGH = {"xb.addptr", "xb.splat", "xb.broadcast", "xb.expand_dims", "xb.reshape", "xb.trans", "xb.ptr_cast",
             "xb.split", "xb.join", "xb.cat", "xb.gather", "arith.select"}
@@ -93,10 +99,41 @@ class Check:
             b = e.op(f"arith.cmpi ule, {end}, {hi} : {ty}", bt)
             both = e.op(f"arith.andi {a}, {b} : {bt}", bt)
             ok = both if ok is None else e.op(f"arith.ori {ok}, {both} : {bt}", bt)
-        return ok if ok is not None else e.const(0, bt)
+        ok = ok if ok is not None else e.const(0, bt)
+        if self.arg is None:  # a pointer made from an integer: the buffers= arrays too
+            ok = self._in_extra(addr, end, ok)
+        return ok
 
-    def fail(self) -> None:
+    def _in_extra(self, addr: V, end: V, ok: V) -> V:
+        e = self.ctx.e
+        ty, bt = addr.type, ok.type
+        table, count = extra_table(self.ctx)
+
+        def body(k, iters):
+            two = e.const(2, "i64")
+            j = e.op(f"arith.muli {k}, {two} : i64", "i64")
+            j = e.op(f"arith.addi {j}, {two} : i64", "i64")
+            ends = []
+            for d in (0, 1):
+                at = j if d == 0 else e.op(f"arith.addi {j}, {e.const(1, 'i64')} : i64", "i64")
+                slot = e.op(f"llvm.getelementptr {table}[{at}] : (!llvm.ptr, i64) -> !llvm.ptr, i64", "!llvm.ptr")
+                x = e.op(f"llvm.load {slot} {{alignment = 8 : i64}} : !llvm.ptr -> i64", "i64")
+                if ty != "i64":
+                    x = e.op(f"vector.broadcast {x} : i64 to {ty}", ty)
+                ends.append(x)
+            a = e.op(f"arith.cmpi uge, {addr}, {ends[0]} : {ty}", bt)
+            b = e.op(f"arith.cmpi ule, {end}, {ends[1]} : {ty}", bt)
+            both = e.op(f"arith.andi {a}, {b} : {bt}", bt)
+            return [e.op(f"arith.ori {iters[0]}, {both} : {bt}", bt)]
+
+        return e.for_(e.const(0, "i64"), count, e.const(1, "i64"), body, inits=(ok,))[0]
+
+    def fail(self, bad_address: V | None = None) -> None:
         record_failure(self.ctx, self.id)
+        if bad_address is not None and self.arg is None:  # for the message: the address no buffer holds
+            table, _ = extra_table(self.ctx)
+            slot = self.ctx.e.op(f"llvm.getelementptr {table}[1] : (!llvm.ptr) -> !llvm.ptr, i64", "!llvm.ptr")
+            self.ctx.e.op(f"llvm.atomicrmw umin {slot}, {bad_address} monotonic : !llvm.ptr, i64", "i64")
 
     def lanes(self, addrs: V, mask: V | None, size: int, w: int) -> V:
         """The mask of the lanes to access: active (`mask`, or all) and in bounds; records a failure
@@ -107,7 +144,14 @@ class Check:
         act = mask if mask is not None else e.const(1, mt)
         out = e.op(f"arith.xori {inb}, {e.const(1, mt)} : {mt}", mt)
         bad = e.op(f"arith.andi {act}, {out} : {mt}", mt)
-        e.if_(e.op(f"vector.reduction <or>, {bad} : {mt} into i1", "i1"), self.fail)
+        if self.arg is None:
+            def fail():
+                vt = vec(w, "i64")
+                far = e.op(f"arith.select {bad}, {addrs}, {e.const(-1, vt)} : {mt}, {vt}", vt)
+                self.fail(e.op(f"vector.reduction <minui>, {far} : {vt} into i64", "i64"))
+        else:
+            fail = self.fail
+        e.if_(e.op(f"vector.reduction <or>, {bad} : {mt} into i1", "i1"), fail)
         return e.op(f"arith.andi {act}, {inb} : {mt}", mt)
 
     def scalar(self, addr: V, size: int, active: V | None) -> V:
@@ -118,7 +162,7 @@ class Check:
         if active is not None:
             bad = e.op(f"arith.andi {bad}, {active} : i1", "i1")
             inb = e.op(f"arith.andi {inb}, {active} : i1", "i1")
-        e.if_(bad, self.fail)
+        e.if_(bad, lambda: self.fail(addr))
         return inb
 
 
@@ -150,4 +194,16 @@ def extents(ctx) -> list:
                 ends.append(V(name, "i64"))
             pairs.append(tuple(ends))
         e.consts[key] = pairs
+    return e.consts[key]
+
+
+def extra_table(ctx) -> tuple:
+    """(the `buffers=` table pointer, its count as i64), loaded once at function entry."""
+    e = ctx.e
+    key = ("extra-buffers",)
+    if key not in e.consts:
+        table = runtime_slot(ctx, EXTRA)
+        name = e.fresh("nextra")
+        e.prologue.append(f"    {name} = llvm.load {table} {{alignment = 8 : i64}} : !llvm.ptr -> i64")
+        e.consts[key] = (table, V(name, "i64"))
     return e.consts[key]

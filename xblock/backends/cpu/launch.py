@@ -22,8 +22,13 @@ from ...errors import ArgumentError, ExecutionError, LaunchArgumentError, Launch
 from ..common import services
 from ..common.native import load_library
 
-STATUS, PRINT, BOUNDS = 0, 1, 2  # the runtime slots after the kernel's arguments (debug.py, bounds.py)
-RUNTIME_SLOTS = 3
+# the runtime slots after the kernel's arguments (debug.py, bounds.py; EXTRA: the buffers= table)
+STATUS, PRINT, BOUNDS, EXTRA = 0, 1, 2, 3
+RUNTIME_SLOTS = 4
+# what to do about an address no buffer of the launch holds (the sim says the same)
+BUFFERS_HINT = ("if it points into an array the launch does not pass (a pointer table of data_ptr() / "
+                "arr.ctypes.data addresses), name that array with the launch option buffers=[...], e.g. "
+                "kernel[grid](..., buffers=[a0, b0, c0])")
 STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
 GRAINS_PER_THREAD = 16  # ranges of programs per thread, taken from a shared counter
 
@@ -140,8 +145,11 @@ def load(asm: dict, metadata: dict):
     written = metadata.get("written_args") or ()  # None (not traceable): nothing to check up front
     pointers = [i for i, s in enumerate(sigs) if s.startswith("*")] if metadata.get("bounds_check") else None
     Extents = ctypes.c_uint64 * (2 * len(pointers)) if pointers else None
+    # accesses through pointers made from integers read the buffers= table (bounds.py): always passed
+    unrooted = any(a.get("kind") == "bounds" and a.get("arg") is None for a in asserts)
 
-    def launch(grid, args):
+    def launch(grid, args, buffers=()):
+        """`buffers`: the `buffers=` launch option (runtime/args.py): arrays pointer tables point into."""
         if len(args) != len(sigs):
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                               f"expected {len(sigs)} runtime arguments, got {len(args)}")
@@ -157,6 +165,15 @@ def load(asm: dict, metadata: dict):
         if pointers:
             table = Extents(*[x for i in pointers for x in _extent(args[i])])
             slots[nargs + BOUNDS] = ctypes.addressof(table)
+        extra = None
+        if unrooted:
+            try:
+                spans = [x for b in buffers for x in _extent(b)]
+            except ArgumentError as err:
+                raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"],
+                                          f"buffers=: {err}") from None
+            extra = (ctypes.c_uint64 * (2 + len(spans)))(len(spans) // 2, _MASK, *spans)
+            slots[nargs + EXTRA] = ctypes.addressof(extra)
         status = None
         if asserts:
             status = ctypes.c_uint64(_MASK)
@@ -176,11 +193,12 @@ def load(asm: dict, metadata: dict):
             work = (slots, g0, g1, g2, ctypes.addressof(nxt), total, grain)
             _pool().run(run, work, n if big_frame else n - 1, not big_frame)
         if status is not None and status.value != _MASK:
-            _assert_failed(asserts, status.value, grid, metadata, args)
+            _assert_failed(asserts, status.value, grid, metadata, args, extra[1] if extra is not None else None)
 
     launch.library = lib
     launch.callback = callback  # kept alive with the launcher
-    if callback is not None or big_frame:
+    launch.takes_buffers = True
+    if callback is not None or big_frame or unrooted:  # the C direct launch passes no buffers= table
         return launch
     return _with_direct_path(launch, lib, metadata, threads, bool(asserts), bool(pointers))
 
@@ -204,7 +222,7 @@ def _with_direct_path(launch, lib, metadata, threads, asserts, bounds):
     status_slot, bounds_slot = STATUS if asserts else -1, BOUNDS if bounds else -1
     asserted = metadata.get("asserts", [])
 
-    def fast(grid, args):
+    def fast(grid, args, buffers=()):  # no pointer made from an integer is checked: buffers= changes nothing
         g0, g1, g2 = grid
         if threads <= 1 or g0 * g1 * g2 <= 1:
             status = direct(entry, kinds, mask, sizes, args, g0, g1, g2, status_slot, bounds_slot)
@@ -215,13 +233,14 @@ def _with_direct_path(launch, lib, metadata, threads, asserts, bounds):
         launch(grid, args)
 
     fast.library, fast.callback = launch.library, launch.callback
+    fast.takes_buffers = True
     # what the C memo of launches (runtime/fastpath.py, `dispatch`) needs to do what `fast` does, in C
     fast.c_direct = (entry, kinds, mask, sizes, status_slot, bounds_slot, threads,
                      lambda status, grid, args: _assert_failed(asserted, status, grid, metadata, args))
     return fast
 
 
-def _assert_failed(asserts: list, key: int, grid, metadata: dict, args) -> None:
+def _assert_failed(asserts: list, key: int, grid, metadata: dict, args, bad_address=None) -> None:
     """Raise the failure of the lowest failing program, at its assert's kernel line (as the sim says it)."""
     lin, aid = key >> 16, key & 0xFFFF
     g0, g1, _ = grid
@@ -229,7 +248,10 @@ def _assert_failed(asserts: list, key: int, grid, metadata: dict, args) -> None:
     a = asserts[aid]
     if a.get("kind") == "bounds":
         k = a.get("arg")
-        if k is None:
+        if k is None and bad_address is not None and bad_address != _MASK:
+            where = (f"address {bad_address:#x} (a pointer made from an integer), outside every argument buffer of "
+                     f"the launch and of its buffers= option: {BUFFERS_HINT}")
+        elif k is None:
             where = "an address outside every argument buffer"
         else:
             arr = args[k]

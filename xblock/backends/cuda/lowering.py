@@ -259,6 +259,10 @@ def _lower_histogram(ctx: LoweringContext, op) -> None:
 
 @rule("xb.load")
 def _lower_load(ctx: LoweringContext, op) -> None:
+    """`tt.load`. A masked load without `other` stays without it, as Triton's own frontend emits it:
+    masked-off lanes read 0 (docs/LANGUAGE.md), which Triton's lowering gives such a load (its NVIDIA
+    LoadOpToLLVM zero-initializes the registers of the predicated `ld` when there is no `other`; a
+    pipelined load's cp.async zero-fills the lanes it skips)."""
     _, has_mask, has_other = _segments(op)
     operands = list(op.operands)
     if has_other and not has_mask:  # `other` without a mask is never read

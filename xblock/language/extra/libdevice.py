@@ -77,6 +77,34 @@ ceil, cos, erf, exp, exp2, floor, log, log2, rsqrt, sin, sqrt, sqrt_rn, tanh = (
 div_rn = _arg_names(core.div_rn, 2)
 fma = _arg_names(core.fma, 3)
 
+
+
+# ------------------------------------------------------------------ rounding to an integer type
+# libdevice's float -> integer conversions with a rounding mode: the float rounding (rint: to nearest,
+# ties to even; round: ties away from zero; trunc, floor, ceil) then an exact conversion, so every
+# target computes them with ops it has. A result outside the integer type (or NaN) is unspecified.
+_ROUNDINGS = {"rn": "rint", "rz": "trunc", "rd": "floor", "ru": "ceil"}
+_INT_TYPES = {"int": core.int32, "uint": core.uint32, "ll": core.int64, "ull": core.uint64}
+
+
+def _to_int(name, rounding, out):
+    def impl(arg0, _semantic=None):
+        return _semantic.cast(_semantic.math_fn(rounding, _semantic._float(arg0, name)), out)
+
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"arg0 rounded with {rounding}, as {out!r} (libdevice's {name})."
+    return builtin(impl)
+
+
+llrint = _to_int("llrint", "rint", core.int64)
+llround = _to_int("llround", "round", core.int64)
+for _src in ("float", "double"):
+    for _kind, _out in _INT_TYPES.items():
+        for _mode, _rounding in _ROUNDINGS.items():
+            _name = f"{_src}2{_kind}_{_mode}"
+            globals()[_name] = _to_int(_name, _rounding, _out)
+del _src, _kind, _out, _mode, _rounding, _name
+
 libdevice = None  # filled below so `extra.cuda.libdevice.X` resolves
 
 

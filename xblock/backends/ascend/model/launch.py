@@ -230,7 +230,9 @@ def load(asm: dict, metadata: dict):
     # the arrays copied back after a run: those the kernel writes, or (not traceable) all, if changed
     copy_back = None if written is None else [k for k, i in enumerate(pointers) if i in written]
 
-    def launch(grid, args):
+    def launch(grid, args, buffers=()):
+        """`buffers`: the `buffers=` launch option (runtime/args.py): arrays pointer tables point into, run
+        on copies as arguments are (an address inside one maps to its copy) and copied back if changed."""
         if len(args) != len(sigs):
             raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                               f"expected {len(sigs)} runtime arguments, got {len(args)}")
@@ -260,11 +262,16 @@ def load(asm: dict, metadata: dict):
             else:  # one 64-byte device_assert slot per block, -1 until a program fails (debug.py)
                 work.append(np.full(block_dim * STATUS_SLOT, -1, np.int64))
             buf_names.append(extra)
+        n_gm = len(work)
+        extra = _extra_buffers(buffers, arrays, metadata)
+        for k, b in extra:  # regions of the model, after the kernel's GM arguments: no parameter names them
+            work.append(np.ascontiguousarray(b).copy())
+            buf_names.append(f"buffers[{k}]")
         t = Tiling(**{n: scalars[n] for n, _ in fields[:-3]}, numPrograms=total, gridX=grid[0], gridY=grid[1])
         keep = [w if w.size else np.zeros(1, np.uint8) for w in work]
         bufs = (ctypes.c_void_p * max(len(keep), 1))(*[w.ctypes.data for w in keep])
         # where the caller's arrays live: the addresses pointer tables hold (emu gm_address maps them)
-        host = [a.ctypes.data for a in arrays] + [0] * (len(keep) - len(arrays))
+        host = [a.ctypes.data for a in arrays] + [0] * (n_gm - len(arrays)) + [b.ctypes.data for _, b in extra]
         hosts = (ctypes.c_uint64 * max(len(keep), 1))(*host)
         sizes = (ctypes.c_uint64 * max(len(keep), 1))(*[w.nbytes for w in work])
         cnames = (ctypes.c_char_p * max(len(keep), 1))(*[n.encode() for n in buf_names])
@@ -293,6 +300,8 @@ def load(asm: dict, metadata: dict):
             raise ExecutionError(failed)
         if rc != 0:
             at, msg = map_sites(err.value.decode(errors="replace"), asm.get("cpp", ""), metadata)
+            if "is outside every buffer passed to the kernel" in msg:
+                msg += f" and of the launch's buffers= option: {BUFFERS_HINT}"
             raise ExecutionError(f"{at or metadata['file'] + ':' + str(metadata['line'])}: {metadata['name']}: the "
                                  f"AscendC model stopped the kernel: {msg}")
         for k in range(len(arrays)) if copy_back is None else copy_back:
@@ -304,9 +313,51 @@ def load(asm: dict, metadata: dict):
                 raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
                                   "a read-only argument was written by the kernel")
             np.copyto(dst, src)
+        for j, (k, dst) in enumerate(extra):
+            src = work[n_gm + j]
+            if np.array_equal(dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8)):
+                continue
+            if not dst.flags.writeable:
+                raise LaunchError(metadata["file"], metadata["line"], metadata["name"],
+                                  f"buffers[{k}] is read-only but the kernel writes to it")
+            np.copyto(dst, src)
 
     launch.last_counters, launch.last_block_counters = {}, []
+    launch.takes_buffers = True
     return launch
+
+
+# what to do about an address no buffer of the launch holds (the sim and the cpu say the same)
+BUFFERS_HINT = ("if it points into an array the launch does not pass (a pointer table of data_ptr() / "
+                "arr.ctypes.data addresses), name that array with the launch option buffers=[...], e.g. "
+                "kernel[grid](..., buffers=[a0, b0, c0])")
+
+
+def _extra_buffers(buffers, arrays: list, metadata: dict) -> list:
+    """(k, numpy view) of the `buffers=` arrays not inside an argument or an earlier one (one copy per
+    memory range); a partial overlap is refused."""
+    spans = [(a.ctypes.data, a.ctypes.data + a.nbytes, f"argument '{n}'")
+             for a, n in zip(arrays, [n for n, s in zip(metadata["arg_names"], metadata["arg_types"])
+                                      if s.startswith("*")]) if a.nbytes]
+    out = []
+    for k, b in enumerate(buffers):
+        try:
+            b = _as_numpy(b)
+        except ArgumentError as e:
+            raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"], f"buffers=: {e}") from None
+        lo, hi = b.ctypes.data, b.ctypes.data + b.nbytes
+        inside = False
+        for s_lo, s_hi, what in spans:
+            if s_lo <= lo and hi <= s_hi:
+                inside = True
+                break
+            if lo < s_hi and s_lo < hi:
+                raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"],
+                                          f"buffers[{k}] partly overlaps {what}: pass the array that holds both")
+        if not inside and b.nbytes:
+            spans.append((lo, hi, f"buffers[{k}]"))
+            out.append((k, b))
+    return out
 
 
 def coarse_grid(metadata: dict, grid, scalars: dict) -> tuple:

@@ -7,8 +7,9 @@ whose pointer, mask and `other` are the same expression of the loop's induction 
 values defined before the loops, in loops with the same bounds and a constant positive step:
 iteration k of each of them reads the same bytes into the same tile. The first such load (in program
 order) fills a UB buffer of `slots` tiles, slot k holding iteration k's tile as the load left it
-(masked lanes already `other`); the later ones copy slot k into their queue buffer (a UB -> UB
-DataCopy on the vector pipe) instead of the DataCopyPad from GM, so nothing after the load changes.
+(masked lanes already `other`, or 0 without one where a load of the group needs them: `group_of`);
+the later ones copy slot k into their queue buffer (a UB -> UB DataCopy on the vector pipe) instead
+of the DataCopyPad from GM, so nothing after the load changes.
 
 A load whose expression does not depend on the program id either (a weight read in a loop) is the
 same in every program of the core: its buffer is filled on the core's first program (`pid ==
@@ -249,6 +250,12 @@ class Pending:
         self.not_reuse = arith.OrIOp(past, first).result
         if self.use.first:
             self.fill = arith.AndIOp(cached, first).result
+
+
+def group_of(ctx, op) -> list:
+    """The loads whose tiles are the load `op`'s (its row-cache group, filled once and read by all), or [op]."""
+    use = ctx.ext.row_cache.get(op.operation)
+    return [op] if use is None else [o for o, u in ctx.ext.row_cache.items() if u.group is use.group]
 
 
 def begin(ctx, op, tile: Tile) -> Pending | None:

@@ -131,6 +131,78 @@ def needs_scalar_loop(ctx, acc, sz) -> bool:
     return not ctx.soc.has_data_copy_pad and not (not acc.limited and dense(acc, sz))
 
 
+# ops whose result lane i depends only on lane i of their operands (no broadcast, reduction or shape change)
+_LANEWISE = ("arith.", "math.", "xb.fp_to_fp")
+# ops moving lane i of their operand to lanes of their result the same way for a mask of that shape
+_VIEWS = ("xb.expand_dims", "xb.broadcast", "xb.reshape")
+# pure ops two of which with the same operands and attributes give the same value
+_PURE = ("arith.", "xb.splat", "xb.broadcast", "xb.expand_dims", "xb.reshape", "xb.arange", "xb.program_id",
+         "xb.num_programs")
+
+
+def lanes_unused(op) -> bool:
+    """Whether no masked-off lane of the masked block load `op` can reach the kernel's result: its value
+    goes, through lane-wise ops and views (expand_dims, broadcast, reshape) only, into the stored value
+    of stores whose mask turns those lanes off too (the load's mask, through the same views, or a
+    conjunction with it). Then the load leaves them as the copy does, instead of filling them with 0
+    (a load without `other`)."""
+    if not str(op.result.type).startswith("tensor<"):
+        return False
+    mask, seen, todo = op.operands[1], set(), [(op.result, ())]
+    while todo:
+        v, chain = todo.pop()
+        for use in v.uses:
+            u = use.owner
+            u = getattr(u, "operation", u)
+            if u.name == "xb.store":
+                if use.operand_number != 1 or segments(u)[2] != 1 or not _implies(u.operands[2], mask, chain):
+                    return False
+                continue
+            if u.name.startswith(_VIEWS) and use.operand_number == 0:
+                chain_u = chain + ((u.name, _attrs(u), shape_of(u.results[0].type)),)
+            elif u.name.startswith(_LANEWISE) and not len(u.regions) and \
+                    all(shape_of(r.type) == shape_of(v.type) for r in u.results):
+                chain_u = chain
+            else:
+                return False
+            if (u, chain_u) not in seen:
+                seen.add((u, chain_u))
+                todo.extend((r, chain_u) for r in u.results)
+    return True
+
+
+def _implies(m: ir.Value, mask: ir.Value, chain: tuple, depth: int = 6) -> bool:
+    """Whether the mask `m` is off wherever `mask` is, after the views `chain`: the same value or
+    expression through those views, or `x & y` of one."""
+    o = m.owner
+    if isinstance(o, ir.Block):
+        return not chain and m == mask
+    o = getattr(o, "operation", o)
+    if not chain and _same(m, mask, 8):
+        return True
+    if chain and (o.name, _attrs(o), shape_of(m.type)) == chain[-1] and _implies(o.operands[0], mask, chain[:-1]):
+        return True
+    return bool(depth) and o.name == "arith.andi" and any(_implies(v, mask, chain, depth - 1) for v in o.operands)
+
+
+def _attrs(o) -> tuple:
+    return tuple(sorted((n, str(o.attributes[n])) for n in o.attributes))
+
+
+def _same(a: ir.Value, b: ir.Value, depth: int) -> bool:
+    """Whether a and b are the same value, or pure ops of the same kind, attributes and operands."""
+    if a == b:
+        return True
+    oa, ob = a.owner, b.owner
+    if depth == 0 or isinstance(oa, ir.Block) or isinstance(ob, ir.Block) or str(a.type) != str(b.type):
+        return False
+    oa, ob = getattr(oa, "operation", oa), getattr(ob, "operation", ob)
+    if oa.name != ob.name or not oa.name.startswith(_PURE) or len(oa.operands) != len(ob.operands) or \
+            len(oa.regions) or a.result_number != b.result_number:
+        return False
+    return _attrs(oa) == _attrs(ob) and all(_same(x, y, depth - 1) for x, y in zip(oa.operands, ob.operands))
+
+
 def used_after(op, value: ir.Value) -> bool:
     """Whether `value` has a user after `op` (a store consumes its VECOUT tile only at the last use)."""
     me = op.operation

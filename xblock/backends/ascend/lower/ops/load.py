@@ -2,7 +2,10 @@
 and of xb.int_to_ptr (where a pointer table's addresses enter GM accesses).
 
 Masked-off lanes take `other` through the copy's padding and a Duplicate of the rest (whole rows
-past the last valid one, and each valid row after its padded 32-byte block).
+past the last valid one, and each valid row after its padded 32-byte block). A masked load without
+`other` reads 0 there, as Triton's GPU code and interpreter give it (docs/LANGUAGE.md): the same fill
+with a zero `other`, left out only when no masked-off lane can reach the result (`lanes_unused`: the
+value goes lane-wise only into stores masking those lanes off).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ...vector.access import (
     drop_copy,
     global_at,
     gm_tensor,
+    lanes_unused,
     needs_scalar_loop,
     pointee,
     segments,
@@ -83,7 +87,10 @@ def _lower_load(ctx, op):
     if seg[1] and seg[2] and str(op.result.type).startswith("tensor<") and \
             not isinstance(ctx.vmap.get(op.operands[1 + seg[1]]), Splat):
         return _load_then_select(ctx, op, op.operands[1], op.operands[2])
-    return _load_into(ctx, op, seg[2])
+    if seg[2]:
+        return _load_into(ctx, op, ctx.vmap.get(op.operands[1 + seg[1]]))
+    zero = seg[1] and not all(lanes_unused(o) for o in row_cache.group_of(ctx, op))  # a group shares its tiles
+    return _load_into(ctx, op, Splat(elem_of(op.result.type), shape_of(op.result.type), const=0) if zero else None)
 
 
 def _load_then_select(ctx, op, mask, other):
@@ -97,7 +104,7 @@ def _load_then_select(ctx, op, mask, other):
         raise ctx.error(f"a block `other` of a {elem} load is not supported on ascend (Select takes 16- and 32-bit "
                         "lanes): use a scalar `other`, or tl.where after the load")
     ce, fview = select_types(elem)
-    _load_into(ctx, op, False)
+    _load_into(ctx, op, None)
     shape = shape_of(r.type)
     copied = ctx.vmap[r]  # freed once selected from (a queue buffer, in a loop too)
     loaded = as_elem(ctx, copied, ce)
@@ -118,7 +125,7 @@ def _bool_load_then_select(ctx, op, mask, other):
     combined as (mask & loaded) | (~mask & other), 16 bits at a time (Select has no 8-bit lanes)."""
     r = op.result
     shape = shape_of(r.type)
-    _load_into(ctx, op, False)
+    _load_into(ctx, op, None)
     copied = ctx.vmap[r]  # freed once its bits are taken (a queue buffer, in a loop too)
     on, loaded, alt = (mask_of(ctx, v, shape) for v in (mask, r, other))
     ctx.vmap[r] = Bits(ctx, shape, "ui8").choose(ctx.new_tile("ui8", shape, ctx.name_for(op)), on, loaded, alt)
@@ -126,12 +133,13 @@ def _bool_load_then_select(ctx, op, mask, other):
 
 
 
-def _load_into(ctx, op, with_other: bool):
+def _load_into(ctx, op, other):
+    """The load `op` with `other` (a Splat, a scalar's value, or None: masked-off lanes left as the copy
+    leaves them) in its masked-off lanes."""
     r = op.result
     seg = segments(op)
     ptr = op.operands[0]
     mask = op.operands[1] if seg[1] else None
-    other = ctx.vmap.get(op.operands[1 + seg[1]]) if with_other else None
     elem = elem_of(r.type)
     if not str(r.type).startswith("tensor<"):
         return _scalar_load(ctx, op, ptr, mask, other, elem)
