@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 import re
 import time
 import warnings
@@ -149,7 +150,10 @@ def build_options(backend, options: dict):
 def cache_key(ks: KernelSource, spec: Specialization, backend, opts, digest: str | None = None,
               transform=None, overrides=None) -> str:
     """The content key of one compiled specialization for `backend` (see docs/DESIGN.md, Cache)."""
-    key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(),
+    # the file's name (not its folder: keys stay the same on another machine) and the def line: the
+    # compiled kernel's errors and warnings name them, so two kernels alike in different places differ
+    where = f"{os.path.basename(ks.file)}:{ks.first_line}"
+    key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(), where,
                         digest or dependency_digest(ks), spec.key(), backend.name, repr(opts),
                         transform[0] if transform else "", _overrides_digest(overrides or {})])
     return hashlib.sha256(key_src.encode()).hexdigest()
