@@ -101,6 +101,15 @@ class ExportError(XBlockError, NotImplementedError):
     """A compiled kernel whose target cannot write a project (`CompiledKernel.export`)."""
 
 
+
+# how to go on, in every host target's message for an address that no buffer of the launch holds
+# (runtime/tables.py: the default resolution found no array the caller holds there either)
+BUFFERS_HINT = ("if it points into an array the launch does not pass (a pointer table of data_ptr() / "
+                "arr.ctypes.data addresses), keep that array in a variable of the launching code (the "
+                "launch then finds it), or name it with the launch option buffers=[...], e.g. "
+                "kernel[grid](..., buffers=[a0, b0, c0])")
+
+
 def at_kernel(source, message: str) -> str:
     """`message` about kernel `source` (a frontend KernelSource), rendered as LaunchError renders its
     messages: `file.py:LINE: name: message`, LINE the kernel's `def` line."""

@@ -13,6 +13,7 @@
 """
 
 import os
+from types import SimpleNamespace
 
 import ml_dtypes
 import numpy as np
@@ -389,12 +390,13 @@ def test_pointer_tables_compile_for_cuda_as_triton_writes_them():
 
 # ------------------------------------------------------------------------------------ errors
 def test_sim_reports_an_address_outside_every_argument():
-    rows = [np.arange(8, dtype=np.float32) + 10 * i for i in range(3)]
+    # in an object's attribute, not a variable: the launch does not find them (runtime/tables.py)
+    held = SimpleNamespace(rows=[np.arange(8, dtype=np.float32) + 10 * i for i in range(3)])
     out = np.zeros(24, np.float32)
-    table = np.array([r.ctypes.data for r in rows], np.int64)
+    table = np.array([r.ctypes.data for r in held.rows], np.int64)
     # unchecked, the cpu reads any host address; checked (the default), it refuses as the sim does
     xblock.jit(row_from_table)[(3,)](table, out, N=8, target="cpu", bounds_check=False)
-    np.testing.assert_array_equal(out, np.concatenate(rows))
+    np.testing.assert_array_equal(out, np.concatenate(held.rows))
     with pytest.raises(xblock.ExecutionError, match=r"test_fp8_and_pointer_tables.py:\d+: out-of-bounds load in "
                        r"program \(0, 0, 0\): .*outside every argument buffer"):
         xblock.jit(row_from_table)[(3,)](table, out, N=8, target="cpu")

@@ -4,8 +4,10 @@ Triton's grouped-GEMM style: int64 tables of `data_ptr()` / `arr.ctypes.data` ad
 are not kernel arguments; the kernel turns them into pointers and reads and writes through them. On a
 host target the launch names those arrays with the launch option `buffers=[...]`: accesses through
 integer-made pointers are checked against them as against arguments, and what the kernel writes there
-reaches the caller's arrays. Without the option, an address no argument holds is an error at the
-access's line that names the address and the option.
+reaches the caller's arrays. Without the option (the tutorial's launch, unmodified), the launch finds
+the arrays the table values point into among those the caller holds (runtime/tables.py), with a
+one-time warning; an address in none of them is an error at the access's line that names the address
+and both ways.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 import xblock
+from xblock.errors import XBlockWarning
 
 triton = pytest.importorskip("triton")
 tl = triton.language
@@ -110,11 +113,70 @@ def test_rows_of_one_unnamed_array_written_in_place(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_without_the_option_the_error_names_line_address_and_option(target):
+def test_the_unmodified_launch_finds_the_arrays_the_caller_holds(target):
+    """The tutorial's launch, without buffers=: the tables' addresses lie in arrays held in the caller's
+    lists, which the launch finds and checks as if named (one warning per kernel says so)."""
+    lhs, rhs, out, tables, dims, tiles = _problems(SHAPES)
+    kernel = xblock.jit(batched_gemm_from_tables)
+    with pytest.warns(XBlockWarning, match=r"9 array\(s\) the caller holds .*buffers=\[") as seen:
+        kernel[(tiles,)](*tables, dims, len(SHAPES), TM=16, TN=16, TK=16, target=target)
+    assert FILE in str(seen[0].message)
+    for a, b, c in zip(lhs, rhs, out):
+        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    # a second launch, new arrays at new addresses: found again (such launches never take the memo)
+    lhs, rhs, out, tables, dims, tiles = _problems(SHAPES[:2])
+    kernel[(tiles,)](*tables, dims, 2, TM=16, TN=16, TK=16, target=target)
+    for a, b, c in zip(lhs, rhs, out):
+        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("target", ["sim", "cpu"])
+def test_the_unmodified_launch_finds_torch_tensors(target):
+    lhs, rhs, out, tables, dims, tiles = _problems(SHAPES[:2], torch_tensors=True)
+    with pytest.warns(XBlockWarning, match="the caller holds"):
+        xblock.jit(batched_gemm_from_tables)[(tiles,)](*tables, dims, 2, TM=16, TN=16, TK=16, target=target)
+    for a, b, c in zip(lhs, rhs, out):
+        np.testing.assert_allclose(c.numpy(), a.float().numpy() @ b.float().numpy(), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_rows_found_in_place_without_the_option(target):
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    want = x * 2.0
+    table = np.array([x[i].ctypes.data for i in range(4)], np.int64)
+    with pytest.warns(XBlockWarning, match=r"1 array\(s\)"):
+        xblock.jit(scale_rows_from_table)[(4,)](table, 6, BLOCK=8, target=target)
+    np.testing.assert_array_equal(x, want)
+
+
+class _Hidden:
+    """Arrays the launching code does not hold in a variable (an attribute of an object): not found."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+
+def _hidden_problem():
     lhs, rhs, out, tables, dims, tiles = _problems(SHAPES[:1])
+    return _Hidden((lhs, rhs, out)), tables, dims, tiles
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_address_in_no_array_the_caller_holds_names_line_address_and_both_ways(target):
+    hidden, tables, dims, tiles = _hidden_problem()
     with pytest.raises(xblock.ExecutionError) as info:
         xblock.jit(batched_gemm_from_tables)[(tiles,)](*tables, dims, 1, TM=16, TN=16, TK=16, target=target)
     msg = str(info.value)
-    assert FILE in msg and "buffers=[" in msg, msg
+    assert FILE in msg and "buffers=[" in msg and "variable of the launching code" in msg, msg
     assert "0x" in msg, msg
-    assert not out[0].any()  # nothing written
+    assert not hidden.arrays[2][0].any()  # nothing written
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffers_is_the_checked_mode_nothing_else_is_found(target):
+    """With buffers= the launch reaches exactly the arrays named: `rhs` is held but not named."""
+    lhs, rhs, out, tables, dims, tiles = _problems(SHAPES[:1])
+    with pytest.raises(xblock.ExecutionError, match=r"address 0x[0-9a-f]+ .*outside every .*buffers="):
+        xblock.jit(batched_gemm_from_tables)[(tiles,)](*tables, dims, 1, TM=16, TN=16, TK=16, target=target,
+                                                       buffers=[*lhs, *out])
+    assert not out[0].any()

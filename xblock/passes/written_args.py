@@ -1,4 +1,5 @@
-"""xb-written-args: which kernel arguments the kernel stores to (an analysis, recorded in metadata)."""
+"""xb-written-args: which kernel arguments the kernel stores to, and whether it makes pointers from
+integers (analyses, recorded in metadata)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,22 @@ def analyze(module: ir.Module) -> list[int] | None:
     return sorted(found) if ok else None
 
 
+def makes_pointers(module: ir.Module) -> bool:
+    """Whether the kernel turns integers into pointers (`xb.int_to_ptr`: pointer tables)."""
+    found = []
+
+    def visit(op):
+        if op.name == "xb.int_to_ptr":
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    kernel_of(module).operation.walk(visit)
+    return bool(found)
+
+
 def run(module: ir.Module, metadata: dict) -> None:
-    """Record `metadata["written_args"]` (see `analyze`)."""
+    """Record `metadata["written_args"]` (see `analyze`) and `metadata["int_pointers"]` (see
+    `makes_pointers`: the runtime resolves such a kernel's tables on host targets, runtime/tables.py)."""
     metadata["written_args"] = analyze(module)
+    metadata["int_pointers"] = makes_pointers(module)

@@ -30,7 +30,7 @@ from ..errors import (
     surface,
 )
 from ..frontend.source import XBLOCK_KERNEL, is_tuner, source_of, unwrap_function
-from . import fastpath
+from . import fastpath, tables
 from .args import (
     BUFFERS_OPTION,
     ArgError,
@@ -53,6 +53,13 @@ def launch_option_names() -> frozenset:
     """Keyword arguments of a launch that are target options, not kernel arguments (every option
     some target reads; computed from the registry once)."""
     return all_option_names()
+
+
+def _resolves_tables(ck) -> bool:
+    """Whether launches of `ck` resolve pointer tables from what the caller holds (runtime/tables.py):
+    a kernel that makes pointers from integers, on a target whose launcher takes buffers=. Such
+    launches always take the full path."""
+    return bool(ck.metadata.get("int_pointers")) and getattr(ck.launcher, "takes_buffers", False)
 
 
 def _picker(positions):
@@ -293,7 +300,7 @@ class JITFunction:
                 hash(fkey)
             except Exception:
                 return ck
-        if fkey is not None:
+        if fkey is not None and not _resolves_tables(ck):
             self._remember(fkey, ck, vals)
         return ck
 
@@ -315,7 +322,7 @@ class JITFunction:
             ck = self.run(*args, grid=grid, **kwargs)
         except XBlockError as e:  # shown from here: no frame of xblock's below the user's call
             raise surface(e) from None
-        if key is not None and self._dispatch is not None:
+        if key is not None and self._dispatch is not None and not _resolves_tables(ck):
             self._dispatch.learn(key, ck)
         return ck
 
@@ -337,10 +344,15 @@ class JITFunction:
                 grid = _normalize_grid(grid, bound)
             except (TypeError, ValueError, KeyError) as e:
                 raise self._error(f"bad grid: {e}") from None
-            if buffers is None:
-                ck.launcher(grid, runtime)
-            else:
+            if buffers is not None:
                 self._launch_with_buffers(ck, grid, runtime, buffers)
+            elif _resolves_tables(ck):
+                held = tables.resolve(runtime, tables.caller_frame())
+                if held:
+                    tables.warn_resolved(ck.metadata, len(held))
+                ck.launcher(grid, runtime, buffers=tuple(held))
+            else:
+                ck.launcher(grid, runtime)
         except XBlockError as e:
             raise surface(e) from None
         return ck

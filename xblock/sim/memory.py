@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import ExecutionError, XBlockWarning
+from ..errors import BUFFERS_HINT, ExecutionError, XBlockWarning
 from .program import FP8
 
 SHIFT = 40
@@ -279,12 +279,6 @@ def unmapped_detail(address: int) -> str:
     """What an access through a pointer made from an integer that lies in no buffer of the launch is."""
     return (f"address {address:#x} (a pointer made from an integer), outside every argument buffer of the launch "
             f"and of its buffers= option: {BUFFERS_HINT}")
-
-
-# how to go on, in every target's message for an address no buffer of the launch holds
-BUFFERS_HINT = ("if it points into an array the launch does not pass (a pointer table of data_ptr() / "
-                "arr.ctypes.data addresses), name that array with the launch option buffers=[...], e.g. "
-                "kernel[grid](..., buffers=[a0, b0, c0])")
 
 
 def _apply_atomic(kind, view, idx, vals, cmp):

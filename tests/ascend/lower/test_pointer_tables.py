@@ -13,6 +13,8 @@ addresses).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -255,13 +257,13 @@ def _untouched(fn, *arrays):
 
 def test_an_address_outside_every_argument_is_an_error_at_the_access():
     rows = np.arange(24, dtype=np.float32).reshape(3, 8)
-    other = np.zeros(8, np.float32)  # not passed to the kernel
+    held = SimpleNamespace(other=np.zeros(8, np.float32))  # not passed, not in a variable: not found
     out = np.full(24, 7.0, np.float32)
-    table = np.concatenate([_addresses(rows, [0, 8]), _addresses(other, [0])])
+    table = np.concatenate([_addresses(rows, [0, 8]), _addresses(held.other, [0])])
     msg = _untouched(lambda: xblock.jit(gather_rows)[(3,)](table, out, rows, 8, BLOCK=8, target="ascend"), out, rows)
     line = _line(gather_rows, "# the load")
     assert msg.startswith(f"{__file__}:{line}: gather_rows: the AscendC model stopped the kernel: "), msg
-    assert f"address {other.ctypes.data:#x} is outside every buffer passed to the kernel" in msg, msg
+    assert f"address {held.other.ctypes.data:#x} is outside every buffer passed to the kernel" in msg, msg
     assert f"[at {FILE}:{line}]" in msg, msg
 
 

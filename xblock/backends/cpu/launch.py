@@ -18,17 +18,13 @@ import queue
 import struct
 import threading
 
-from ...errors import ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
+from ...errors import BUFFERS_HINT, ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
 from ..common import services
 from ..common.native import load_library
 
 # the runtime slots after the kernel's arguments (debug.py, bounds.py; EXTRA: the buffers= table)
 STATUS, PRINT, BOUNDS, EXTRA = 0, 1, 2, 3
 RUNTIME_SLOTS = 4
-# what to do about an address no buffer of the launch holds (the sim says the same)
-BUFFERS_HINT = ("if it points into an array the launch does not pass (a pointer table of data_ptr() / "
-                "arr.ctypes.data addresses), name that array with the launch option buffers=[...], e.g. "
-                "kernel[grid](..., buffers=[a0, b0, c0])")
 STACK_BYTES = 256 << 20  # worker stacks: block buffers live on the stack
 GRAINS_PER_THREAD = 16  # ranges of programs per thread, taken from a shared counter
 
