@@ -42,7 +42,7 @@ LOAD_PATTERNS = ("pairs", "a3", "b3")
 STORE_PATTERNS = ("dense", "tile3")
 BASIC_DIMS = {"B": ["BLOCK"], "S": [], "T": ["BM", "BN"], "TT": ["BN", "BM"], "R": ["BM"], "C": ["BN"],
               "R1": ["BM", "1"], "C1": ["1", "BN"], "A": ["BM", "BK"], "K": ["BK", "BN"]}
-NEW_CONST = ("KK", "BINS", "BB")
+NEW_CONST = ("KK", "BINS", "BB", "ER")
 
 
 def install(gen_module):
@@ -622,6 +622,8 @@ def params(k):
             keys.update(_size_keys(dim))
         if st.a["pattern"] == "tile3":
             scal = ["NB"]
+        if st.a.get("guard"):
+            keys.add("ER")
     return scal, sorted(x for x in keys if x in NEW_CONST)
 
 

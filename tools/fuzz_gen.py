@@ -440,6 +440,8 @@ class Model:
             return Val(v, np.ones(v.shape, bool), True, 0.0, None)
         if kd == "lazyload":
             return self.lazyload(node)
+        if kd == "countdown":
+            return self.countdown(node)
         kids = [self.ev(c, env) for c in node.kids] if kd not in ("if", "loop") else None
         if kids is not None:
             exact = all(c.exact for c in kids)
@@ -751,6 +753,20 @@ class Model:
         v = np.asarray(v).astype(NP[node.dtype])
         return Val(v, np.ones(v.shape, bool), True, 0.0, None)
 
+    def countdown(self, node):
+        """`acc = acc * 3 + x[i]` over chunks i = R-1, R-1+STEP, ... down to 0 (a negative-step range):
+        Horner's rule, so an order other than counting down gives other values."""
+        a, z = node.a, self.k.sizes
+        arr = self.inputs[a["arg"]].reshape(-1).astype(np.float64)
+        n, mask = z["n"], self.offs < z["n"]
+        acc = np.zeros(self.offs.shape, np.float64)
+        for i in range(a["trips"] - 1, -1, a["step"]):
+            acc = acc * 3 + np.where(mask, arr[np.minimum(i * n + self.offs, arr.size - 1)], 0)
+        v = acc.astype(NP[node.dtype])
+        exact = not is_float(node.dtype)  # float inputs: each step rounds (and may fuse into an fma)
+        return Val(v, np.ones(v.shape, bool), exact, float(np.abs(acc).max(initial=1)),
+                   None if exact else node.dtype, a["trips"])
+
     def trips(self, node):
         z = self.k.sizes
         if node.a["combine"] == "dot":
@@ -827,6 +843,9 @@ class Model:
                 idx, m = self.store_layout(st)
                 idx = np.asarray(idx, np.int64)
                 m = np.ones(idx.shape, bool) if m is None else np.broadcast_to(m, idx.shape)
+                if st.a.get("guard") and self.k.sizes.get("ER"):  # programs >= limit returned before it
+                    alive = (self.pid < st.a["guard"]["limit"]).reshape((-1,) + (1,) * (idx.ndim - 1))
+                    m = m & alive
                 v = cast_np(v, st.value.dtype, od)
                 if st.value.dtype != od and is_float(st.value.dtype) and is_int(od):
                     raise EvalError("implicit float->int store cast")
@@ -920,6 +939,8 @@ def input_specs(k):
             for arg in (node.a["arg"], node.a.get("arg2")):
                 if arg:
                     specs[arg] = (node.dtype, (int(np.prod(grid_of(k))),), node.a.get("profile", "small"))
+        if node.kind == "countdown":  # `trips` chunks of n, read from the last to the first
+            specs[node.a["arg"]] = (node.dtype, (node.a["trips"] * z["n"],), "small")
         if node.kind != "load":
             continue
         specs[node.a["arg"]] = (node.dtype, input_shape(node.a, k), node.a.get("profile", "small"))
@@ -1067,6 +1088,12 @@ class Renderer:
                    "last": f"tl.load({p} + pid + 1) if pid + 1 < {last} else {lit}",
                    "two": f"tl.load({p} + pid - 1) if pid > 0 else tl.load({a.get('arg2')} + pid)"}[a["form"]]
             self.emit(f"{v} = {src}", ind, node)
+            return v
+        if kd == "countdown":
+            i = f"i{v}"
+            self.emit(f"{v} = tl.zeros((BLOCK,), dtype={TL[d]})", ind, node)
+            self.emit(f"for {i} in range({a['trips'] - 1}, -1, {a['step']}):", ind)
+            self.emit(f"{v} = {v} * 3 + tl.load({a['arg']} + {i} * n + offs, mask=mask, other=0)", ind + 1)
             return v
         if kd == "if":
             c = self.r(node.kids[0], ind)
@@ -1302,6 +1329,11 @@ class Renderer:
         self.stmt_line = {}
         for i, st in enumerate(k.stmts):
             start = len(self.lines)
+            guard = st.a.get("guard")
+            if guard:  # an early return under a constexpr `if`: the programs past the limit store nothing
+                self.emit("if ER:", 1)
+                self.emit(f"    if pid >= {guard['limit']}:", 1)
+                self.emit("        return", 1)
             val = self.r(st.value, 1)
             if st.kind == "store":
                 self.emit(self.store_src(st, val), 1)
@@ -1999,9 +2031,9 @@ class Gen:
 def control_extras(g, k):
     """Lazy control flow, drawn after everything else (the kernel's other draws stay the same): a
     statement storing `a if c else b` on the program id whose sides load (program 0, or the last one,
-    would read out of bounds if both sides ran). Early returns under a constexpr `if` and loops that
-    count down are tested in tests/conformance/test_lazy_control.py: drawn here they would change the
-    lines before them, which the seeds' kernels must keep."""
+    would read out of bounds if both sides ran); a loop counting down (a negative range step) whose
+    Horner sum shows the order; last, an early return under a constexpr `if` before one more store.
+    Each is appended after the kernel's statements, so the lines before stay the seed's."""
     n_in, n_out = g.n_in, g.n_out
     if g.chance(0.2):
         d = g.pick(["i32", "f32", "i8", "f16", "i64"], [3, 3, 1, 1, 1])
@@ -2014,6 +2046,23 @@ def control_extras(g, k):
         g.feat(f"ext:ifexp:{form}")
         k.stmts.append(Stmt("store", Node("lazyload", d, "S", a=a),
                             {"out": g.new_out(), "tag": "S", "pattern": "pid", "out_dtype": d}))
+    if k.mode == "1d" and g.chance(0.15):  # a loop counting down (a negative range step)
+        d = g.pick(["i32", "f32"])
+        trips, step = int(g.pick([1, 2, 3, 4])), int(g.pick([-1, -2], [3, 1]))
+        g.feat(f"ext:countdown:{step}")
+        k.stmts.append(Stmt("store", Node("countdown", d, "B", a={"arg": g.new_in(), "trips": trips, "step": step}),
+                            {"out": g.new_out(), "tag": "B", "pattern": "contig", "out_dtype": d}))
+    P = int(np.prod(grid_of(k)))
+    if k.mode == "1d" and P >= 2 and not any(st.kind != "store" for st in k.stmts) and g.chance(0.15):
+        # the last statement: an early return under a constexpr `if` (on or off), then one more store
+        # that only the programs below the limit reach
+        on = g.chance(0.7)
+        k.sizes["ER"] = int(on)
+        g.feat(f"ext:early-return:{'on' if on else 'off'}")
+        d = g.pick(["i32", "f32"])
+        k.stmts.append(Stmt("store", Node("index", "i32", "B", a={"which": "offs"}),
+                            {"out": g.new_out(), "tag": "B", "pattern": "contig", "out_dtype": d,
+                             "guard": {"limit": int(g.rng.integers(1, P))}}))
     k.ext_args = set(k.ext_args) | {f"in{i}" for i in range(n_in, g.n_in)} | {f"out{i}" for i in range(n_out, g.n_out)}
 
 

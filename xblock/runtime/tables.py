@@ -31,6 +31,14 @@ _SCAN_LIMIT = 200_000  # objects looked at in the caller's frames, at most
 _MIN_ADDRESS = 1 << 16  # smaller integers are sizes and counts, never host addresses
 
 
+def _on_host(t) -> bool:
+    """Whether a torch tensor is in host memory (DLPack's device type 1)."""
+    try:
+        return t.__dlpack_device__()[0] == 1
+    except Exception:  # no DLPack: a tensor-like we cannot place
+        return False
+
+
 def _root(v):
     """(lo, hi, array) of the memory `v` belongs to (the array that owns it), or None."""
     if isinstance(v, np.ndarray):
@@ -41,7 +49,7 @@ def _root(v):
         lo = v.ctypes.data
         return lo, lo + v.nbytes, v
     if hasattr(v, "data_ptr") and hasattr(v, "is_contiguous"):  # a torch tensor
-        if getattr(v, "is_cuda", False) or str(getattr(v, "device", "cpu")) != "cpu":
+        if not _on_host(v):
             return None
         base = getattr(v, "_base", None)
         if base is not None:
@@ -95,7 +103,7 @@ def _addresses(args) -> np.ndarray:
             if a.dtype in (np.int64, np.uint64) and a.size:
                 found.append(a.reshape(-1).view(np.uint64))
         elif hasattr(a, "data_ptr") and str(getattr(a, "dtype", "")) in ("torch.int64", "torch.uint64"):
-            if str(getattr(a, "device", "")) == "cpu" and a.numel():
+            if _on_host(a) and a.numel():
                 found.append(a.reshape(-1).numpy().view(np.uint64))
         elif isinstance(a, (int, np.integer)) and not isinstance(a, bool) and a >= _MIN_ADDRESS:
             found.append(np.array([int(a) & (2**64 - 1)], np.uint64))
