@@ -4,8 +4,9 @@ The kernels are the first ones of seed SEED that, together, carry every feature 
 join/split/interleave/cat/gather/histogram/flip, permutes of 2-D and 3-D blocks, sort and topk,
 block pointers and tensor descriptors (loads and stores), dot precisions and out_dtype, 2-D and
 batched dots, and the lazy control flow of tools/fuzz_gen.py `control_extras` (conditional
-expressions whose sides load, loops counting down, an early return under a constexpr `if`). Each runs on sim (checked against the fuzzer's own numpy model) and cpu (checked
-against the model, or the simulator for float arithmetic) in a worker process with a timeout; any
+expressions whose sides load, loops counting down, an early return under a constexpr `if`). Each
+runs on sim (checked against the fuzzer's own numpy model) and cpu (checked against the model, or
+the simulator for float arithmetic) in a worker process with a timeout; any
 failure class, or a kernel every target rejects (a generator bug), fails the test. ascend (whose
 CPU model compiles C++ for every kernel) and cuda are left to campaigns (docs/RELIABILITY.md).
 
