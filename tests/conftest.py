@@ -37,6 +37,16 @@ SLOW = (
     *(f"tests/ascend/plan/test_resident_loads.py::test_rmsnorm_numerics[{n}-" for n in ("3-127", "45-128")),
     *(f"tests/ascend/plan/test_resident_loads.py::test_bias_rows[float16-{n}-" for n in ("7-130", "45-64", "101-33")),
     *(f"tests/ascend/plan/test_row_cache.py::test_different_others[{n}-" for n in ("63", "200")),
+    # masked loads without `other` on ascend: make test keeps the boundary shapes of each form
+    *(f"tests/conformance/test_masked_loads.py::test_every_dtype_reads_zero[{s}-{d}-ascend]"
+      for s in ("37-32-0", "200-64-5", "90-64-3")
+      for d in ("float32", "float16", "bfloat16", "int8", "uint8", "int16", "int32", "int64", "bool")),
+    *(f"tests/conformance/test_masked_loads.py::test_cumsum_part_sums_of_a_partial_block[256-{d}-ascend]"
+      for d in ("float32", "float16", "bfloat16", "int32")),
+    *(f"tests/conformance/test_masked_loads.py::test_2d_row_sums_and_tiles[16-32-{d}-ascend]"
+      for d in ("float32", "float16", "int32", "int8", "bool")),
+    *(f"tests/conformance/test_masked_loads.py::test_block_pointers_without_padding_option[16-16-{d}-ascend]"
+      for d in ("float32", "float16", "int32", "int8")),
 )
 
 
