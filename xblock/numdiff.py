@@ -151,6 +151,29 @@ def written_arguments(kernel, args, meta) -> list[int]:
     return [runtime_positions[k] for k in written]
 
 
+def host_copy(a):
+    """A numpy copy of an array-like argument (numpy, torch on any device, DLPack), else `a` itself.
+
+    diff runs every target on copies of the caller's arrays: a torch tensor that every target wrote
+    in place would make the reference and the targets compare one memory with itself.
+    """
+    if isinstance(a, np.ndarray):
+        return a.copy()
+    if hasattr(a, "detach") and hasattr(a, "data_ptr"):  # torch: bf16 and fp8 travel as their bits
+        t = a.detach().cpu().contiguous()
+        name = str(t.dtype)[len("torch."):]
+        if name == "bfloat16" or name.startswith("float8"):
+            import ml_dtypes
+            import torch
+
+            bits = torch.int16 if name == "bfloat16" else torch.uint8
+            return t.view(bits).numpy().copy().view(getattr(ml_dtypes, name))
+        return t.numpy().copy()
+    if hasattr(a, "__dlpack__") and not isinstance(a, (int, float, bool)):
+        return np.from_dlpack(a).copy()
+    return a
+
+
 def _run_target(kernel, grid, args, meta, target, out_idx):
     backend = get_backend(target)
     reason = backend.availability()
@@ -169,7 +192,8 @@ def diff(kernel, grid, *args, targets=None, reference: str = REFERENCE, outputs=
     Args:
         kernel: an @xblock.jit kernel (or a function / triton kernel, wrapped on the fly).
         grid: the launch grid.
-        *args: kernel arguments; numpy arrays are copied for every target.
+        *args: kernel arguments; arrays (numpy, torch on any device, DLPack) are copied for every target
+            and never written.
         targets: target names (default: every registered target).
         reference: the target (default "sim") or a dict {arg index: expected array}.
         outputs: indices of the output arguments (default: inferred from the kernel's stores).
@@ -180,6 +204,7 @@ def diff(kernel, grid, *args, targets=None, reference: str = REFERENCE, outputs=
         A DiffReport.
     """
     kernel = jit(kernel)
+    args = tuple(host_copy(a) for a in args)  # the caller's arrays are never written
     wanted = list(targets or all_targets())
     out_idx = list(outputs) if outputs is not None else written_arguments(kernel, args, meta)
     arg_names = kernel.source.params
@@ -245,6 +270,7 @@ def localize_divergence(kernel, grid, args, meta, target, reference=REFERENCE, a
     Both run the kernel instrumented by the xb-record-values pass (an xb -> xb transformation, so
     every backend records the same values); the records are compared in program order.
     """
+    args = tuple(host_copy(a) for a in args)
     records, got = _recorded(kernel, grid, args, meta, target, per)
     _, want = _recorded(kernel, grid, args, meta, reference, per)
     for r in records:

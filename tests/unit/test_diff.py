@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import xblock
+import xblock.language as xl
 from xblock import backends
 from xblock.numdiff import compare, ulp_distance
 
@@ -80,3 +81,61 @@ def test_plot_marks_the_mismatches(faulty, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
     bad = [r for r in rep.rows if r.target == faulty][0]
     assert bad.mask.shape == (5, 100) and bad.mask.sum() == bad.mismatches
+
+
+@xblock.jit
+def twice(x_ptr, y_ptr, n, BLOCK: xl.constexpr):
+    offs = xl.program_id(0) * BLOCK + xl.arange(0, BLOCK)
+    m = offs < n
+    xl.store(y_ptr + offs, xl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+class _DLPackOnly:
+    """An array that offers only the DLPack protocol (as JAX or CuPy arrays do)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kw):
+        return self._a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def _kinds():
+    kinds = [("numpy", lambda a: a)]
+    try:
+        import torch
+
+        kinds.append(("torch", torch.from_numpy))
+    except ImportError:
+        pass
+    kinds.append(("dlpack", _DLPackOnly))
+    return kinds
+
+
+@pytest.mark.parametrize("kind", [k for k, _ in _kinds()])
+def test_a_target_that_disagrees_is_reported_for_every_argument_kind(faulty, kind):
+    """The verdict itself: with arguments of every kind the faulty target is a FAIL, the agreeing one
+    ok, and the caller's arrays are untouched (each target ran on its own copies)."""
+    wrap = dict(_kinds())[kind]
+    c = softmax_case()
+    before = [a.copy() if isinstance(a, np.ndarray) else a for a in c.args]
+    args = [wrap(a) if isinstance(a, np.ndarray) else a for a in c.args]
+    rep = xblock.diff(c.kernel, c.grid, *args, targets=["sim", "cpu", faulty], **c.meta)
+    verdict = {r.target: r.ok for r in rep.rows}
+    assert verdict == {"sim": True, "cpu": True, faulty: False}, str(rep)
+    assert not rep.ok and "FAIL" in str(rep)
+    for a, b in zip(c.args, before):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)  # the output array too: diff never writes the caller's
+
+
+def test_torch_bf16_arguments_are_compared_by_value():
+    torch = pytest.importorskip("torch")
+    x = torch.linspace(-3, 3, 50).to(torch.bfloat16)
+    y = torch.zeros(50, dtype=torch.bfloat16)
+    rep = xblock.diff(twice, (2,), x, y, 50, targets=["cpu"], BLOCK=32)
+    assert rep.ok and not y.float().any()  # compared, and the caller's tensor untouched
+    np.testing.assert_array_equal(rep.reference_outputs[1].astype(np.float32), (x.float() * 2).numpy())
