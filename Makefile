@@ -25,12 +25,15 @@ dev: $(DEV_STAMP)
 demo: $(STAMP)
 	$(VPY) -m xblock demo
 
+# the tests' compile cache: outside the clone (it grows to about a GB), one per clone, kept between runs
+TEST_CACHE ?= $(shell echo "$${TMPDIR:-/tmp}/xblock-test-cache-$$(echo '$(CURDIR)' | cksum | cut -d' ' -f1)")
+
 test: $(STAMP)
-	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/test $(VPY) -m pytest -q -n 2 -m "not slow" tests
+	XBLOCK_CACHE_DIR=$(TEST_CACHE) $(VPY) -m pytest -q -n 2 -m "not slow" tests
 
 # the long tests `make test` leaves out (tests/conftest.py SLOW); CI runs them after `make test`
 test-slow: $(STAMP)
-	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/test $(VPY) -m pytest -q -n 2 -m slow tests
+	XBLOCK_CACHE_DIR=$(TEST_CACHE) $(VPY) -m pytest -q -n 2 -m slow tests
 
 lint: $(DEV_STAMP)
 	$(VPY) -m ruff check xblock tests examples benchmarks tools
@@ -48,4 +51,4 @@ fuzz: $(STAMP)
 	XBLOCK_CACHE_DIR=$(CURDIR)/.xblock_cache/fuzz $(VPY) tools/fuzz.py --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out out/fuzz
 
 clean:
-	rm -rf .xblock_cache build *.egg-info
+	rm -rf .xblock_cache build *.egg-info $(TEST_CACHE)

@@ -147,12 +147,24 @@ def build_options(backend, options: dict):
     return backend.options_cls(**options)
 
 
+def _key_path(file: str) -> str:
+    """How the key names a kernel's file: relative to the working directory when it lies under it
+    (a repository run from its root keys alike on every machine, so a cache compiled here runs on a
+    machine without MLIR), else its absolute path."""
+    path = os.path.abspath(file)
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if rel.startswith(os.pardir) else rel
+
+
 def cache_key(ks: KernelSource, spec: Specialization, backend, opts, digest: str | None = None,
               transform=None, overrides=None) -> str:
     """The content key of one compiled specialization for `backend` (see docs/DESIGN.md, Cache)."""
-    # the file's name (not its folder: keys stay the same on another machine) and the def line: the
-    # compiled kernel's errors and warnings name them, so two kernels alike in different places differ
-    where = f"{os.path.basename(ks.file)}:{ks.first_line}"
+    # the file and the def line: the compiled kernel's errors and warnings name them, so two kernels
+    # alike in two places (a/k.py, b/k.py) are two entries
+    where = f"{_key_path(ks.file)}:{ks.first_line}"
     key_src = "|".join([__version__, compiler_digest(), _toolchain(), backend.toolchain_key(), where,
                         digest or dependency_digest(ks), spec.key(), backend.name, repr(opts),
                         transform[0] if transform else "", _overrides_digest(overrides or {})])
