@@ -116,3 +116,46 @@ def test_stats_count_hits_misses_and_compile_time(capsys):
     assert main(["cache", "stats"]) == 0
     out = capsys.readouterr().out
     assert "_add_one" in out and "sim" in out and "33%" in out
+
+
+_RUN = """
+import sys, warnings
+import numpy as np
+from tests.runtime import kernels
+x = np.arange(100, dtype=np.float32)
+out = np.zeros_like(x)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    kernels.add_one[(4,)](x, out, 100, BLOCK=32, target=sys.argv[1])
+assert (out == x + 1).all(), out
+print("CORRUPTED" if any("corrupted" in str(w.message) for w in caught) else "CLEAN")
+"""
+
+NATIVE = {"cpu": "cpu-so", "ascend": "ascend-emu"}  # the targets' native libraries, outside the entries
+
+
+@pytest.mark.parametrize("target", ["sim", "cpu", "ascend"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_every_file_of_a_target_damaged_is_rebuilt(fresh_cache, target, damage):
+    """Each target's cache, entry files and native libraries alike, truncated or overwritten with
+    garbage: a fresh process warns, rebuilds and gives the right answer; the next one is clean."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    run = lambda: subprocess.run([sys.executable, "-c", _RUN, target], cwd=root,  # noqa: E731
+                                 env=dict(os.environ, XBLOCK_CACHE_DIR=str(fresh_cache)),
+                                 capture_output=True, text=True, timeout=300)
+    first = run()
+    assert first.returncode == 0 and "CLEAN" in first.stdout, first.stderr[-2000:]
+    files = [p for p in fresh_cache.rglob("*") if p.is_file() and not p.is_symlink()
+             and p.suffix != ".lock" and not p.name.startswith(("stats", ".fastpath"))]
+    folders = {p.parent.name for p in files}
+    assert NATIVE.get(target, "sim") == "sim" or NATIVE[target] in folders, folders
+    for p in files:
+        data = p.read_bytes()
+        p.write_bytes(data[: len(data) // 3] if damage == "truncate" else b"\x7fELF garbage" * 3)
+    second = run()
+    assert second.returncode == 0 and "CORRUPTED" in second.stdout, second.stderr[-2000:]
+    third = run()
+    assert third.returncode == 0 and "CLEAN" in third.stdout, third.stderr[-2000:]
