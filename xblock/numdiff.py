@@ -238,7 +238,12 @@ def diff(kernel, grid, *args, targets=None, reference: str = REFERENCE, outputs=
         bad = [s.target for s in report.statuses if s.status == "ran"
                and any(not r.ok for r in report.rows if r.target == s.target)]
         if bad:
-            report.localized = localize_divergence(kernel, grid, args, meta, bad[0], reference, atol, rtol)
+            try:
+                report.localized = localize_divergence(kernel, grid, args, meta, bad[0], reference, atol, rtol)
+            except XBlockError as e:  # the instrumented kernel did not compile or run there
+                report.localized = {"target": bad[0], "op": None, "file": None, "line": None, "max_abs": 0.0,
+                                    "where": f"cannot localize on {bad[0]}: the instrumented kernel failed: "
+                                             + str(e).splitlines()[0]}
     return report
 
 
@@ -273,6 +278,10 @@ def localize_divergence(kernel, grid, args, meta, target, reference=REFERENCE, a
     args = tuple(host_copy(a) for a in args)
     records, got = _recorded(kernel, grid, args, meta, target, per)
     _, want = _recorded(kernel, grid, args, meta, reference, per)
+    if records and np.isnan(got).all() and not np.isnan(want).all():
+        return {"target": target, "op": None, "where": f"cannot localize on {target}: its run recorded no value "
+                "(the instrumented kernel's records never reached the host)", "max_abs": 0.0, "file": None,
+                "line": None}
     for r in records:
         n = int(np.prod(r["shape"])) if r["shape"] else 1
         sl = slice(r["offset"], r["offset"] + n)

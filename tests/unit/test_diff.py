@@ -20,6 +20,24 @@ def faulty():
     backends._LOADED.pop("sim-faulty", None)
 
 
+@pytest.fixture
+def planted(request):
+    """A real target with a planted fault at the softmax's division (tests/unit/faulty_targets.py)."""
+    from tests.unit.faulty_targets import faulty
+
+    base = request.param
+    if base == "sim":
+        name, module, backend = "sim-faulty", "tests.unit.faulty_target", None
+    else:
+        name, module, backend = f"{base}-faulty", "tests.unit.faulty_targets", faulty(base)
+    backends._TARGETS[name] = module
+    if backend is not None:
+        backends._LOADED[name] = backend
+    yield name
+    backends._TARGETS.pop(name, None)
+    backends._LOADED.pop(name, None)
+
+
 def softmax_case():
     return importlib.import_module("examples.softmax").case((5, 100))
 
@@ -139,3 +157,30 @@ def test_torch_bf16_arguments_are_compared_by_value():
     rep = xblock.diff(twice, (2,), x, y, 50, targets=["cpu"], BLOCK=32)
     assert rep.ok and not y.float().any()  # compared, and the caller's tensor untouched
     np.testing.assert_array_equal(rep.reference_outputs[1].astype(np.float32), (x.float() * 2).numpy())
+
+
+@pytest.mark.parametrize("planted", ["sim", "cpu", "ascend"], indirect=True)
+def test_localize_names_the_planted_line_on_every_target(planted):
+    """A divergence seeded at a known line (the division) is localized there on each target: the
+    target's own code records the values (ascend used to record nothing and blame line 1)."""
+    c = softmax_case()
+    rep = xblock.diff(c.kernel, c.grid, *c.args, targets=[planted], localize=True, **c.meta)
+    assert not rep.ok
+    src = open(importlib.import_module("examples.softmax").__file__).read().splitlines()
+    assert rep.localized["op"] == "arith.divf", rep.localized
+    assert "num / xl.sum(" in src[rep.localized["line"] - 1]
+
+
+def test_a_target_that_records_nothing_cannot_localize(monkeypatch):
+    from xblock import numdiff
+
+    c = softmax_case()
+    real = numdiff._recorded
+
+    def silent(kernel, grid, args, meta, target, per):
+        records, values = real(kernel, grid, args, meta, target, per)
+        return records, (np.full_like(values, np.nan) if target == "cpu" else values)
+
+    monkeypatch.setattr(numdiff, "_recorded", silent)
+    out = numdiff.localize_divergence(c.kernel, c.grid, c.args, c.meta, "cpu")
+    assert out["op"] is None and "recorded no value" in out["where"], out

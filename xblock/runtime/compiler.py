@@ -260,14 +260,14 @@ def _build(ks, spec, backend, opts, transform=None, overrides=None):
         "arg_types": list(spec.arg_types.values()),
         "constexprs": {k: repr(v) for k, v in spec.constexprs.items()}, "options": asdict(opts),
     }
-    with module.context:
-        written_args.run(module, metadata)
     if transform is not None:
         from ..passes import verify
 
         with module.context, module.operation.location:
             transform[1](module, metadata)
         verify(module, transform[0])
+    with module.context:  # after a transform, whose stores (xb-record-values' records) count too
+        written_args.run(module, metadata)
     return run_stages(ks.name, backend, opts, module, metadata, overrides or {}), metadata
 
 
