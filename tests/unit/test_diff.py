@@ -184,3 +184,30 @@ def test_a_target_that_records_nothing_cannot_localize(monkeypatch):
     monkeypatch.setattr(numdiff, "_recorded", silent)
     out = numdiff.localize_divergence(c.kernel, c.grid, c.args, c.meta, "cpu")
     assert out["op"] is None and "recorded no value" in out["where"], out
+
+
+@xblock.jit
+def mm(a_ptr, b_ptr, c_ptr, M: xl.constexpr, N: xl.constexpr, K: xl.constexpr, PREC: xl.constexpr):
+    rm, rn, rk = xl.arange(0, M), xl.arange(0, N), xl.arange(0, K)
+    a = xl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = xl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    c = xl.dot(a, b, input_precision=PREC)  # the dot
+    xl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@pytest.mark.parametrize("prec", ["tf32", "ieee"])
+def test_a_difference_by_design_is_explained_at_the_dot(prec):
+    """An f32 dot at Triton's default tf32: the sim rounds operands to tf32, ascend multiplies whole
+    f32; the report says so at the dot's line. At ieee both agree: no note."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((32, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
+    c = np.zeros((32, 32), np.float32)
+    rep = xblock.diff(mm, (1,), a, b, c, targets=["ascend"], M=32, N=32, K=32, PREC=prec)
+    line = next(i for i, s in enumerate(open(__file__).read().splitlines(), 1) if s.endswith("# the dot"))
+    if prec == "ieee":
+        assert rep.ok and not rep.notes, str(rep)
+        return
+    assert not rep.ok and len(rep.notes) == 1, str(rep)
+    assert f"test_diff.py:{line}: tl.dot of f32 operands, input_precision 'tf32': ascend computes it as 'ieee'" \
+        in rep.notes[0]
+    assert "differences by design" in str(rep) and rep.notes == json.loads(rep.to_json())["notes"]

@@ -63,6 +63,9 @@ class Backend:
         capabilities: `capabilities(options)` -> names of the optional xb op families the target
             takes natively (`xb.NATIVE_OPS`: "tensor_descriptors"); the frontend lowers the others
             away before the target sees them.
+        dot_precision: `dot_precision(input_precision)` -> the precision this target computes an f32
+            `tl.dot` in, where it differs by design from the one asked (None: as asked); `xblock.diff`
+            says so at the dot's line when the outputs differ.
     """
 
     name: str
@@ -82,6 +85,7 @@ class Backend:
     timed_by_model: bool = False
     roofline: Callable | None = None
     capabilities: Callable = _no_capabilities
+    dot_precision: Callable | None = None
 
     def __post_init__(self):
         if self.device_name is None:

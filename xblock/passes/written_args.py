@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..dialects.locations import kernel_of
+from ..dialects.locations import kernel_of, source_loc
 
 NAME = "xb-written-args"
 _WRITES = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.descriptor_store", "xb.descriptor_reduce")
@@ -72,8 +72,26 @@ def makes_pointers(module: ir.Module) -> bool:
     return bool(found)
 
 
+def float_dots(module: ir.Module) -> list[dict]:
+    """{file, line, precision} of every `tl.dot` of f32 operands (whose `input_precision` targets may
+    compute otherwise: numdiff explains a difference there)."""
+    found = []
+
+    def visit(op):
+        if op.name == "xb.dot" and "f32" == str(ir.RankedTensorType(op.operands[0].type).element_type):
+            file, line, _ = source_loc(op.location)
+            found.append({"file": file, "line": line,
+                          "precision": ir.StringAttr(op.attributes["input_precision"]).value})
+        return ir.WalkResult.ADVANCE
+
+    kernel_of(module).operation.walk(visit)
+    return found
+
+
 def run(module: ir.Module, metadata: dict) -> None:
     """Record `metadata["written_args"]` (see `analyze`) and `metadata["int_pointers"]` (see
-    `makes_pointers`: the runtime resolves such a kernel's tables on host targets, runtime/tables.py)."""
+    `makes_pointers`: the runtime resolves such a kernel's tables on host targets, runtime/tables.py)
+    and `metadata["float_dots"]` (see `float_dots`)."""
     metadata["written_args"] = analyze(module)
     metadata["int_pointers"] = makes_pointers(module)
+    metadata["float_dots"] = float_dots(module)

@@ -47,8 +47,15 @@ def _toolchain_key() -> str:
     return f"{CXX}|emu={_emu_digest()[:16]}"
 
 
+def _dot_precision(asked: str) -> str:
+    """The Cube multiplies f32 operands whole: Triton's tf32 (its default), tf32x3, bf16x3 and bf16x6
+    are computed as ieee (docs/STATUS.md, ascend: dot)."""
+    return "ieee"
+
+
 BACKEND = Backend("ascend", AscendOptions, _stages, _load, toolchain_key=_toolchain_key, binary_stages=("so",),
                   export=_export, coverage=_coverage, profile=_profile,
-                  timed_by_model=True)  # no NPU here: the CPU model's wall time says nothing of one
+                  timed_by_model=True,  # no NPU here: the CPU model's wall time says nothing of one
+                  dot_precision=_dot_precision)
 
 __all__ = ["BACKEND", "SOCS", "AscendOptions"]
