@@ -51,8 +51,10 @@ def _build_wheel(tmp: Path) -> Path:
         shutil.copy(ROOT / name, src / name)
     for name in ("xblock", "examples"):
         shutil.copytree(ROOT / name, src / name, ignore=IGNORE)
-    _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
-          "-q", "-w", str(tmp / "dist")], cwd=tmp)
+    p = _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
+              "-v", "-w", str(tmp / "dist")], cwd=tmp)
+    # every folder of shipped files is a listed package: setuptools warns of none ("would be ignored")
+    assert "would be ignored" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]
     (wheel,) = (tmp / "dist").glob("xblock-*.whl")
     return wheel
 
@@ -83,6 +85,8 @@ def test_wheel_ships_every_module(tmp_path):
     want |= {"xblock/" + p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").rglob("*.py")
              if "__pycache__" not in p.parts}
     want |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "xblock/backends/ascend/model/emu").glob("*.h")}
+    want |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "xblock/backends/ascend/export/hostcheck").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts}
     want.add("xblock/runtime/fastpath.c")
     missing = sorted(want - files)
     assert not missing, f"not in the wheel (add the package to [tool.setuptools] packages): {missing}"
