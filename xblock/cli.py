@@ -34,7 +34,14 @@ def load_module(path: str):
     spec = importlib.util.spec_from_file_location(name, p)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    try:
+        spec.loader.exec_module(mod)
+    except ModuleNotFoundError as e:
+        if e.name and e.name.split(".")[0] == "triton":  # a @triton.jit file: Triton parses its kernels
+            sys.modules.pop(name, None)
+            raise UsageError(f"{path} imports triton, which is not installed: @triton.jit kernels need it on every "
+                             "target (pip install 'xblock[cuda]', or pip install triton==3.6.0)") from None
+        raise
     return mod
 
 
@@ -196,6 +203,8 @@ def _export_case(args, mod, kernel):
 
 def cmd_export(args) -> int:
     from .errors import XBlockError, surface
+
+    args.target = args.target or exporting_targets()[0]
     from .exporting import export_with_case, grid_formula, signature_specialization, source_label, specialization
 
     if args.signature:
@@ -383,6 +392,8 @@ def bench_plot(args, mod, kernel) -> int:
 def cmd_profile(args) -> int:
     """Run the file's case on the AscendC CPU model and print the cost model's per-pipe estimate."""
     import json
+
+    args.target = args.target or profiling_targets()[0]
 
     import xblock
 
@@ -580,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def kernel_args(sp, target_default=REFERENCE):
         sp.add_argument("kernel", help="FILE:KERNEL, e.g. examples/softmax.py:softmax_kernel")
-        sp.add_argument("--target", "-t", default=target_default, help=", ".join(targets()))
+        sp.add_argument("--target", "-t", default=target_default,
+                        help=", ".join(targets()) + ("" if target_default else " (default: the first that exports)"))
         sp.add_argument("--signature", "-s", help="'x=*fp32,n=i32' or '*fp32,i32' (default: from case())")
         sp.add_argument("-D", dest="define", action="append", help="constexpr NAME=VALUE")
         sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
@@ -599,7 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Export one specialization of a kernel as a project. Name it: --case NAME "
                                     "(DTYPE-SIZE, one of the file's SIZES x DTYPES, e.g. float32-1023), --size "
                                     "[--dtype] for the file's case(), or --signature with -D for every constexpr.")
-    kernel_args(sp, exporting_targets()[0])
+    kernel_args(sp, None)  # default: the first target that exports, resolved when run (cheap --help)
     sp.add_argument("--case", help="one of the file's cases, named DTYPE-SIZE, e.g. float32-1023 or float16-823x781")
     sp.add_argument("--output", "-o", required=True, help="directory to create")
     sp.set_defaults(fn=cmd_export)
@@ -636,8 +648,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("profile", help="estimate a kernel's time per pipe on the Ascend cost model (from the CPU model's "
                                  "counters)")
     sp.add_argument("kernel", help="FILE:KERNEL; the file's case(size, dtype) builds the arguments")
-    sp.add_argument("--target", "-t", default=profiling_targets()[0],
-                    help=", ".join(profiling_targets()) + " (the targets with a cost model)")
+    sp.add_argument("--target", "-t", default=None,  # resolved when run: listing them loads every backend
+                    help="a target with a cost model (default: the first one)")
     sp.add_argument("--soc", default="910B3", help="SoC profile whose constants price the counters (default 910B3)")
     sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
     sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")

@@ -133,3 +133,27 @@ def test_a_misspelled_stage_gets_a_suggestion(capsys):
 
     assert main(["compile", "examples/add.py:add_kernel", "--target", "sim", "--emit", "simprg"]) != 0
     assert "has no stage 'simprg'; did you mean 'simprog'?" in capsys.readouterr().err
+
+
+def test_a_triton_file_without_triton_says_what_to_install(capsys, monkeypatch):
+    from xblock.cli import main
+
+    monkeypatch.setitem(sys.modules, "triton", None)  # `import triton` fails as where it is not installed
+    monkeypatch.setitem(sys.modules, "triton.language", None)
+    assert main(["compile", "examples/triton/add.py:add_kernel", "--target", "sim"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "examples/triton/add.py imports triton, which is not installed" in err[0], err
+    assert "pip install 'xblock[cuda]'" in err[0] and "Traceback" not in err[0]
+
+
+def test_version_and_import_load_no_heavy_module():
+    """`import xblock` and `xblock --version` load neither ml_dtypes, MLIR, Triton nor torch, nor any
+    backend: those come when a kernel needs them."""
+    code = ("import sys\nimport xblock\nfrom xblock.cli import main\ntry:\n    main(['--version'])\n"
+            "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('ml_dtypes', 'mlir', 'triton', 'torch') or m.startswith('xblock.sim') or "
+            "(m.startswith('xblock.backends.') and not m.startswith('xblock.backends.common'))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    loaded = r.stdout.strip().splitlines()[-1]
+    assert loaded in ("[]", "['xblock.backends.base']"), loaded  # the Backend class: no target's module
