@@ -9,7 +9,7 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, CompilationError
 
 XBLOCK_KERNEL = "__xblock_kernel__"  # the marker attribute of xblock's JITFunction (set by the runtime)
 XBLOCK_TUNER = "__xblock_tuner__"  # the marker attribute of xblock's Autotuner and Heuristics wrappers
@@ -69,7 +69,14 @@ class KernelSource:
         fn = self.fn
         self.name = fn.__name__
         self.file = inspect.getsourcefile(fn) or fn.__code__.co_filename
-        raw_lines, self.first_line = inspect.getsourcelines(fn)
+        try:
+            raw_lines, self.first_line = inspect.getsourcelines(fn)
+        except OSError:  # python -c, exec of a string, an interactive prompt without source
+            code = fn.__code__
+            raise CompilationError(code.co_filename, code.co_firstlineno, 1,
+                                   f"cannot read the source of kernel '{fn.__name__}' (defined in "
+                                   f"{code.co_filename}): xblock compiles a kernel from its source text, so "
+                                   "define it in a .py file (or a notebook cell)") from None
         raw = "".join(raw_lines)
         self.src = textwrap.dedent(raw)
         first_raw = raw_lines[0]

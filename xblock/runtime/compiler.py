@@ -57,6 +57,12 @@ class CompiledKernel:
     launcher: object = None
     backend: object = field(default=None, repr=False, compare=False)  # the target's Backend, resolved once
 
+    def __repr__(self) -> str:  # the stages' text and binaries stay out of it (megabytes of .so bytes)
+        md = self.metadata or {}
+        stages = ", ".join(f"{k}: {len(v)} B" for k, v in self.asm.items())
+        return (f"CompiledKernel({self.name!r}, target={self.target!r}, at {md.get('file')}:{md.get('line')}, "
+                f"stages: {stages})")
+
     def run(self, grid, args) -> None:
         self.launcher(grid, args)
 
