@@ -60,6 +60,7 @@ _TENSOR_METHODS = {"to": "cast", "cast": "cast", "reshape": "reshape", "view": "
                    "atomic_and": "atomic_and", "atomic_cas": "atomic_cas", "atomic_max": "atomic_max",
                    "atomic_min": "atomic_min", "atomic_or": "atomic_or", "atomic_xchg": "atomic_xchg",
                    "atomic_xor": "atomic_xor"}
+_BLOCK_ATTRS = ("dtype", "shape", "type", "numel", "T", *(n for n, v in _TENSOR_METHODS.items() if v))
 
 
 
@@ -354,7 +355,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                 return self.sem.permute(base, None)
             if name in _TENSOR_METHODS and _TENSOR_METHODS[name]:
                 return _Method(getattr(xl, _TENSOR_METHODS[name]), base)
-            raise SemanticError(f"a block has no attribute '{name}'")
+            raise SemanticError(f"a block has no attribute '{name}'" + _did_you_mean(name, _BLOCK_ATTRS))
         if isinstance(base, aggregate):
             if not hasattr(base, name) or name.startswith("_"):
                 raise SemanticError(f"{base!r} has no attribute '{name}'")
@@ -362,7 +363,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return _Method(attr, base) if is_builtin(attr) else attr
         if isinstance(base, types.ModuleType):
             if not hasattr(base, name):
-                raise SemanticError(f"module '{base.__name__}' has no attribute '{name}'")
+                public = [n for n in dir(getattr(base, "_triton", base)) if not n.startswith("_")]  # Triton's names
+                raise SemanticError(f"module '{base.__name__}' has no attribute '{name}'" + _did_you_mean(name, public))
             return _unwrap(translate(getattr(base, name)))
         return _unwrap(translate(getattr(base, name)))
 
@@ -619,3 +621,11 @@ def _bind_host_descriptors(gen, args: dict, constexprs: dict) -> None:
         for name in names:  # a part specialized to 1 is that constant
             parts.append(gen.sem.to_tensor(constexprs[name], args[name].dtype) if name in constexprs else args[name])
         gen.scope[p] = gen.sem.host_descriptor(spec, parts[0], parts[1:1 + ndim], parts[1 + ndim:], names[0])
+
+
+def _did_you_mean(name: str, names) -> str:
+    """"; did you mean 'load'?" for the closest of `names`, or nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.7)
+    return f"; did you mean '{close[0]}'?" if close else ""

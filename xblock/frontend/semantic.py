@@ -52,7 +52,8 @@ def _static_shape(shape) -> tuple:
     for s in shape:
         s = _unwrap(s)
         if isinstance(s, tensor) or not isinstance(s, numbers.Integral):
-            raise SemanticError(f"block shapes must be constexpr integers, got {s!r}")
+            raise SemanticError(f"block shapes must be constexpr integers, got {s!r} (declare the parameter that "
+                                "sets it `NAME: tl.constexpr`)")
         out.append(int(s))
     return tuple(out)
 
@@ -419,7 +420,8 @@ class Semantic(BlockOps, MathOps, ShapeOps, PointerBlockOps):
     def arange(self, start, end) -> tensor:
         start, end = _unwrap(start), _unwrap(end)
         if not isinstance(start, int) or not isinstance(end, int):
-            raise SemanticError("arange's start and end must be constexpr integers")
+            raise SemanticError("arange's start and end must be constexpr integers (a block's size is known when "
+                                "the kernel compiles: declare the parameter `NAME: tl.constexpr`)")
         if end <= start:
             raise SemanticError(f"arange({start}, {end}): end must be greater than start")
         if not (-(1 << 31) <= start and end <= 1 << 31):
