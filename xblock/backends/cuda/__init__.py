@@ -9,7 +9,7 @@ import torch when called.
 from __future__ import annotations
 
 from ..base import Backend
-from .options import CudaOptions, triton_installed, triton_version
+from .options import PINNED_TRITON, CudaOptions, triton_installed, triton_version
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")  # the exts of `pipeline.stages`, listed without importing it
 
@@ -19,7 +19,7 @@ def _require_triton() -> None:
 
     if not triton_installed():
         raise TargetUnavailable("the cuda target needs Triton to compile: pip install 'xblock[cuda]' "
-                                "(triton==3.6.0)")
+                                f"(triton=={PINNED_TRITON})")
 
 
 def _stages(options: CudaOptions) -> dict:

@@ -13,6 +13,7 @@ from ...errors import OptionError
 from ..base import BaseOptions
 
 DEFAULT_ARCH = 90  # compute capability compiled for when no GPU says otherwise (an H100/H200)
+PINNED_TRITON = "3.6.0"  # the Triton the cuda target is built and tested against (pyproject's cuda extra)
 
 
 def triton_version() -> str:
