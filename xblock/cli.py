@@ -331,11 +331,38 @@ def cmd_bench(args) -> int:
         return bench_plot(args, mod, kernel)
     case = case_from_module(mod, _size(args.size, mod), args.dtype)
     run_args = case.copy_args()
+    if _modelled(args.target):
+        us = _estimate_us(kernel, case, run_args, args.target, args.soc)
+        print(f"{kernel.__name__} on {args.target}: estimate {us:.2f} us on the {args.soc} cost model, "
+              f"{_gbps(run_args, us * 1e-6):.2f} GB/s (an estimate: no device here, and the CPU model's own "
+              "time says nothing of one; `xblock profile` shows the pipes)")
+        return EXIT_OK
     case.run(args.target, run_args)
     t = do_bench(lambda: case.run(args.target, run_args), warmup=args.warmup, rep=args.rep)
     print(f"{kernel.__name__} on {args.target}: median {t['median'] * 1e3:.3f} ms "
           f"(p20 {t['p20'] * 1e3:.3f}, p80 {t['p80'] * 1e3:.3f}, {t['n']} runs)")
     return EXIT_OK
+
+
+def _modelled(target: str) -> bool:
+    """Whether kernels of `target` run here only on a model of its device (then bench reports the cost
+    model's estimate, never the model's host time)."""
+    from .backends import get_backend
+
+    return bool(get_backend(target).timed_by_model)
+
+
+def _estimate_us(kernel, case, run_args, target: str, soc: str) -> float:
+    """The cost model's estimate of one launch, in microseconds (one run on the CPU model, with progress)."""
+    from . import progress
+    from .backends import get_backend
+
+    backend = get_backend(target)
+    if backend.profile is None:
+        raise UsageError(f"target '{target}' runs on a model here and has no cost model: it cannot be benchmarked")
+    with progress.step(f"running {kernel.__name__} on the {target} CPU model for the cost model"):
+        prof = backend.profile(kernel, case.grid, *run_args, target=target, soc=soc, **case.meta)
+    return float(prof.estimate_us)
 
 
 def _gbps(run_args, seconds: float) -> float:
@@ -369,13 +396,17 @@ def bench_plot(args, mod, kernel) -> int:
         for size in sizes:
             case = case_from_module(mod, size, args.dtype)
             run_args = case.copy_args()
-            case.run(t, run_args)
-            median = do_bench(lambda: case.run(t, run_args), warmup=args.warmup, rep=args.rep)["median"]
+            if _modelled(t):  # the cost model's estimate, labelled so
+                median = _estimate_us(kernel, case, run_args, t, args.soc) * 1e-6
+            else:
+                case.run(t, run_args)
+                median = do_bench(lambda: case.run(t, run_args), warmup=args.warmup, rep=args.rep)["median"]
             elems = math.prod(size) if isinstance(size, tuple) else int(size)
             xs.append(elems)
             ys.append(_gbps(run_args, median))
-            print(f"{kernel.__name__} on {t}, size {size}: {median * 1e3:.3f} ms, {ys[-1]:.2f} GB/s")
-        ax.plot(xs, ys, marker="o", label=t)
+            what = f"estimate on the {args.soc} cost model" if _modelled(t) else "measured"
+            print(f"{kernel.__name__} on {t}, size {size}: {median * 1e3:.3f} ms, {ys[-1]:.2f} GB/s ({what})")
+        ax.plot(xs, ys, marker="o", label=f"{t} (cost-model estimate, {args.soc})" if _modelled(t) else t)
     ax.set_xscale("log")
     ax.set_xlabel("problem size (elements)")
     ax.set_ylabel("GB/s (array bytes / median time)")
@@ -649,6 +680,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--plot", help="write a PNG of GB/s against size, one line per target, over the file's SIZES "
                                    "(or --size)")
     sp.add_argument("--targets", help="with --plot: comma-separated targets, e.g. sim,cpu (default: --target)")
+    sp.add_argument("--soc", default="910B3", help="where a target runs on a device model here (ascend): the SoC "
+                                                 "whose cost model estimates the time (default 910B3)")
     sp.set_defaults(fn=cmd_bench)
 
     sp = command("profile", help="estimate a kernel's time per pipe on the Ascend cost model (from the CPU model's "

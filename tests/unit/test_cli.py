@@ -170,3 +170,14 @@ def test_doctor_warns_of_a_triton_other_than_the_pinned_one(capsys, monkeypatch)
         out = capsys.readouterr().out
         assert (f"warning: triton {fake} is installed" in out) == warned, out
         assert (f"tested against triton {PINNED_TRITON}" in out) == warned
+
+
+def test_bench_on_a_modelled_target_reports_the_estimate(capsys):
+    """ascend runs on the CPU model here: bench prints the cost model's estimate, labelled, not the
+    model's host time as a median."""
+    from xblock.cli import main
+
+    assert main(["bench", "examples/add.py:add_kernel", "--target", "ascend", "--size", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert "add_kernel on ascend: estimate " in out and "on the 910B3 cost model" in out, out
+    assert "an estimate" in out and "median" not in out
