@@ -22,6 +22,10 @@ def __getattr__(name):  # the autotuner and testing helpers load on first use
         from .backends.ascend.model.profile import profile
 
         return profile
+    if name == "export":  # a launch as a buildable project with its own data (exporting.py)
+        from .exporting import export
+
+        return export
     if name == "testing":
         import importlib
 

@@ -103,7 +103,8 @@ def _size(text: str | None, mod):
 
 def case_from_module(mod, size, dtype):
     if not hasattr(mod, "case"):
-        raise UsageError("the kernel's file has no case(size, dtype) function; give --signature and -D")
+        raise UsageError("the kernel's file has no case(size, dtype) function; give --signature with --shape, "
+                         "--arg, -D and --grid")
     dtypes = getattr(mod, "DTYPES", ["float32"])
     dt = dtype or dtypes[0]
     return mod.case(size, dt)
@@ -273,6 +274,13 @@ def case_from_signature(kernel, args):
     return Case(kernel, grid, tuple(call), parse_defines(args.define))
 
 
+def _case(args, mod, kernel):
+    """The launch a command runs: from --signature (random arrays), else the file's case()."""
+    if args.signature:
+        return case_from_signature(kernel, args)
+    return case_from_module(mod, _size(args.size, mod), args.dtype)
+
+
 def _np_int(name: str):
     import numpy as np
 
@@ -284,10 +292,7 @@ def cmd_diff(args) -> int:
     import xblock
 
     mod, kernel = load_kernel(args.kernel)
-    if args.signature:
-        case = case_from_signature(kernel, args)
-    else:
-        case = case_from_module(mod, _size(args.size, mod), args.dtype)
+    case = _case(args, mod, kernel)
     targets = args.targets.split(",") if args.targets else None
     rep = xblock.diff(kernel, case.grid, *case.args, targets=targets, atol=args.atol, rtol=args.rtol,
                       localize=args.localize, **case.meta)
@@ -329,7 +334,7 @@ def cmd_bench(args) -> int:
     mod, kernel = load_kernel(args.kernel)
     if args.plot:
         return bench_plot(args, mod, kernel)
-    case = case_from_module(mod, _size(args.size, mod), args.dtype)
+    case = _case(args, mod, kernel)
     run_args = case.copy_args()
     if _modelled(args.target):
         us = _estimate_us(kernel, case, run_args, args.target, args.soc)
@@ -429,7 +434,7 @@ def cmd_profile(args) -> int:
     import xblock
 
     mod, kernel = load_kernel(args.kernel)
-    case = case_from_module(mod, _size(args.size, mod), args.dtype)
+    case = _case(args, mod, kernel)
     meta = {**case.meta, **parse_defines(args.define)}
     prof = xblock.profile(kernel, case.grid, *case.copy_args(), target=args.target, soc=args.soc, **meta)
     if args.json:
@@ -638,6 +643,15 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--arch", type=int, help="cuda: compute capability, e.g. 90")
         sp.add_argument("--soc", help="ascend: SoC profile, e.g. 910B3")
 
+    def signature_args(sp, define=True):
+        """Arguments without the file's case(): random arrays of a signature (diff, bench, profile)."""
+        sp.add_argument("--signature", "-s", help="build random arguments from this signature instead of case()")
+        sp.add_argument("--shape", action="append", help="with --signature: NAME=AxB for a pointer argument")
+        sp.add_argument("--arg", action="append", help="with --signature: NAME=VALUE for a scalar argument")
+        if define:
+            sp.add_argument("-D", dest="define", action="append", help="with --signature: constexpr NAME=VALUE")
+        sp.add_argument("--grid", help="with --signature: the launch grid, e.g. 8 or 8,4")
+
     sp = command("compile", help="compile a kernel and print or write one stage")
     kernel_args(sp)
     sp.add_argument("--emit", "-e", default="xb", help="stage to print: xb, ttir, ptx, ll, cpp, ...")
@@ -660,11 +674,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
     sp.add_argument("--atol", type=float, help="absolute tolerance (default: per output dtype)")
     sp.add_argument("--rtol", type=float, help="relative tolerance (default: per output dtype)")
-    sp.add_argument("--signature", "-s", help="build random arguments from this signature instead of case()")
-    sp.add_argument("--shape", action="append", help="with --signature: NAME=AxB for a pointer argument")
-    sp.add_argument("--arg", action="append", help="with --signature: NAME=VALUE for a scalar argument")
-    sp.add_argument("-D", dest="define", action="append", help="with --signature: constexpr NAME=VALUE")
-    sp.add_argument("--grid", help="with --signature: the launch grid, e.g. 8 or 8,4")
+    signature_args(sp)
     sp.add_argument("--localize", action="store_true", help="name the first op whose values diverge")
     sp.add_argument("--json", action="store_true", help="print the report as JSON")
     sp.add_argument("--plot", help="write a PNG showing where 2-D outputs mismatch")
@@ -682,6 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--targets", help="with --plot: comma-separated targets, e.g. sim,cpu (default: --target)")
     sp.add_argument("--soc", default="910B3", help="where a target runs on a device model here (ascend): the SoC "
                                                  "whose cost model estimates the time (default 910B3)")
+    signature_args(sp)
     sp.set_defaults(fn=cmd_bench)
 
     sp = command("profile", help="estimate a kernel's time per pipe on the Ascend cost model (from the CPU model's "
@@ -692,7 +703,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--soc", default="910B3", help="SoC profile whose constants price the counters (default 910B3)")
     sp.add_argument("--size", help="problem size for the file's case(), e.g. 823x781")
     sp.add_argument("--dtype", help="dtype for the file's case(), e.g. float16")
-    sp.add_argument("-D", dest="define", action="append", help="constexpr or option NAME=VALUE, over the case's")
+    sp.add_argument("-D", dest="define", action="append", help="constexpr or option NAME=VALUE, over the case's "
+                                                                 "(with --signature: every constexpr)")
+    signature_args(sp, define=False)
     sp.add_argument("--json", action="store_true", help="print the profile as JSON")
     sp.add_argument("--timeline", metavar="FILE", help="write an SVG timeline (per pipe, per core) of block 0's "
                     "first programs to FILE and print it as text (an estimate from averaged counters, not a trace)")

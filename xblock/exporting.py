@@ -126,3 +126,36 @@ def export_with_case(ck, directory, case=None, **info) -> None:
     if case is not None or info:
         ck = dataclasses.replace(ck, metadata={**ck.metadata, "export_case": {"case": case, **info}})
     ck.export(directory)
+
+
+def export(kernel, grid, *args, directory, target: str | None = None, **meta):
+    """Export the launch `kernel[grid](*args, **meta)` as a buildable project in `directory`, with its own
+    data: the arrays passed are the project's inputs (copied to `data/`, which `scripts/gen_data.py`
+    writes to `input/`), and the golden outputs are the reference simulator's on them. The arrays are
+    not written. A call after a launch reproduces it:
+
+        add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, target="ascend")
+        xblock.export(add_kernel, grid, x, y, out, n, BLOCK_SIZE=1024, directory="add_ascendc")
+
+    Args:
+        kernel: an `@xblock.jit` or `@triton.jit` kernel (or a plain function).
+        grid: the launch grid (a tuple, or a callable of the meta-parameters).
+        *args: the launch's arguments (numpy arrays, torch CPU tensors, scalars).
+        directory: the project folder (created).
+        target: the target to export for (default: the first that exports, ascend).
+        **meta: constexprs and target options.
+    """
+    from .backends import exporting_targets
+    from .numdiff import host_copy, written_arguments
+    from .runtime.jit import jit
+    from .testing import Case
+
+    kernel = jit(kernel)
+    target = target or exporting_targets()[0]
+    args = tuple(host_copy(a) for a in args)  # the caller's arrays are never written
+    params = kernel.source.params
+    outputs = {params[i]: i for i in written_arguments(kernel, args, meta)}
+    case = Case(kernel, grid, args, dict(meta), outputs=outputs)
+    ck = kernel.warmup(*args, target=target, **meta)
+    export_with_case(ck, directory, case, name="the launch's own arrays", source=source_label(kernel.source.file),
+                     spec=specialization(kernel, case, target), given=True)

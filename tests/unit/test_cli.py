@@ -181,3 +181,15 @@ def test_bench_on_a_modelled_target_reports_the_estimate(capsys):
     out = capsys.readouterr().out
     assert "add_kernel on ascend: estimate " in out and "on the 910B3 cost model" in out, out
     assert "an estimate" in out and "median" not in out
+
+
+def test_profile_and_bench_take_a_signature(capsys):
+    """As their error message promises: a kernel without case() is profiled from --signature."""
+    from xblock.cli import main
+
+    sig = ["--signature", "*fp32,*fp32,*fp32,i32", "--shape", "x_ptr=1000", "--shape", "y_ptr=1000",
+           "--shape", "out_ptr=1000", "--arg", "n=1000", "-D", "BLOCK=256", "--grid", "4"]
+    assert main(["profile", "examples/add.py:add_kernel", *sig]) == 0
+    assert "add_kernel on the 910B3 cost model" in capsys.readouterr().out
+    assert main(["bench", "examples/add.py:add_kernel", "--target", "sim", *sig]) == 0
+    assert "add_kernel on sim: median" in capsys.readouterr().out
