@@ -13,8 +13,8 @@ import xblock.language as xl
 from xblock.runtime import autotune as at
 from xblock.runtime import cost_model
 
-N = 8192
-SMALL, BIG = xblock.Config({"BLOCK": 32}), xblock.Config({"BLOCK": 2048})  # 256 tiny programs, or 4 big ones
+N = 2**18  # 1 MB per array: 128-byte programs cost their DMA issue 8192 times (cost.py), 8 KB ones 128 times
+SMALL, BIG = xblock.Config({"BLOCK": 32}), xblock.Config({"BLOCK": 2048})  # 8192 tiny programs, or 128 big ones
 
 
 def _accumulate(x_ptr, out_ptr, n, BLOCK: xl.constexpr):

@@ -71,6 +71,7 @@ OPS: list[ApiOp] = [
     ApiOp("fetch_event_id", ("TPipe::FetchEventID",), "{event}", 1, arity=(0, 0)),
     ApiOp("set_flag", ("SetFlag",), "(id) {event}", arity=(1, 0)),
     ApiOp("wait_flag", ("WaitFlag",), "(id) {event}", arity=(1, 0)),
+    ApiOp("pipe_barrier", ("PipeBarrier",), "{pipe}", arity=(0, 0)),
     ApiOp("set_atomic_add", ("SetAtomicAdd",), "{dtype}", arity=(0, 0)),
     ApiOp("set_atomic_max", ("SetAtomicMax",), "{dtype}", arity=(0, 0)),
     ApiOp("set_atomic_min", ("SetAtomicMin",), "{dtype}", arity=(0, 0)),

@@ -22,6 +22,14 @@ truncating division (Triton's `//` and `%` on signed integers). Such pointers an
 (`quasi_pointer`, `quasi_mask`) can be evaluated lane by lane. A row/col decomposition put back
 together, `(x // d) * d + x % d`, is x again, so `row * n_cols + col` is affine (a division by zero
 is undefined behaviour in Triton; the simulator's 0 is not kept there).
+
+Integers narrower than 64 bits wrap, as in Triton: `pid * 2**30` is negative in program 2. A polynomial
+is exact in the integers, and add, sub and mul are the same modulo 2**32, so an i32 value is its
+polynomial wrapped where it is read as a number: an i32 offset of `addptr`, an i32 compare, a sign
+extension (`extsi`, `index_cast`) or a truncation. There the base becomes `Wrapped(lin, 32)`, one more
+opaque value (`values` holds it; a backend computes the polynomial and wraps it), unless it cannot
+wrap (a constant, or one value of that width). The lanes' part (`strides`) is not wrapped: a tile
+whose lanes cross 2**31 is described as if they did not. Sign proofs (`nonneg`) look through the wrap.
 """
 
 from __future__ import annotations
@@ -90,6 +98,22 @@ class Lin:
 
 
 ZERO = Lin()
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """`lin` wrapped to a `bits`-bit two's complement integer (an entry of `PointerStructure.values`)."""
+
+    lin: Lin
+    bits: int
+
+
+def _int_bits(t: ir.Type) -> int | None:
+    """The width of an integer (or integer block) type; None for other types (index: 64)."""
+    e = ir.RankedTensorType(t).element_type if str(t).startswith("tensor<") else t
+    if isinstance(e, ir.IndexType):
+        return 64
+    return ir.IntegerType(e).width if isinstance(e, ir.IntegerType) else None
 
 
 @dataclass(frozen=True)
@@ -276,7 +300,8 @@ class PointerStructure:
         self._memo: dict = {}
 
     # ----- scalars -------------------------------------------------------------------------
-    def key(self, v: ir.Value) -> int:
+    def key(self, v) -> int:
+        """The variable of an opaque scalar: an `ir.Value`, or a `Wrapped` polynomial."""
         if v not in self._keys:
             self._keys[v] = len(self.values)
             self.values.append(v)
@@ -296,8 +321,34 @@ class PointerStructure:
             a, b = self.scalar(op.operands[0]), self.scalar(op.operands[1])
             return a + b if n == "arith.addi" else (a - b if n == "arith.subi" else a * b)
         if n in ("arith.extsi", "arith.index_cast"):
-            return self.scalar(op.operands[0])
+            return self.wrap(self.scalar(op.operands[0]), op.operands[0].type)
         return Lin.var(self.key(v))
+
+    def wrap(self, lin: Lin, t: ir.Type) -> Lin:
+        """`lin`, the value of an integer of type `t` computed without wrapping, as that integer
+        (wrapped to its width) where it is read as a number."""
+        bits = _int_bits(t)
+        if bits is None or bits >= 64:
+            return lin
+        c = lin.as_const()
+        if c is not None:
+            c &= (1 << bits) - 1
+            return Lin.const(c - (1 << bits) if c >> (bits - 1) else c)
+        if len(lin.terms) == 1:
+            (mono, coeff), = lin.terms.items()
+            if coeff == 1 and len(mono) == 1 and self._fits(self.values[mono[0]], bits):
+                return lin
+        return Lin.var(self.key(Wrapped(lin, bits)))
+
+    @staticmethod
+    def _fits(x, bits: int) -> bool:
+        if isinstance(x, Wrapped):
+            return x.bits <= bits
+        b = _int_bits(x.type)
+        return b is not None and b <= bits
+
+    def _wrap_affine(self, a: Affine | None, t: ir.Type) -> Affine | None:
+        return a if a is None else Affine(a.shape, self.wrap(a.base, t), a.strides, a.exact)
 
     # ----- blocks --------------------------------------------------------------------------
     def _cached(self, kind, v, fn):
@@ -347,8 +398,10 @@ class PointerStructure:
             if not a.uniform():
                 return None
             return Affine(shape, a.base * b.base, tuple(a.base * s for s in b.strides), exact)
-        if n in ("arith.extsi", "arith.trunci", "arith.index_cast"):
-            return self.affine(op.operands[0], True)
+        if n in ("arith.extsi", "arith.index_cast"):
+            return self._wrap_affine(self.affine(op.operands[0], True), op.operands[0].type)
+        if n == "arith.trunci":
+            return self._wrap_affine(self.affine(op.operands[0], True), v.type)
         if n == "arith.remsi":
             return self._wrapped(op, shape)
         return self._reshaped(op, shape, lambda x: self.affine(x, True), lambda a, strides, exact: Affine(
@@ -356,7 +409,7 @@ class PointerStructure:
 
     def _wrapped(self, op, shape):
         """`x % m` with x affine along one dimension (unit stride) and m uniform: x on the lanes x < m."""
-        x, m = self.affine(op.operands[0]), self.affine(op.operands[1])
+        x, m = (self._wrap_affine(self.affine(o), o.type) for o in op.operands)  # read as numbers
         if x is None or m is None or not m.uniform():
             return None
         varying = [d for d, s in enumerate(x.strides) if not s.is_zero()]
@@ -423,7 +476,8 @@ class PointerStructure:
         op = owner.operation if hasattr(owner, "operation") else owner
         n = op.name
         if n == "xb.addptr":
-            p, o = self.pointer(op.operands[0], True), self.affine(op.operands[1], True)
+            p, o = self.pointer(op.operands[0], True), self._wrap_affine(self.affine(op.operands[1], True),
+                                                                         op.operands[1].type)
             if p is None or o is None:  # `x_ptr + row * n_cols + col`: the quotients may cancel
                 q = self.quasi_pointer(v)
                 return None if q is None or q.offset.terms else Pointer(q.root, q.elem, q.offset.affine)
@@ -464,6 +518,7 @@ class PointerStructure:
                 return None
             if n == "arith.muli":
                 return _qscale(a, b.affine.base)
+            a, b = (Quasi(self._wrap_affine(x.affine, o.type), x.terms) for x, o in zip((a, b), op.operands))
             q = Quotient("div" if n == "arith.divsi" else "rem", a, b.affine.base)
             return Quasi(_zero(shape).affine, frozenset({(q, Lin.const(1))}))
         if n in ("arith.extsi", "arith.trunci", "arith.index_cast"):
@@ -597,7 +652,7 @@ class PointerStructure:
 
     def _compare(self, op, shape):
         pred = int(ir.IntegerAttr(op.attributes["predicate"]).value)
-        a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
+        a, b = (self._wrap_affine(self.affine(x), x.type) for x in op.operands)
         if a is None or b is None:
             return None
         if not b.uniform():  # the lanes' side on the left: `lim > x` is `x < lim`
@@ -635,7 +690,9 @@ class PointerStructure:
                 return False
         return True
 
-    def _nonneg_value(self, v: ir.Value) -> bool:
+    def _nonneg_value(self, v) -> bool:
+        if isinstance(v, Wrapped):  # as if it did not wrap: where it does, the copy starts before the tensor
+            return self.nonneg(v.lin)  # and the target's bounds check refuses it
         k = ("nonneg", v)
         if k not in self._memo:
             before = set(self._memo)
@@ -690,12 +747,12 @@ class PointerStructure:
         if p is None:
             return None
         b = self.mask(mask, True) if mask is not None else Bounds(p.offset.shape, ())
+        if b is None:  # a mask computed as data (`tl.where(...).to(tl.int1)`): a gather
+            return None
         if transposed:
             if len(p.offset.shape) != 2:
                 return None
             p, b = _transposed(p), _transposed_bounds(b)
-        if b is None:
-            return None
         assumed = p.offset.exact
         b = b & assumed
         shape = p.offset.shape

@@ -110,7 +110,7 @@ def test_row_bias_through_the_bias_table(M, N, K, blocks, out, relu, bias):
     bn4 = blocks[1] * 4
     for s in ("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);", "TQue<TPosition::C1, 1> inQueueC1;",
               f"pipe.InitBuffer(outQueueC2, 1, {bn4});", f"DataCopyParams(1, {bn4 // 64}, 0, 0)",
-              "Mmad(c1Local, a2, b2, bias2, MmadParams(", "Nd2NzParams(1, 1, static_cast<uint16_t>(biasValid), 0, "
+              "Mmad(c1Local, a2, b2, bias2, MmadParams(", "Nd2NzParams(1, 1, biasValid, 0, "
               f"{blocks[1]}, 1, 1, 0)", "outQueueC2.FreeTensor(bias2);"):
         assert s in src, s
     # the bias Mmad only where the accumulator starts; every later one adds to C

@@ -59,8 +59,8 @@ def test_golden_matmul_mixed():
     assert ck.metadata["workspace_bytes"] == 32 * 32 * 4
     # GM offsets and the scalars they use carry the kernel's names, not t_N
     for name in ("DataCopy(a1Local, aGm[a_ptrs]", "DataCopy(b1Local, bGm[b_ptrs]", "DataCopyPad(cGm[c_ptrs]",
-                 "const int32_t first_pid_m_div = (pidx / num_pid_in_group);", "stride_am64", "MmadParams(32, 32, "
-                 "static_cast<uint16_t>(kStep)"):
+                 "const int32_t first_pid_m_div = (pidx / num_pid_in_group);", "stride_am64",
+                 "MmadParams(32, 32, kStep"):
         assert name in cpp, name
 
 

@@ -23,7 +23,8 @@ PLANTED = {
     "l0a_misaligned": "LoadData: dst address L0A+0x10 is not 512-byte aligned",
     "load_past_end": "LoadData: src needs 306176 B but the tensor holds 6144 B",
     "mmad_from_l1": "Mmad: A must be in L0A, not in L1",
-    "mmad_m_range": "Mmad: m, n, k must be at most 4095 (got 5000, 32, 50)",
+    "mmad_m_range": "Mmad: MmadParams.m = 5000 is outside its documented range [0, 4095] (asc-devkit docs "
+                    "Mmad计算/Mmad.md",
     "fixpipe_quant": "Fixpipe: quantPre does not match the destination type",
     "fixpipe_gm_overflow": "Fixpipe: writes 96 B of GM at byte offset 3800 of 'c' (3840 B)",
     "unpaired_set": "CrossCoreSetFlag: flag 3 was set 1 time(s) more than it was waited for at kernel exit",

@@ -64,8 +64,9 @@ def test_max_min_emit_the_data_copy_atomics():
     sig = {"x_ptr": "*i32", "mx_ptr": "*i32", "mn_ptr": "*i32", "s_ptr": "*i32", "n": "i32"}
     cpp = xblock.compile(max_min_kernel, target="ascend", signature=sig, constexprs={"BLOCK": 64}).asm["cpp"]
     for api in ("SetAtomicMax<int32_t>();", "SetAtomicMin<int32_t>();", "SetAtomicAdd<int32_t>();",
-                "DisableDmaAtomic();"):
+                "SetAtomicNone();"):  # the spelling every CANN from 8.0 to 9.1 declares (ASCEND_MODEL.md §1a)
         assert api in cpp, api
+    assert "DisableDmaAtomic()" not in cpp  # (the header comment names it)
 
 
 @pytest.mark.parametrize("kind,needle", [
@@ -96,7 +97,7 @@ PLANTED_BODY = """    GlobalTensor<float> xGm;
     // planted.py:6: xl.atomic_max(x + offs, v)
     SetAtomicMax<{atomic_t}>();
     DataCopy(xGm, v, 64);
-    DisableDmaAtomic();
+    SetAtomicNone();
     q.FreeTensor(v);
 """
 

@@ -41,7 +41,7 @@ def test_rules_followed_is_silent(scenarios):
 
 @pytest.mark.parametrize("name,api,words", [
     ("ub_overflow", "TPipe::InitBuffer", "unified buffer overflow"),
-    ("too_many_queue_buffers", "TPipe::InitBuffer", "at most 8"),
+    ("too_many_queue_buffers", "TQue::FreeTensor", "all 8 ids of the pipe's pool are held"),
     ("datacopy_rounds_down", "DataCopy(GM->UB)", "round it down"),
     ("misaligned", "Add", "not 32-byte aligned"),
     ("deque_empty", "TQue::DeQue", "queue is empty"),

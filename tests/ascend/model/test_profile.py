@@ -48,8 +48,11 @@ def test_add_pipes_bound_estimate(add_profile):
     assert p.bound in ("MTE2", "MTE3")
     assert p.estimate_us >= p.floor_us > 0
     hz = cost.soc_cost("910B3").hz
-    # one program per core: nothing to overlap with, the sum of the pipes
-    assert p.estimate_us == pytest.approx(sum(p.pipes.values()) / hz * 1e6)
+    # one program per core: nothing to overlap with, the sum of the pipes, the GM latency of its copy-in and
+    # copy-out, and the start-up of a one-kind kernel
+    lat = 2 * cost.CONSTANTS["dma_latency_cycles"].value
+    assert p.launch_us == cost.CONSTANTS["launch_us"].value
+    assert p.estimate_us == pytest.approx((sum(p.pipes.values()) + lat) / hz * 1e6 + p.launch_us)
     assert "bound by" in p.report()
 
 

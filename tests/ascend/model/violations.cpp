@@ -25,6 +25,16 @@ static void Scenario(const std::string& s) {
         pipe.InitBuffer(q2, 2, 256);
         pipe.InitBuffer(q3, 2, 256);
         pipe.InitBuffer(q4, 2, 256);
+        // each buffer freed once holds an id of V_MTE2 until its next AllocTensor: the 9th has none
+        for (TQue<TPosition::VECIN, 1>* q : {&q0, &q1, &q2, &q3, &q4}) {
+            LocalTensor<float> a = q->AllocTensor<float>(), b = q->AllocTensor<float>();
+            q->EnQue(a);
+            a = q->DeQue<float>();
+            q->EnQue(b);
+            b = q->DeQue<float>();
+            q->FreeTensor(a);
+            q->FreeTensor(b);
+        }
         return;
     }
     TQue<TPosition::VECIN, 1> inQ;

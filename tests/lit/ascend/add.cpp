@@ -12,8 +12,8 @@
 // CHECK: for (int64_t pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum()) {
 // CHECK: // add.py:14: x = xl.load(x_ptr + offs, mask=mask)
 // CHECK-NEXT: LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
-// The GM offset carries the kernel's name for it (`offs`), the byte length its role (`rowBytes`).
-// CHECK: const int64_t offs = ({{.*}} * 1024);
+// The GM offset carries the kernel's name for it (`offs`), wrapped to int32 as Triton's int32 offsets wrap; the byte length its role (`rowBytes`).
+// CHECK: const int64_t offs = static_cast<int64_t>(static_cast<int32_t>(({{.*}} * 1024)));
 // CHECK: const int64_t cols = ({{.*}} < 1024 ? {{.*}} : 1024);
 // CHECK: DataCopyPad(xLocal, xGm[[[OFF:offs]]], DataCopyExtParams(1, static_cast<uint32_t>([[LEN:rowBytes]]), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
 // CHECK-NEXT: inQueueX.EnQue(xLocal);

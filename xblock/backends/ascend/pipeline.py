@@ -22,7 +22,9 @@ from dataclasses import asdict, dataclass
 from mlir import ir
 
 from ...dialects import ascendc, xb
+from ...dialects.locations import UNKNOWN, error_at, kernel_of
 from ...errors import CompilationError
+from ...errors import debug as debugging
 from ...passes import coarsen_programs, strip_mine, verify
 from .emit.api_surface import check_source
 from .emit.cpp import emit
@@ -73,7 +75,12 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
             attempts[plan] = _attempt(module, plan, metadata, options)
         return attempts[plan].outcome
 
-    verdict = planner.run(_start(module, options), lower)
+    try:
+        verdict = planner.run(_start(module, options), lower)
+    except CompilationError:
+        raise
+    except Exception as e:  # a bug outside the walk (coarsening, strip-mining): at the kernel's def line
+        raise internal_error(e, kernel_of(module).location) from (e if debugging() else None)
     tried = attempts[verdict.plan]
     _show(tried.shown)
     if isinstance(verdict, planner.Fail):
@@ -153,6 +160,9 @@ def _lower(module: ir.Module, plan: AscendPlan, meta: dict, options, chunks: str
                 return _Attempt(low, None, None, meta, [], NoRoom(what=e.what))
             except CompilationError as e:
                 error = e
+            except Exception as e:  # a bug of the lowering: at the kernel line it was lowering
+                where = low.where if low.loc != UNKNOWN else kernel_of(module).location
+                raise internal_error(e, where) from (e if debugging() else None)
     except Exception:
         _show(shown)
         raise
@@ -172,6 +182,15 @@ def _outcome(low: Lowering, error, meta: dict, shown: list, chunks: str) -> Outc
     if low.overflow is not None:
         return Overflow(total=low.overflow["total"], message=error.message, chunks=chunks)
     return Failed(message=error.message, chunks=chunks)
+
+
+def internal_error(e: Exception, where) -> CompilationError:
+    """A Python exception inside the ascend backend (a bug of xblock, not of the kernel) as the error
+    users see: at the kernel line being compiled, naming the exception; `XBLOCK_DEBUG=1` chains the
+    original traceback."""
+    what = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+    return error_at(where, f"internal error while compiling this line ({what}); this is a bug in xblock, not "
+                           "in the kernel: please report it (XBLOCK_DEBUG=1 shows the traceback)", prefix="ascend")
 
 
 def _show(shown: list) -> None:

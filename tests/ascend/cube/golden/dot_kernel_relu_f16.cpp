@@ -55,45 +55,56 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         for (int32_t k = 0; k < ((K + 31) / 32); k++) {
             // kernels.py:22: acc = xl.dot(a, b, acc=acc)
             const int64_t pidx64 = static_cast<int64_t>(pidx);
-            const int64_t t = (static_cast<int64_t>(M) + (pidx64 * -32));
+            const int64_t t = (static_cast<int64_t>(M) + (static_cast<int64_t>(static_cast<int32_t>((pidx64 * 32))) * -1));
             const int64_t t_1 = (32 < t ? 32 : t);
             const int64_t mValid = (t_1 > 0 ? t_1 : 0);
             const int64_t k64 = static_cast<int64_t>(k);
-            const int64_t t_2 = (static_cast<int64_t>(K) + (k64 * -32));
-            const int64_t t_3 = (32 < t_2 ? 32 : t_2);
-            const int64_t kValid = (t_3 > 0 ? t_3 : 0);
-            const int64_t pidy64 = static_cast<int64_t>(pidy);
-            const int64_t t_4 = (static_cast<int64_t>(N) + (pidy64 * -32));
+            const int64_t t_2 = (32 < static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))) ? 32 : static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))));
+            const int64_t kValid = (t_2 > 0 ? t_2 : 0);
+            const int64_t t_3 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(pidy) * 32)));
+            const int64_t t_4 = (static_cast<int64_t>(N) + (t_3 * -1));
             const int64_t t_5 = (32 < t_4 ? 32 : t_4);
             const int64_t nValid = (t_5 > 0 ? t_5 : 0);
             LocalTensor<half> a1Local = inQueueA1.AllocTensor<half>();
             const int64_t stride_am64 = static_cast<int64_t>(stride_am);
-            const int64_t a_ptrs = ((k64 * 32) + ((pidx64 * stride_am64) * 32));
-            DataCopy(a1Local, aGm[a_ptrs], Nd2NzParams(1, static_cast<uint16_t>(mValid), static_cast<uint16_t>(kValid), 0, static_cast<uint16_t>(stride_am64), 32, 1, 0));
+            const int64_t a_ptrs = (static_cast<int64_t>(static_cast<int32_t>(((pidx64 * stride_am64) * 32))) + (k64 * 32));
+            if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
+                DataCopy(a1Local, aGm[a_ptrs], Nd2NzParams(1, mValid, kValid, 0, stride_am64, 32, 1, 0));
+            } else {
+                for (int64_t i = 0; i < mValid; i++) {
+                    DataCopy(a1Local[(i * 16)], aGm[a_ptrs][(i * stride_am64)], Nd2NzParams(1, 1, kValid, 0, (kValid > 1 ? kValid : 1), 32, 1, 0));
+                }
+            }
             inQueueA1.EnQue(a1Local);
             LocalTensor<half> a1 = inQueueA1.DeQue<half>();
             LocalTensor<half> b1Local = inQueueB1.AllocTensor<half>();
             const int64_t stride_bk64 = static_cast<int64_t>(stride_bk);
-            const int64_t b_ptrs = ((pidy64 * 32) + ((stride_bk64 * k64) * 32));
-            DataCopy(b1Local, bGm[b_ptrs], Nd2NzParams(1, static_cast<uint16_t>(kValid), static_cast<uint16_t>(nValid), 0, static_cast<uint16_t>(stride_bk64), 32, 1, 0));
+            const int64_t b_ptrs = (t_3 + ((stride_bk64 * k64) * 32));
+            if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
+                DataCopy(b1Local, bGm[b_ptrs], Nd2NzParams(1, kValid, nValid, 0, stride_bk64, 32, 1, 0));
+            } else {
+                for (int64_t i_1 = 0; i_1 < kValid; i_1++) {
+                    DataCopy(b1Local[(i_1 * 16)], bGm[b_ptrs][(i_1 * stride_bk64)], Nd2NzParams(1, 1, nValid, 0, (nValid > 1 ? nValid : 1), 32, 1, 0));
+                }
+            }
             inQueueB1.EnQue(b1Local);
             LocalTensor<half> b1 = inQueueB1.DeQue<half>();
             const int64_t t_6 = (kValid < 32 ? kValid : 32);
             const int64_t kStep = (t_6 > 0 ? t_6 : 0);
             const int64_t t_7 = ((kStep + 15) / 16);
             LocalTensor<half> a2Local = inQueueA2.AllocTensor<half>();
-            for (int64_t i = 0; i < 2; i++) {
-                LoadData(a2Local[((i * t_7) * 256)], a1, LoadData2DParams(static_cast<uint16_t>(i), static_cast<uint8_t>(t_7), 2, 0, 0, false, 0));
+            for (int64_t i_2 = 0; i_2 < 2; i_2++) {
+                LoadData(a2Local[((i_2 * t_7) * 256)], a1, LoadData2DParams(i_2, t_7, 2, 0, 0, false, 0));
             }
             inQueueA2.EnQue(a2Local);
             LocalTensor<half> b2Local = inQueueB2.AllocTensor<half>();
-            for (int64_t i_1 = 0; i_1 < t_7; i_1++) {
-                LoadData(b2Local[(i_1 * 512)], b1, LoadData2DParams(static_cast<uint16_t>(i_1), 2, 2, 0, 0, true, 0));
+            for (int64_t i_3 = 0; i_3 < t_7; i_3++) {
+                LoadData(b2Local[(i_3 * 512)], b1, LoadData2DParams(i_3, 2, 2, 0, 0, true, 0));
             }
             inQueueB2.EnQue(b2Local);
             LocalTensor<half> a2 = inQueueA2.DeQue<half>();
             LocalTensor<half> b2 = inQueueB2.DeQue<half>();
-            Mmad(c1Local, a2, b2, MmadParams(32, 32, static_cast<uint16_t>(kStep), 0, false, (k == 0)));
+            Mmad(c1Local, a2, b2, MmadParams(32, 32, kStep, 0, false, (k == 0)));
             inQueueA2.FreeTensor(a2);
             inQueueB2.FreeTensor(b2);
             inQueueA1.FreeTensor(a1);
@@ -104,13 +115,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         LocalTensor<float> c1Out = outQueueCO1.DeQue<float>();
         // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
         const int64_t pidx64_1 = static_cast<int64_t>(pidx);
-        const int64_t t_8 = (static_cast<int64_t>(M) + (pidx64_1 * -32));
+        const int64_t t_8 = (static_cast<int64_t>(M) + (static_cast<int64_t>(static_cast<int32_t>((pidx64_1 * 32))) * -1));
         const int64_t t_9 = (32 < t_8 ? 32 : t_8);
-        const int64_t pidy64_1 = static_cast<int64_t>(pidy);
-        const int64_t t_10 = (static_cast<int64_t>(N) + (pidy64_1 * -32));
-        const int64_t t_11 = (32 < t_10 ? 32 : t_10);
+        const int64_t t_10 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(pidy) * 32)));
+        const int64_t t_11 = (static_cast<int64_t>(N) + (t_10 * -1));
+        const int64_t t_12 = (32 < t_11 ? 32 : t_11);
         const int64_t stride_cm64 = static_cast<int64_t>(stride_cm);
-        const int64_t c_ptrs = ((pidy64_1 * 32) + ((pidx64_1 * stride_cm64) * 32));
+        const int64_t c_ptrs = (static_cast<int64_t>(static_cast<int32_t>(((pidx64_1 * stride_cm64) * 32))) + t_10);
         FixpipeParamsV220 fixParams;  // every field set below: the default leaves deqScalar uninitialised
         fixParams.deqScalar = 0;
         fixParams.ndNum = 1;
@@ -118,10 +129,10 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         fixParams.dstNdStride = 0;
         fixParams.reluEn = true;
         fixParams.unitFlag = 0;
-        fixParams.nSize = static_cast<uint16_t>((t_11 > 0 ? t_11 : 0));
-        fixParams.mSize = static_cast<uint16_t>((t_9 > 0 ? t_9 : 0));
+        fixParams.nSize = (t_12 > 0 ? t_12 : 0);
+        fixParams.mSize = (t_9 > 0 ? t_9 : 0);
         fixParams.srcStride = 32;
-        fixParams.dstStride = static_cast<uint32_t>(stride_cm64);
+        fixParams.dstStride = stride_cm64;
         fixParams.quantPre = QuantMode_t::F322F16;
         Fixpipe(cGm[c_ptrs], c1Out, fixParams);
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):

@@ -12,16 +12,8 @@
 #include "kernel_operator.h"
 #include "matmul_kernel_tiling.h"
 
-// CANN 9 renamed CompareScalar to Compares (the old spellings are deprecated there,
-// the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by default it
-// follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.
-#ifndef XBLOCK_CANN_API
-#if defined(__NPU_ARCH__)
-#define XBLOCK_CANN_API 9
-#else
-#define XBLOCK_CANN_API 8
-#endif
-#endif
+// CompareScalar (CANN 9: Compares): the names every CANN from 8.0 to 9.1 declares (9.x keeps them,
+// deprecated by a comment), so this file builds with each of them unchanged.
 
 using namespace AscendC;
 
@@ -88,45 +80,56 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
                 // matmul.py:58: acc = xl.dot(a, b, acc=acc)
                 const int64_t first_pid_m_div64 = static_cast<int64_t>(first_pid_m_div);
                 const int64_t pid_m_rem_1_64 = static_cast<int64_t>(pid_m_rem_1);
-                const int64_t t = ((static_cast<int64_t>(M) + (first_pid_m_div64 * -256)) + (pid_m_rem_1_64 * -32));
+                const int64_t t = (static_cast<int64_t>(M) + (static_cast<int64_t>(static_cast<int32_t>(((first_pid_m_div64 * 256) + (pid_m_rem_1_64 * 32)))) * -1));
                 const int64_t t_1 = (32 < t ? 32 : t);
                 const int64_t mValid = (t_1 > 0 ? t_1 : 0);
                 const int64_t k64 = static_cast<int64_t>(k);
-                const int64_t t_2 = (static_cast<int64_t>(K) + (k64 * -32));
-                const int64_t t_3 = (32 < t_2 ? 32 : t_2);
-                const int64_t kValid = (t_3 > 0 ? t_3 : 0);
-                const int64_t pid_n64 = static_cast<int64_t>(pid_n);
-                const int64_t t_4 = (static_cast<int64_t>(N) + (pid_n64 * -32));
+                const int64_t t_2 = (32 < static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))) ? 32 : static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))));
+                const int64_t kValid = (t_2 > 0 ? t_2 : 0);
+                const int64_t t_3 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(pid_n) * 32)));
+                const int64_t t_4 = (static_cast<int64_t>(N) + (t_3 * -1));
                 const int64_t t_5 = (32 < t_4 ? 32 : t_4);
                 const int64_t nValid = (t_5 > 0 ? t_5 : 0);
                 LocalTensor<half> a1Local = inQueueA1.AllocTensor<half>();
                 const int64_t stride_am64 = static_cast<int64_t>(stride_am);
-                const int64_t a_ptrs = (((k64 * 32) + ((first_pid_m_div64 * stride_am64) * 256)) + ((pid_m_rem_1_64 * stride_am64) * 32));
-                DataCopy(a1Local, aGm[a_ptrs], Nd2NzParams(1, static_cast<uint16_t>(mValid), static_cast<uint16_t>(kValid), 0, static_cast<uint16_t>(stride_am64), 32, 1, 0));
+                const int64_t a_ptrs = (static_cast<int64_t>(static_cast<int32_t>((((first_pid_m_div64 * stride_am64) * 256) + ((pid_m_rem_1_64 * stride_am64) * 32)))) + (k64 * 32));
+                if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
+                    DataCopy(a1Local, aGm[a_ptrs], Nd2NzParams(1, mValid, kValid, 0, stride_am64, 32, 1, 0));
+                } else {
+                    for (int64_t i = 0; i < mValid; i++) {
+                        DataCopy(a1Local[(i * 16)], aGm[a_ptrs][(i * stride_am64)], Nd2NzParams(1, 1, kValid, 0, (kValid > 1 ? kValid : 1), 32, 1, 0));
+                    }
+                }
                 inQueueA1.EnQue(a1Local);
                 LocalTensor<half> a1 = inQueueA1.DeQue<half>();
                 LocalTensor<half> b1Local = inQueueB1.AllocTensor<half>();
                 const int64_t stride_bk64 = static_cast<int64_t>(stride_bk);
-                const int64_t b_ptrs = ((pid_n64 * 32) + ((stride_bk64 * k64) * 32));
-                DataCopy(b1Local, bGm[b_ptrs], Nd2NzParams(1, static_cast<uint16_t>(kValid), static_cast<uint16_t>(nValid), 0, static_cast<uint16_t>(stride_bk64), 32, 1, 0));
+                const int64_t b_ptrs = (t_3 + ((stride_bk64 * k64) * 32));
+                if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
+                    DataCopy(b1Local, bGm[b_ptrs], Nd2NzParams(1, kValid, nValid, 0, stride_bk64, 32, 1, 0));
+                } else {
+                    for (int64_t i_1 = 0; i_1 < kValid; i_1++) {
+                        DataCopy(b1Local[(i_1 * 16)], bGm[b_ptrs][(i_1 * stride_bk64)], Nd2NzParams(1, 1, nValid, 0, (nValid > 1 ? nValid : 1), 32, 1, 0));
+                    }
+                }
                 inQueueB1.EnQue(b1Local);
                 LocalTensor<half> b1 = inQueueB1.DeQue<half>();
                 const int64_t t_6 = (kValid < 32 ? kValid : 32);
                 const int64_t kStep = (t_6 > 0 ? t_6 : 0);
                 const int64_t t_7 = ((kStep + 15) / 16);
                 LocalTensor<half> a2Local = inQueueA2.AllocTensor<half>();
-                for (int64_t i = 0; i < 2; i++) {
-                    LoadData(a2Local[((i * t_7) * 256)], a1, LoadData2DParams(static_cast<uint16_t>(i), static_cast<uint8_t>(t_7), 2, 0, 0, false, 0));
+                for (int64_t i_2 = 0; i_2 < 2; i_2++) {
+                    LoadData(a2Local[((i_2 * t_7) * 256)], a1, LoadData2DParams(i_2, t_7, 2, 0, 0, false, 0));
                 }
                 inQueueA2.EnQue(a2Local);
                 LocalTensor<half> b2Local = inQueueB2.AllocTensor<half>();
-                for (int64_t i_1 = 0; i_1 < t_7; i_1++) {
-                    LoadData(b2Local[(i_1 * 512)], b1, LoadData2DParams(static_cast<uint16_t>(i_1), 2, 2, 0, 0, true, 0));
+                for (int64_t i_3 = 0; i_3 < t_7; i_3++) {
+                    LoadData(b2Local[(i_3 * 512)], b1, LoadData2DParams(i_3, 2, 2, 0, 0, true, 0));
                 }
                 inQueueB2.EnQue(b2Local);
                 LocalTensor<half> a2 = inQueueA2.DeQue<half>();
                 LocalTensor<half> b2 = inQueueB2.DeQue<half>();
-                Mmad(c1Local, a2, b2, MmadParams(32, 32, static_cast<uint16_t>(kStep), 0, false, (k == 0)));
+                Mmad(c1Local, a2, b2, MmadParams(32, 32, kStep, 0, false, (k == 0)));
                 inQueueA2.FreeTensor(a2);
                 inQueueB2.FreeTensor(b2);
                 inQueueA1.FreeTensor(a1);
@@ -164,11 +167,7 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
                 LocalTensor<float> acc = inQueueAcc.DeQue<float>();
                 // matmul.py:17: return xl.where(x >= 0, x, 0.01 * x)
                 LocalTensor<uint8_t> tmp = calcBuf.GetWithOffset<uint8_t>(512, 0);
-#if XBLOCK_CANN_API >= 9
-                Compares(tmp, acc, 0.0f, CMPMODE::GE, 512);
-#else
                 CompareScalar(tmp, acc, 0.0f, CMPMODE::GE, 512);
-#endif
                 LocalTensor<float> tmp_1 = calcBuf.GetWithOffset<float>(512, 512);
                 Muls(tmp_1, acc, 0.009999999776482582f, 512);
                 LocalTensor<float> tmp_2 = calcBuf.GetWithOffset<float>(512, 2560);
@@ -179,18 +178,19 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
                 Cast(cLocal, tmp_2, RoundMode::CAST_RINT, 512);
                 outQueueC.EnQue(cLocal);
                 LocalTensor<half> local = outQueueC.DeQue<half>();
-                const int64_t pid_n64_1 = static_cast<int64_t>(pid_n);
                 const int64_t first_pid_m_div64_1 = static_cast<int64_t>(first_pid_m_div);
                 const int64_t stride_cm64 = static_cast<int64_t>(stride_cm);
                 const int64_t pid_m_rem_1_64_1 = static_cast<int64_t>(pid_m_rem_1);
                 const int64_t chunk64 = static_cast<int64_t>(chunk);
-                const int64_t c_ptrs = ((((pid_n64_1 * 32) + ((first_pid_m_div64_1 * stride_cm64) * 256)) + ((pid_m_rem_1_64_1 * stride_cm64) * 32)) + ((chunk64 * stride_cm64) * 16));
-                const int64_t t_8 = (((static_cast<int64_t>(M) + (first_pid_m_div64_1 * -256)) + (pid_m_rem_1_64_1 * -32)) + (chunk64 * -16));
-                const int64_t t_9 = (t_8 > 0 ? t_8 : 0);
-                const int64_t rows = (t_9 < 16 ? t_9 : 16);
-                const int64_t t_10 = (static_cast<int64_t>(N) + (pid_n64_1 * -32));
-                const int64_t t_11 = (t_10 > 0 ? t_10 : 0);
-                const int64_t cols = (t_11 < 32 ? t_11 : 32);
+                const int64_t t_8 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(pid_n) * 32)));
+                const int64_t c_ptrs = (static_cast<int64_t>(static_cast<int32_t>(((((first_pid_m_div64_1 * stride_cm64) * 256) + ((pid_m_rem_1_64_1 * stride_cm64) * 32)) + ((chunk64 * stride_cm64) * 16)))) + t_8);
+                PipeBarrier<PIPE_MTE3>();
+                const int64_t t_9 = (static_cast<int64_t>(M) + (static_cast<int64_t>(static_cast<int32_t>((((first_pid_m_div64_1 * 256) + (pid_m_rem_1_64_1 * 32)) + (chunk64 * 16)))) * -1));
+                const int64_t t_10 = (t_9 > 0 ? t_9 : 0);
+                const int64_t rows = (t_10 < 16 ? t_10 : 16);
+                const int64_t t_11 = (static_cast<int64_t>(N) + (t_8 * -1));
+                const int64_t t_12 = (t_11 > 0 ? t_11 : 0);
+                const int64_t cols = (t_12 < 32 ? t_12 : 32);
                 const int64_t rowBytes = (cols * 2);
                 DataCopyPad(cGm[c_ptrs], local, DataCopyExtParams(static_cast<uint16_t>(rows), static_cast<uint32_t>(rowBytes), static_cast<uint32_t>(((64 - ((((cols + 15) / 16) * 16) * 2)) / 32)), static_cast<uint32_t>(((stride_cm64 - cols) * 2)), 0));
                 outQueueC.FreeTensor(local);

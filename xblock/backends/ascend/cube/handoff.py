@@ -81,6 +81,8 @@ def plan_handoffs(ctx, dots) -> None:
                 src, claimed = _source(ctx, dot, i, dots)
                 srcs.append(src)
                 absorb += claimed
+                for o in claimed:  # _resolve may lower it at the dot: its operands live until then
+                    ctx.ext.deferred[_op(o)] = _op(dot)
             offs, used = [], 0
             for i in (0, 1):  # room for both: a load the Cube cannot copy is handed over too (_resolve)
                 offs.append(used)
@@ -266,15 +268,34 @@ def lower_handoff_dot(ctx, dot) -> None:
     result_to_vector(ctx, qs, c1, plan, dot.results[0], a.outer_extent, b.outer_extent, dot.operands[2])
 
 
-def _spill_queue_tiles(ctx, dot) -> None:
-    """Blocks held in a VECIN/VECOUT queue buffer and used by the dot or after it move to scratch
-    tiles: the dot's Cube section splits the vector core's code in two, and a queue tensor is
-    declared (and must be freed) in the section that dequeued it (scratch tiles are declared
-    outside the sections)."""
+def spill_around_handoffs(ctx, op) -> None:
+    """Before a loop or `if` whose body holds a handed-off dot: the queue-held blocks used in it or
+    after it move to scratch there, not at the dot (in the body, the copy would be made in every
+    iteration, after the body's first uses had read the queue tensor and a later one freed it)."""
+    h = state(ctx).handoff
+    if h is None or not op.regions:
+        return
+    for dot in h.sites:
+        a = dot.parent
+        while a is not None and a != op:
+            a = a.parent
+        if a is not None:
+            _spill_queue_tiles(ctx, op)
+            return
+
+
+def _spill_queue_tiles(ctx, at) -> None:
+    """Blocks held in a VECIN/VECOUT queue buffer and used by `at` (the dot, or a loop or `if` holding
+    it), inside it or after it move to scratch tiles: the dot's Cube section splits the vector core's
+    code in two, and a queue tensor is declared (and must be freed) in the section that dequeued it
+    (scratch tiles are declared outside the sections). So do the operands of the ops claimed for
+    the dot (`tl.trans` of a load the vector core also reads): their last use counts at the dot."""
+    claimed = [o for o, d in ctx.ext.deferred.items() if d == at]
     for v, t in list(ctx.vmap.items()):
         if not (isinstance(t, Tile) and t.kind in ("vecin", "vecout") and not t.freed and t.refs == 1):
             continue
-        if not isinstance(v, ir.Value) or not (used_after(dot, v) or v in list(dot.operands)):
+        if not isinstance(v, ir.Value) or not (used_after(at, v) or v in list(at.operands) or
+                                               any(v in list(o.operands) for o in claimed)):
             continue
         if t.kind == "vecout":
             A.op("enque", [t.value], queue=t.queue.name)  # a VECOUT tensor is read after its DeQue
@@ -309,6 +330,10 @@ def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> N
     t = ctx.new_tile(elem, shape, ctx.name_for(_op(result.owner)) if plain else None)
     if not plain:
         ctx.temps.append(t)
+    # MTE2 overwrites scratch that issued vector instructions (the last iteration's, and whatever used these
+    # bytes before) or a copy-out may still be reading: CrossCoreWaitFlag drains neither (write-after-read)
+    ctx.sync("V_MTE2")
+    ctx.sync("MTE3_MTE2")
     # whole 32-byte blocks (the slot holds 4 bytes an element)
     A.op("data_copy", [t.value, _slot(ctx, h, elem, 0), ctx.c64(round_up(BM * BN, 32 // SIZE[elem]))])
     _flag("set", OUT_FREE, "AIV", "PIPE_MTE2")

@@ -21,9 +21,12 @@ from ..plan.plan import SECTIONS
 from ..values import elem_of, shape_of
 from .mixed import state
 from .sections import section_kernel
-from .tiling import ACC_DTYPE, CUBE_SOCS, CubeLimit, plan_cube
+from .tiling import ACC_DTYPE, CUBE_SOCS, FREE_EVENTS, QUE_MAX_EVENT, CubeLimit, event_ids_over, plan_cube
 
 CUBE_QUEUES = ("A1", "B1", "A2", "B2", "CO1")
+# Nd2NzParams.srcDValue, the GM row stride of a copy into L1, is a uint16_t in [1, 65535] elements
+# (asc-devkit docs GMToL1随路转换-ND2NZ搬运（DataCopy）.md, table 4).
+SRC_D_VALUE_MAX = 65535
 
 
 @dataclass
@@ -137,6 +140,24 @@ def widen(ctx, plan) -> None:
             if total > cap:
                 raise ctx.error(f"the dots of this kernel together need {total} B of {mem}, which holds {cap} B "
                                 f"on {soc.name}: use smaller blocks")
+    _keep_event_ids(ctx)
+
+
+def _keep_event_ids(ctx) -> None:
+    """Single-buffer the cube queues of a free event whose ids the pipe's pool cannot hold (tiling.event_ids_over)."""
+    st = state(ctx)
+    i64 = ir.IntegerType.get_signless(64)
+    nums = {p: ir.IntegerAttr(d.attributes["num"]).value for p, d in st.queue_decls.items()}
+    for event in event_ids_over(nums):
+        for p in FREE_EVENTS[event][0]:
+            if p in st.queue_decls:
+                st.queue_decls[p].attributes["num"] = ir.IntegerAttr.get(i64, 1)
+    nums = {p: ir.IntegerAttr(d.attributes["num"]).value for p, d in st.queue_decls.items()}
+    over = event_ids_over(nums)
+    if over:
+        event, need = next(iter(over.items()))
+        raise ctx.error(f"the Cube queues of this kernel would hold {need} ids of HardEvent::{event}, and the pipe "
+                        f"has {QUE_MAX_EVENT} per event on Atlas A2: use fewer dots with a bias")
 
 
 def to_l1(ctx, plan, qs, src: Operand, in_t):
@@ -155,8 +176,7 @@ def to_l1(ctx, plan, qs, src: Operand, in_t):
     if src.role == "b" and not src.trans and plan.esize == 4:
         _b32_rows_to_l1(ctx, plan, t, gm, src, row_stride)
     else:
-        A.op("data_copy_nd2nz", [t, gm, ctx.c64(1), src.rows, src.cols, ctx.c64(0), row_stride,
-                                 ctx.c64(c0stride), ctx.c64(1), ctx.c64(0)])
+        nd2nz(ctx, plan, t, gm, src.rows, src.cols, row_stride, c0stride)
     A.op("enque", [t], queue=q)
     return A.op("deque", [], local, queue=q, name=f"{src.role}1")
 
@@ -172,8 +192,43 @@ def _b32_rows_to_l1(ctx, plan, t, gm, src, row_stride) -> None:
         first = ctx.mul(g, ctx.c64(16))
         rows = ctx.smin(ctx.sub(src.rows, first), ctx.c64(16))
         dst, at = ctx.at(t, ctx.mul(g, ctx.c64(16 * plan.base_n))), ctx.at(gm, ctx.mul(first, row_stride))
-        A.op("data_copy_nd2nz", [dst, at, ctx.c64(1), rows, src.cols, ctx.c64(0), row_stride, ctx.c64(16),
+        nd2nz(ctx, plan, dst, at, rows, src.cols, row_stride, 16)
+        scf.YieldOp([])
+
+
+def nd2nz(ctx, plan, dst, gm, rows, cols, row_stride, c0stride: int) -> None:
+    """GM -> L1 (ND -> NZ) of a rows x cols tile whose rows lie `row_stride` elements apart in GM: one Nd2Nz
+    copy where the stride fits Nd2NzParams.srcDValue ([1, 65535]), else one copy per row (an LM head's
+    [K, 128k-vocabulary] weight): CATLASS falls back the same way at its STRIDE_LIMIT (hicann/catlass
+    include/catlass/gemm/tile/atlasa2/copy_gm_to_l1.hpp, CopyGmToL1 of a row-major tile). A runtime
+    stride picks the path at run time."""
+    def whole():
+        A.op("data_copy_nd2nz", [dst, gm, ctx.c64(1), rows, cols, ctx.c64(0), row_stride, ctx.c64(c0stride),
                                  ctx.c64(1), ctx.c64(0)])
+
+    def by_row():
+        loop = ctx.for_range(ctx.c64(0), rows)
+        with ir.InsertionPoint(loop.body):
+            r = loop.induction_variable
+            # row r of the NZ tile starts r 32-byte rows into the tile (dstNzNStride 1); a one-row copy
+            # never steps by srcDValue, which only has to be in range
+            A.op("data_copy_nd2nz", [ctx.at(dst, ctx.mul(r, ctx.c64(32 // plan.esize))),
+                                     ctx.at(gm, ctx.mul(r, row_stride)), ctx.c64(1), ctx.c64(1), cols, ctx.c64(0),
+                                     ctx.smax(cols, ctx.c64(1)), ctx.c64(c0stride), ctx.c64(1), ctx.c64(0)])
+            scf.YieldOp([])
+
+    c = ctx.const_of(row_stride)
+    if c is not None:
+        (whole if 1 <= c <= SRC_D_VALUE_MAX else by_row)()
+        return
+    fits = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, row_stride, ctx.c64(1)).result,
+                        arith.CmpIOp(arith.CmpIPredicate.sle, row_stride, ctx.c64(SRC_D_VALUE_MAX)).result).result
+    branch = scf.IfOp(fits, [], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        whole()
+        scf.YieldOp([])
+    with ir.InsertionPoint(branch.else_block):
+        by_row()
         scf.YieldOp([])
 
 

@@ -19,6 +19,7 @@ from mlir import ir
 from mlir.dialects import scf
 
 from ....dialects import ascendc as A
+from ..irwalk import ancestor_in
 
 AIC, AIV, BOTH, MIXED, FIXED = "AIC", "AIV", "both", "mixed", "fixed"
 CUBE_OPS = ("ascendc.data_copy_nd2nz", "ascendc.data_copy_bt", "ascendc.load_data", "ascendc.load_data_with_transpose",
@@ -178,11 +179,7 @@ def _all_results(op):
 
 def _top_in(block, op):
     """The ancestor of `op` that is an op of `block` (None when op is not inside block)."""
-    while op is not None and op.parent is not None:  # (the block of a parentless op is an MLIR assertion)
-        if op.block == block:
-            return op
-        op = op.parent
-    return None
+    return None if op is None else ancestor_in(block, op)
 
 
 def _pure(op) -> bool:

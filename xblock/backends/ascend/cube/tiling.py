@@ -60,6 +60,27 @@ def round_up(x: int, m: int) -> int:
     return (x + m - 1) // m * m
 
 
+# The event-id pool of an AIC's TPipe (docs/ASCEND_MODEL.md section 9): each HardEvent has 8 ids on Atlas A2
+# (QUE_MAX_EVENT, asc-devkit impl/basic_api/kernel_macros.h); the pipe holds M_MTE1 ids 0-2 for the whole
+# kernel (impl/basic_api/kernel_tpipe_impl.h, TPipe::Init); a queue buffer freed and not yet allocated again
+# holds one id of its free event (impl/basic_api/kernel_tquebind_impl.h, FreeTensor), which is, by the memory
+# its buffers live in (impl/basic_api/kernel_event.h, GetQueEvt): L1 (A1/B1/C1) MTE1_MTE2, L0A/L0B/BiasTable
+# (A2/B2/C2) M_MTE1, L0C (CO1) FIX_M. One id of each is left for the enqueue event of a buffer in flight.
+QUE_MAX_EVENT = 8
+FREE_EVENTS = {"MTE1_MTE2": (("A1", "B1", "C1"), 0), "M_MTE1": (("A2", "B2", "C2"), 3), "FIX_M": (("CO1",), 0)}
+
+
+def event_ids_over(buffers: dict) -> dict:
+    """{free event: ids needed} for the events whose queue buffers (`{position: num}`) and the pipe's own
+    ids would need more than the pool's 8 ids at once; empty when the plan fits."""
+    over = {}
+    for event, (positions, pipe_ids) in FREE_EVENTS.items():
+        need = pipe_ids + sum(buffers.get(p, 0) for p in positions)
+        if need > QUE_MAX_EVENT:
+            over[event] = need
+    return over
+
+
 @dataclass(frozen=True)
 class CubePlan:
     """The tiling of one xb `dot` K loop on the Cube unit (all sizes in elements unless `_bytes`)."""

@@ -10,9 +10,10 @@ can write into a kernel. Each `Api` records *facts* read from the dev kit, in xb
 - `adk`: the asc-devkit copy and commit that header was read at (the CANN 9.x era sources);
 - `c81`: the path inside the CANN 8.1.RC1 toolkit upload (commit `C81`) where the 8.x declaration
   was read, or "" when 8.x is claimed from other evidence (said in `note`);
-- `versions`: the CANN major versions that declare it; `emit_in`: the versions the generator may
-  spell it for (a name deprecated or absent in one version is emitted only in that version's branch
-  of a version switch, beside its `pair`, the other version's name);
+- `versions`: the CANN releases that declare it, from `CANN` (finer than a major version where the
+  facts differ: CANN 9.0 added `Compares`/`DisableDmaAtomic`, 9.1 moved `WholeReduce*` to impl/);
+  how each release's facts were obtained is in `EVIDENCE`;
+- `pair`: the other generation's name of a renamed API (`CompareScalar` / `Compares`);
 - `declared_by`: "adk" for names the kit's headers declare, "compiler" for names the bisheng/ccec
   compiler provides (types, qualifiers, predefined macros, `pipe_t`/`QuantMode_t` enumerators);
 - `verified`: False where the declaration could not be pinned to an asc-devkit file (`note` says why).
@@ -21,8 +22,11 @@ can write into a kernel. Each `Api` records *facts* read from the dev kit, in xb
 `Enum::Member`, `object.member`, macros, `#include`s) and refuses any that is neither in the table,
 nor C++ (keywords, fixed-width integer types, `__builtin_*`), nor declared by the kernel itself
 (locals, parameters, the tiling struct and its fields, `<KERNEL>_WORKSPACE_BYTES`, the kernel
-name, its own `#define`s). It is regex-based (no C++ parser) and runs on every ascend compile
-(pipeline.make_cpp).
+name, its own `#define`s), and any table name that a release in `SUPPORTED` does not declare: the
+generator spells each API the one way every supported CANN declares, so kernel.cpp has no version
+switch (a compiler-macro probe cannot tell releases apart: CANN 8.3 and 8.5 predefine
+`__NPU_ARCH__` as CANN 9 does, and declare neither `Compares` nor `DisableDmaAtomic`). It is
+regex-based (no C++ parser) and runs on every ascend compile (pipeline.make_cpp).
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ from dataclasses import dataclass
 
 from ....errors import XBlockError
 
-BOTH = ("8.x", "9.x")
+# CANN releases the table records (the toolkit's version, major.minor); SUPPORTED: those every
+# generated kernel must build with (docs/STATUS.md "CANN versions").
+CANN = ("8.0", "8.1", "8.2", "8.3", "8.5", "9.0", "9.1")
+SUPPORTED = CANN
+ALL = CANN
+NEW_IN_9 = ("9.0", "9.1")
 # where the facts were read (read_file of the search tool's stored copies)
 ADK9 = "mirror-cann/asc-devkit@59c87719c4897ca2dae6d5cf6b9af37a45fc4665"
 ADK9_IMPL = "mirror-cann/asc-devkit@2e0db4c974267cfa568f248abf1aea415395c7e7"
@@ -47,6 +56,27 @@ ADK_ATOMIC_OLD = "cannmirror/asc-devkit@0d78e35affbfd4530add2ff20dd9bdd1fe86188a
 ADK_CUBE_DTYPES = "cannmirror/asc-devkit@0da921b91aeb2abdc6e8d74423b0bbe7040c3fd1"
 C81 = "leideng/CANN-8.1.RC1@4332a0134a96cfea4a4f6673690a81075c1e4dfb"
 C81_ROOT = "Ascend/ascend-toolkit/8.1.RC1/aarch64-linux/ascendc/include/basic_api/"
+# the asc-devkit release tags every "adk" entry was looked up at (its name in its header, or, where the
+# header moved, in the kit's include/ or impl/): a release in an entry's `versions` was read there
+ADK_TAGS = {"8.5": "cannmirror/asc-devkit@cc982f3abd7628a2ba3ef61063a0c220c9340c53",  # v8.5.0
+            "9.0": "cannmirror/asc-devkit@c8c1b9df6bb9cd61c09751c7ef414b89e06af274",  # v9.0.0 (and v9.0.1)
+            "9.1": "cannmirror/asc-devkit@1de5b49f75a2c8f83a238b6ccbb54bf6cf8fb65c"}  # v9.1.0.pre (and HEAD)
+CHANGES_DOC = "docs/zh/api/附录/接口变更说明.md"  # the kit's interface-change notes (HEAD)
+# how each release's facts were obtained: "read" (its headers), or "inferred" (with the reason)
+EVIDENCE = {
+    "8.0": ("inferred", "no 8.0 headers are public; the interface-change notes (" + CHANGES_DOC + ") list "
+                        "renames from 9.0 on only, relative to 'CANN 8.5.0 and earlier', and the names are "
+                        "those of the CANN 6-8 samples (REFERENCE 3.1): taken as declared where 8.1 declares them"),
+    "8.1": ("read", C81 + " (the CANN 8.1.RC1 toolkit's basic_api headers, each entry's `c81` path)"),
+    "8.2": ("inferred", "between 8.1 and 8.5, both read; the interface-change notes list no change before 9.0"),
+    "8.3": ("inferred", "between 8.1 and 8.5, both read; the interface-change notes list no change before 9.0. "
+                        "Its compiler predefines __NPU_ARCH__ (2201 on A2/A3): hiascend CANNCommunityEdition "
+                        "83RC1alpha001 .../cceintrinsicguide/cceprogram_0014.html"),
+    "8.5": ("read", ADK_TAGS["8.5"] + " (v8.5.0); __NPU_ARCH__ predefined: hiascend CANNCommunityEdition "
+                    "850alpha001 .../cceintrinsicguide/cceprogram_0014.html"),
+    "9.0": ("read", ADK_TAGS["9.0"] + " (v9.0.0; v9.0.1 c3e271c3 the same for these names)"),
+    "9.1": ("read", ADK_TAGS["9.1"] + " (v9.1.0.pre; HEAD 0da921b9 the same for these names)"),
+}
 
 KINDS = ("function", "method", "class", "struct", "field", "enum", "enumerator", "macro", "type-macro",
          "qualifier", "type", "namespace", "header")
@@ -61,18 +91,17 @@ class Api:
     kind: str
     header: str
     signature: str
-    versions: tuple = BOTH
+    versions: tuple = ALL
     adk: str = ADK9
     c81: str = ""
     note: str = ""
     declared_by: str = "adk"
     verified: bool = True
-    emit_in: tuple = ()  # () = every version in `versions`
-    pair: str = ""  # the other CANN version's name of this API
+    pair: str = ""  # the other CANN generation's name of this API
 
-    @property
-    def emitted_in(self) -> tuple:
-        return self.emit_in or self.versions
+    def missing_from(self, releases=SUPPORTED) -> tuple:
+        """The releases of `releases` that do not declare this name."""
+        return tuple(v for v in releases if v not in self.versions)
 
 
 _I = "include/basic_api/"
@@ -141,10 +170,6 @@ ENTRIES: list[Api] = [
         c81=_C_MACROS),
     Api("ASCEND_IS_AIV", "macro", _SYSM, "`if ASCEND_IS_AIV {`: constexpr(g_coreType == AscendC::AIV)", adk=ADK9_SYS,
         c81=_C_MACROS),
-    Api("__NPU_ARCH__", "macro", _BUILTIN_DOC, "predefined: NPU architecture (2201 = Atlas A2/A3)", versions=("9.x",),
-        adk=ADK9_GUIDE, declared_by="compiler",
-        note="CANN 9 bisheng defines it, CANN 8 ccec does not (C81 headers test __CCE_AICORE__ instead): the "
-             "generator's `#if defined(__NPU_ARCH__)` CANN-version probe (REFERENCE 0)"),
     # --- built-in types -------------------------------------------------------------------------
     Api("half", "type", _TYPES_DOC, "16-bit IEEE float (FP16)", adk=ADK9_DOCS, c81=_C_TENSOR, declared_by="compiler",
         note="8.x: used by C81's LocalTensor (SymbolOverrideCompare<half>)"),
@@ -212,6 +237,9 @@ ENTRIES: list[Api] = [
               "impl/basic_api/kernel_event.h", ADK9_EVENT, _C_EVENT, sig="HardEvent member, AIC (HardEventAic)"),
     Api("SetFlag", "function", _SYNC, "template <HardEvent e> SetFlag(int32 eventID)", c81=_C_KCOMMON),
     Api("WaitFlag", "function", _SYNC, "template <HardEvent e> WaitFlag(int32 eventID)", c81=_C_KCOMMON),
+    Api("PipeBarrier", "function", _SYNC, "template <pipe_t pipe> PipeBarrier()", c81=_C_KCOMMON,
+        note="declared beside SetFlag/WaitFlag in both kits; the generator orders overlapping copies to GM with "
+             "PipeBarrier<PIPE_MTE3> (docs/api/context/基础数据搬运.md, constraints)"),
     Api("CrossCoreSetFlag", "function", _SYNC, "template <uint8 modeId, pipe_t pipe> CrossCoreSetFlag(uint16 flagId)",
         c81=_C_COMMON),
     Api("CrossCoreWaitFlag", "function", _SYNC, "template <uint8 modeId = 0, pipe_t pipe = PIPE_S> "
@@ -225,11 +253,13 @@ ENTRIES: list[Api] = [
                f"({ADK9_DOCS})")
       for m, what in (("Max", "larger"), ("Min", "smaller"))],
     Api("SetAtomicNone", "function", _ATOMIC, "SetAtomicNone(): end the atomic mode",
-        c81="interface/kernel_operator_set_atomic_intf.h", emit_in=("8.x",), pair="DisableDmaAtomic",
-        note="deprecated in CANN 9 (header comment: use DisableDmaAtomic); also declared at "
-             f"{ADK_ATOMIC_OLD}"),
+        c81="interface/kernel_operator_set_atomic_intf.h", pair="DisableDmaAtomic",
+        note="declared by every release; 9.0 and 9.1 mark it deprecated by a header comment only ('has been "
+             "updated, please use DisableDmaAtomic instead'; no [[deprecated]] attribute, so no warning), and "
+             f"{CHANGES_DOC} lists the rename relative to 8.5.0 and earlier; also declared at {ADK_ATOMIC_OLD}"),
     Api("DisableDmaAtomic", "function", _ATOMIC, "DisableDmaAtomic(): end the atomic mode (CANN 9 name)",
-        versions=("9.x",), pair="SetAtomicNone", note="absent from C81's kernel_operator_set_atomic_intf.h"),
+        versions=NEW_IN_9, pair="SetAtomicNone",
+        note="absent from C81's and v8.5.0's kernel_operator_set_atomic_intf.h; new in 9.0"),
     Api("DataCacheCleanAndInvalid", "function", _I + "kernel_operator_cache_intf.h",
         "template <T, CacheLine, DcciDst> DataCacheCleanAndInvalid(const GlobalTensor<T>&)", c81=_C_KCOMMON),
     Api("CacheLine", "enum", _REG, "enum class CacheLine : uint64_t", adk=ADK9_IMPL, c81=_C_REG),
@@ -297,11 +327,13 @@ ENTRIES: list[Api] = [
     Api("Compare", "function", _CMPSEL, "template <T, U> Compare(LocalTensor<U> dstMask, src0, src1, CMPMODE, "
         "uint32 count)", c81=_C_CMPSEL),
     Api("CompareScalar", "function", _CMPSEL, "template <T, U> CompareScalar(LocalTensor<U> dstMask, src0, "
-        "const T scalar, CMPMODE, uint32 count)", c81=_C_CMPSEL, emit_in=("8.x",), pair="Compares",
-        note="deprecated in CANN 9 (header comment: use Compares)"),
+        "const T scalar, CMPMODE, uint32 count)", c81=_C_CMPSEL, pair="Compares",
+        note="declared by every release; 9.0 and 9.1 mark it deprecated by a header comment only ('has been "
+             f"updated, please use Compares instead'; no attribute); {CHANGES_DOC} lists the rename"),
     Api("Compares", "function", _CMPSEL, "template <T, U> Compares(LocalTensor<U> dstMask, src0, const T scalar, "
-        "CMPMODE, uint32 count) (CANN 9 name)", versions=("9.x",), pair="CompareScalar",
-        note="absent from C81's kernel_operator_vec_cmpsel_intf.h"),
+        "CMPMODE, uint32 count) (CANN 9 name)", versions=NEW_IN_9, pair="CompareScalar",
+        note="absent from C81's and v8.5.0's kernel_operator_vec_cmpsel_intf.h (8.5.0 has only the micro-API "
+             "Compares(MaskReg&, ...) of impl/micro_api); new in 9.0"),
     Api("CMPMODE", "enum", _MODE, "enum class CMPMODE : uint8_t", adk=ADK9_IMPL, c81=_C_MODE),
     *_members("CMPMODE", ("LT", "GT", "EQ", "LE", "GE", "NE"), _MODE, ADK9_IMPL, _C_MODE),
     Api("Select", "function", _CMPSEL, "template <T, U> Select(dst, LocalTensor<U> selMask, src0, src1 tensor or T "
@@ -314,7 +346,8 @@ ENTRIES: list[Api] = [
           f"int32 mask, int32 repeatTime, int32 dstRepStride, int32 srcBlkStride, int32 srcRepStride{extra}) [one "
           "result per repeat; A2: half, float]", adk=ADK_HEAD, c81=_C_RED,
           note=f"CANN 9.1 renamed it ReduceRepeat<ReduceType::{k.upper()}> (impl comment: 'has been updated, "
-               "please use ReduceRepeat instead') and still defines it in impl/; up to v9.0.1 it is declared in "
+               "please use ReduceRepeat instead') and still defines it in impl/, which its include/ header "
+               f"{_RED} includes (so 9.1 declares it); up to v9.0.1 it is declared in "
                f"{_RED} ({ADK_901}), where ReduceRepeat does not exist yet, so it is emitted in every version; "
                "semantics: docs/zh/api/SIMD-API/基础API/Memory矢量计算/归约计算/ReduceRepeat.md")
       for k, extra in (("Sum", ""), ("Max", ", ReduceOrder order = ORDER_VALUE_INDEX"),
@@ -609,59 +642,25 @@ def used_names(cpp: str) -> set:
     return {u.name for u in scan(cpp).uses if u.name in TABLE}
 
 
-def _branches(lines: list) -> list:
-    """Per line, the chain of (conditional group, branch) it sits in: #if/#ifdef/#ifndef ... #endif."""
-    out, stack, groups = [], [], 0
-    for raw in lines:
-        m = _PP.match(raw)
-        d = m.group(1) if m else ""
-        if d in ("if", "ifdef", "ifndef"):
-            groups += 1
-            stack.append([groups, 0])
-            out.append(tuple(map(tuple, stack[:-1])))
-            continue
-        if d in ("elif", "else") and stack:
-            stack[-1][1] += 1
-            out.append(tuple(map(tuple, stack[:-1])))
-            continue
-        if d == "endif" and stack:
-            stack.pop()
-            out.append(tuple(map(tuple, stack)))
-            continue
-        out.append(tuple(map(tuple, stack)))
-    return out
-
-
-def version_problems(cpp: str, uses=None) -> list:
-    """Uses of names the table restricts to some CANN versions that are not in one branch of a version
-    switch whose other branch spells the other version's name (`pair`)."""
+def version_problems(cpp: str, uses=None, releases=SUPPORTED) -> list:
+    """Uses of table names that a CANN release of `releases` does not declare, one line each (the kernel
+    must build with every supported release, and a compiler-macro probe cannot tell them apart)."""
     uses = scan(cpp).uses if uses is None else uses
-    lines = cpp.split("\n")
-    where = _branches(lines)
-    by_line: dict = {}
-    for u in uses:
-        by_line.setdefault(u.line, set()).add(u.name)
-    problems = []
+    problems, seen = [], set()
     for u in uses:
         api = TABLE.get(u.name)
-        if api is None or set(api.emitted_in) >= set(BOTH) or lines[u.line - 1].lstrip().startswith("#"):
-            continue
-        chain = where[u.line - 1]
-        if not chain:
-            problems.append(f"{u.name} (CANN {'/'.join(api.emitted_in)} only) outside a version switch, line "
-                            f"{u.line}: `{u.text}`")
-            continue
-        group, branch = chain[-1]
-        other = [ln for ln, c in enumerate(where, 1) if c and c[-1][0] == group and c[-1][1] != branch]
-        if not any(api.pair in by_line.get(ln, ()) for ln in other):
-            problems.append(f"{u.name} (CANN {'/'.join(api.emitted_in)} only) at line {u.line} has no "
-                            f"{api.pair} in another branch of its #if")
+        missing = api.missing_from(releases) if api else ()
+        if missing and u.name not in seen:
+            seen.add(u.name)
+            also = f"; CANN {'/'.join(missing)} spell it {api.pair}" if api.pair else ""
+            problems.append(f"{u.name} is not declared by CANN {', '.join(missing)} (line {u.line}: `{u.text}`"
+                            f"{also})")
     return problems
 
 
 def check_source(cpp: str, declared=(), versions: bool = True) -> None:
     """Raise ApiSurfaceError if generated AscendC `cpp` uses a name that is not in TABLE (nor C++, nor
-    the kernel's own), or (with `versions`) a version-restricted name outside its version switch."""
+    the kernel's own), or (with `versions`) one that a supported CANN release does not declare."""
     s = scan(cpp, declared)
     bad = []
     seen = set()
@@ -678,5 +677,5 @@ def check_source(cpp: str, declared=(), versions: bool = True) -> None:
     if versions:
         problems = version_problems(cpp, s.uses)
         if problems:
-            raise ApiSurfaceError("internal: the generated AscendC spells a CANN-version-specific name outside "
-                                  "its version switch: " + "; ".join(problems))
+            raise ApiSurfaceError(f"internal: the generated AscendC must build with CANN {', '.join(SUPPORTED)}, "
+                                  "but uses a name one of them lacks: " + "; ".join(problems))

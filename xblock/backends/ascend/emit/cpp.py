@@ -18,6 +18,7 @@ from mlir import ir
 from ....dialects import ascendc as A
 from ....dialects.locations import source_loc
 from ..options import MIX_AIC_1_2
+from .api_surface import SUPPORTED
 from .cube import CubeCalls
 from .layout import LayoutCalls
 
@@ -269,28 +270,13 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         self.line("")
         renamed = sorted({RENAMED[o.name] for o in _walk(self.module.operation) if o.name in RENAMED})
         if renamed:
-            pairs = ", ".join(f"{old} to {new}" for old, new in renamed)
-            self.line(f"// CANN 9 renamed {pairs} (the old spellings are deprecated there,")
-            self.line("// the new ones absent from CANN 8). XBLOCK_CANN_API picks the spelling; by default it")
-            self.line("// follows the compiler: CANN 9's bisheng defines __NPU_ARCH__, CANN 8's ccec does not.")
-            self.line("#ifndef XBLOCK_CANN_API")
-            self.line("#if defined(__NPU_ARCH__)")
-            self.line("#define XBLOCK_CANN_API 9")
-            self.line("#else")
-            self.line("#define XBLOCK_CANN_API 8")
-            self.line("#endif")
-            self.line("#endif")
+            pairs = ", ".join(f"{old} (CANN 9: {new})" for old, new in renamed)
+            first, last = SUPPORTED[0], SUPPORTED[-1]
+            self.line(f"// {pairs}: the names every CANN from {first} to {last} declares (9.x keeps them,")
+            self.line("// deprecated by a comment), so this file builds with each of them unchanged.")
             self.line("")
         self.line("using namespace AscendC;")
         self.line("")
-
-    def by_version(self, old: str, new: str) -> None:
-        """A call whose name CANN 9 changed: both spellings, chosen by XBLOCK_CANN_API (see the header)."""
-        self.lines += ["#if XBLOCK_CANN_API >= 9"]
-        self.line(new)
-        self.lines += ["#else"]
-        self.line(old)
-        self.lines += ["#endif"]
 
     def block(self, block: ir.Block) -> None:
         for op in block.operations:
@@ -585,7 +571,7 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         d, a, s, n = op.operands
         args = (f"({self.expr(d)}, {self.expr(a)}, {self.typed(s, self._elem(a))}, CMPMODE::{self.attr(op, 'mode')}, "
                 f"{self.as_int(n, 'uint32_t')});")
-        self.by_version("CompareScalar" + args, "Compares" + args)
+        self.line("CompareScalar" + args)
 
     def op_select(self, op):
         d, m, a, b, n = op.operands
@@ -620,6 +606,9 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
     def op_wait_flag(self, op):
         self.line(f"WaitFlag<HardEvent::{self.attr(op, 'event')}>({self.expr(op.operands[0])});")
 
+    def op_pipe_barrier(self, op):
+        self.line(f"PipeBarrier<{self.attr(op, 'pipe')}>();")
+
     def op_set_atomic_add(self, op):
         self.line(f"SetAtomicAdd<{self.ctype(self.attr(op, 'dtype'))}>();")
 
@@ -630,7 +619,7 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         self.line(f"SetAtomicMin<{self.ctype(self.attr(op, 'dtype'))}>();")
 
     def op_set_atomic_none(self, op):
-        self.by_version("SetAtomicNone();", "DisableDmaAtomic();")
+        self.line("SetAtomicNone();")
 
     def op_dcci(self, op):
         t = self.ctype(self._elem(op.operands[0]))
@@ -638,7 +627,8 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
                   f"{self.expr(op.operands[0])});")
 
 
-# ops whose AscendC name CANN 9 changed: (CANN 8 name, CANN 9 name); REFERENCE.md 0 and 0.1
+# ops whose AscendC name CANN 9 changed: (the name every supported CANN declares, CANN 9's new name);
+# api_surface.py records which releases declare each
 RENAMED = {"ascendc.compare_scalar": ("CompareScalar", "Compares"),
            "ascendc.set_atomic_none": ("SetAtomicNone", "DisableDmaAtomic")}
 

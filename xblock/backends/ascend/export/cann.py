@@ -148,10 +148,12 @@ def export(asm: dict, metadata: dict, directory) -> Path:
                                                       metadata.get("workspace_bytes", 0)))
     (d / "main.cpp").write_text(host_source(metadata, spec))
     (d / "CMakeLists.txt").write_text(_cmake(metadata))
-    launch = launch_of(metadata, export_case) if export_case and export_case.get("case") is not None else None
+    launch, goldens = (launch_of(metadata, export_case, asm["xb"])
+                       if export_case and export_case.get("case") is not None else (None, None))
+    given = launch.pop("given", None) if launch else None  # the launch's own arrays: data/, not kernel.json
     (d / "kernel.json").write_text(json.dumps(_info(metadata, spec, launch), indent=2) + "\n")
     if launch:
-        write_case_files(d, metadata, launch, export_case["case"])
+        write_case_files(d, metadata, dict(launch, given=given) if given else launch, goldens)
     meta = dict(metadata, source_name=Path(metadata.get("file", "?")).name)
     (d / "README.md").write_text(readme(meta, spec, launch, _host_check(d)))
     return d

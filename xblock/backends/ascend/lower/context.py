@@ -18,7 +18,7 @@ from mlir.dialects import arith, scf
 from ....dialects import ascendc as A
 from ....dialects.locations import UNKNOWN, error_at, name_of, source_loc
 from ....errors import XBlockWarning
-from ....passes.pointer_structure import PointerStructure
+from ....passes.pointer_structure import PointerStructure, Wrapped
 from ..builders import Builders
 from ..values import SIZE, TILE_ALIGN, Queue, Scratch, Splat, Struct, Tile, numel, round_up
 from ..vector.tiles import fill, materialize
@@ -117,7 +117,7 @@ class LoweringContext(Builders):
         for mono, coeff in sorted(lin.terms.items(), key=lambda kv: len(kv[0])):
             term = None
             for key in mono:
-                f = self.to64(self.scalar(self.ps.values[key]))
+                f = self._lin_value(self.ps.values[key])
                 term = f if term is None else self.mul(term, f)
             if term is None:
                 term = self.c64(coeff)
@@ -125,6 +125,16 @@ class LoweringContext(Builders):
                 term = self.mul(term, self.c64(coeff))
             total = term if total is None else self.add(total, term)
         return total if total is not None else self.c64(0)
+
+    def _lin_value(self, v) -> ir.Value:
+        """A variable of a polynomial as an i64 value: a lowered scalar, or a polynomial of i32 values
+        wrapped as Triton's int32 arithmetic wraps (`pid * 2**30` is negative in program 2), computed
+        in 64 bits and truncated (two's complement: the low bits of a product or sum do not depend on
+        the high bits of its operands)."""
+        if isinstance(v, Wrapped):
+            narrow = arith.TruncIOp(ir.IntegerType.get_signless(v.bits), self.lin(v.lin)).result
+            return arith.ExtSIOp(self.i64, narrow).result
+        return self.to64(self.scalar(v))
 
     def gm_offset(self, ptr: ir.Value, base) -> ir.Value:
         """The element offset `base` (a Lin) of the pointer block `ptr`, as an i64 value named after

@@ -248,6 +248,11 @@ class Lowering(LoweringContext):
                 for region in o.regions:
                     for b in region.blocks:
                         stack.extend(x.operation for x in b.operations)
+        # an absorbed op that a later op may lower after all (a dot's operand load, lowered at the dot):
+        # its operands are used there
+        for o, at in self.ext.deferred.items():
+            if o in index and at in index:
+                index[o] = max(index[o], index[at])
         values = list(block.arguments) + [r for op in ops for r in op.results]
         dying: dict = {}
         for v in values:

@@ -36,6 +36,12 @@ class Shared:
     if_results: dict = field(default_factory=dict)
     # roots of the pointers the kernel stores through, None until computed: lower/ops/load.py writes and reads
     stored_roots: set | None = None
+    # every xb.store/atomic of the kernel, None until computed: vector/store_order.py writes and reads
+    store_sites: list | None = None
+    # {absorbed op: the op at which it may be lowered after all}: cube/handoff.py writes (a dot's operand
+    # load, lowered at the dot when the Cube cannot copy it); lower/driver.py last_uses reads (its operands
+    # stay live until that op)
+    deferred: dict = field(default_factory=dict)
     # {load op: row_cache.Use}: plan/row_cache.py plan writes; row_cache.py begin and place read
     row_cache: dict = field(default_factory=dict)
     # blocks being computed as data (a stack): vector/tiles.py _lower_as_data pushes, data_wanted reads

@@ -1,8 +1,9 @@
 """Run generated AscendC on xblock's CPU model: build it with g++, load it, launch on numpy arrays.
 
 The model (emu/, docs/ASCEND_MODEL.md) compiles kernel.cpp as an NPU build of CANN 9 would: no
-host library names, the CANN 9 API spellings. A kernel whose source picks spellings by CANN version
-(`XBLOCK_CANN_API`, `__NPU_ARCH__`) is also checked, syntax only, as a CANN 8 build. Model errors
+host library names, the CANN 9 API spellings. A kernel that could build differently with CANN 8.x
+(it has a preprocessor conditional, or names an API only CANN 9 declares) is also checked, syntax
+only, as a CANN 8.3/8.5 build: the old names only, `__NPU_ARCH__` predefined. Model errors
 that carry the kernel.cpp line of the failing call (`[at kernel.cpp:N]`) are reported at the Python
 line whose `// file.py:N:` comment precedes it.
 
@@ -26,9 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ....errors import ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
+from ....errors import BUFFERS_HINT, ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
 from ...common.cachedir import cache_dir
 from ...common.native import library_path, load_library
+from ..emit.api_surface import CANN
+from ..emit.api_surface import TABLE as API_TABLE
 from ..emit.cpp import tiling_header, tiling_struct_name
 from ..options import SOCS, STATUS_SLOT, launch_blocks, launch_cores, rows_per_instance
 
@@ -152,8 +155,10 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
     key = hashlib.sha256(("\0".join([CXX, *CXXFLAGS, _emu_digest()] + [f"{k}\0{v}" for k, v in
                                                                        sorted(files.items())])).encode())
     built = cache_dir() / KIND / (key.hexdigest()[:32] + ".so")  # a link to the library
-    try:
-        return built.read_bytes()
+    try:  # the link's target is named by its bytes' digest: a truncated or changed one is built again
+        data = built.read_bytes()
+        if os.readlink(built) == hashlib.sha256(data).hexdigest()[:32] + ".so":
+            return data
     except OSError:
         pass
     tmp = Path(tempfile.mkdtemp(prefix="xblock-ascend-"))
@@ -164,7 +169,7 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise compile_error(metadata, cpp, res.stderr, "")
-        if "XBLOCK_CANN_API" in cpp or "__NPU_ARCH__" in cpp:  # spellings by CANN version: check CANN 8's too
+        if _differs_on_cann8(cpp):
             cmd8 = [CXX, *CXXFLAGS[:3], "-fsyntax-only", "-DXBEMU_CANN_VERSION=8", "-I", str(EMU_DIR), "-I",
                     str(tmp), str(tmp / "shim.cpp")]
             res = subprocess.run(cmd8, capture_output=True, text=True)
@@ -175,6 +180,17 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
         return data
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _differs_on_cann8(cpp: str) -> bool:
+    """Whether a CANN 8 compiler could see other code or miss a name: a conditional, or a CANN-9-only API."""
+    if _CONDITIONAL.search(cpp):
+        return True
+    return any(w in _CANN9_ONLY for w in set(re.findall(r"\b[A-Za-z_]\w*\b", cpp)))
+
+
+_CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
+_CANN9_ONLY = frozenset(n for n, a in API_TABLE.items() if a.missing_from(tuple(v for v in CANN if v < "9")))
 
 
 def _link(alias: Path, lib: Path) -> None:
@@ -327,10 +343,7 @@ def load(asm: dict, metadata: dict):
     return launch
 
 
-# what to do about an address no buffer of the launch holds (the sim and the cpu say the same)
-BUFFERS_HINT = ("if it points into an array the launch does not pass (a pointer table of data_ptr() / "
-                "arr.ctypes.data addresses), name that array with the launch option buffers=[...], e.g. "
-                "kernel[grid](..., buffers=[a0, b0, c0])")
+
 
 
 def _extra_buffers(buffers, arrays: list, metadata: dict) -> list:

@@ -111,7 +111,8 @@ class Overflow(Outcome):
 @dataclass(frozen=True)
 class NeedsVectorCore(Outcome):
     """A dot cannot go out through Fixpipe here: `why` is "dot_store" (its result is stored in a shape
-    Fixpipe cannot write) or "vector_work" (the kernel also moves blocks through the vector core)."""
+    Fixpipe cannot write), "dot_operand" (an operand is not a tile the Cube copies from GM: a
+    column-major or gathered load) or "vector_work" (the kernel also moves blocks through the vector core)."""
 
     why: str = "dot_store"
 

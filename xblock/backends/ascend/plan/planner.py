@@ -96,8 +96,9 @@ def plans(start: Start):
             return Keep(plan)
         break
     plan, got = plain if plain is not None else (yield from _settle(base))
-    if isinstance(got, NeedsVectorCore) and got.why == "dot_store" and plan.dots == FIXPIPE:
-        # a dot's result stored in a shape Fixpipe cannot write: the vector core's store takes any
+    if isinstance(got, NeedsVectorCore) and got.why in ("dot_store", "dot_operand") and plan.dots == FIXPIPE:
+        # a dot's result stored in a shape Fixpipe cannot write, or an operand the Cube cannot copy from
+        # GM: the vector core's store takes any shape, and it loads any operand for the Cube
         again = yield from _settle(base.but(dots=HAND_OFF))
         if isinstance(again[1], (Fits, Overflow)):
             plan, got = again

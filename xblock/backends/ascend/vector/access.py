@@ -13,9 +13,11 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
+from ..irwalk import ancestor_in
 from ..values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 from .casts import mask_bytes
 from .lanes import lane_access, lane_loops, release_offsets
+from .store_order import order_store
 from .tiles import before_scalar_reads, fill, mask_of
 
 
@@ -211,8 +213,7 @@ def used_after(op, value: ir.Value) -> bool:
         user = getattr(user, "operation", user)
         if user == me:
             continue
-        while user is not None and user.block != me.block:  # up to the store's own block
-            user = user.parent
+        user = ancestor_in(me.block, user)  # up to the store's own block
         if user is None or user == me or me.is_before_in_block(user):
             return True
     return False
@@ -261,6 +262,8 @@ def store_tile(ctx, op, atomic: str | None):
     A.op("enque", [t.value], queue=t.queue.name)
     out = A.op("deque", [], t.value.type, queue=t.queue.name)
     gm = ctx.at(gm_tensor(ctx, acc.root), ctx.gm_offset(ptr, acc.base))
+    if not atomic:  # atomics combine in any order
+        order_store(ctx, op)
     if atomic:
         A.op(f"set_atomic_{atomic}", [], dtype=elem)  # add, max or min
     if dense(acc, sz) and not acc.limited:
@@ -311,6 +314,8 @@ def _store_head(ctx, acc, gm, out, elem, rows, r0, c0, head):
     dst_gap = ctx.mul(ctx.sub(ctx.lin(acc.row_stride), head), ctx.c64(sz)) if acc.rows > 1 else ctx.c64(0)
     A.op("data_copy_pad", [ctx.at(gm, gm_off), h.value, rows, ctx.named(ctx.mul(head, ctx.c64(sz)), "headBytes"),
                            ctx.c64(0), dst_gap], is_pad=False)
+    ctx.sync("MTE3_S")  # the scratch block may be written again by a scalar or a vector instruction
+    ctx.sync("MTE3_V")  # (write-after-read)
 
 
 def scalar_to_gm(ctx, gm, value, elem: str, atomic: str | None = None) -> None:
@@ -326,6 +331,7 @@ def scalar_to_gm(ctx, gm, value, elem: str, atomic: str | None = None) -> None:
         A.op("dcci", [gm])
         return
     h = ctx.temp(elem, (32 // SIZE[elem],))
+    ctx.sync("V_S")  # the scratch block may still be read by an earlier vector instruction (write-after-read)
     A.op("set_value", [h.value, ctx.c64(0), value])
     ctx.sync("S_MTE3")
     if atomic:
@@ -334,6 +340,7 @@ def scalar_to_gm(ctx, gm, value, elem: str, atomic: str | None = None) -> None:
     if atomic:
         A.op("set_atomic_none", [])
     ctx.sync("MTE3_S")  # the scratch block may be written again by the next scalar
+    ctx.sync("MTE3_V")  # or by a vector instruction (write-after-read)
 
 
 def scatter_store(ctx, op, ptr, value, mask, elem, atomic: str | None = None):
@@ -354,6 +361,8 @@ def scatter_store(ctx, op, ptr, value, mask, elem, atomic: str | None = None):
         scalar_to_gm(ctx, gm, None, elem, atomic)  # the error: no exact one-element copy
     if atomic:  # set once around the loop: no other copy to GM runs inside it
         A.op(f"set_atomic_{atomic}", [], dtype=elem)
+    else:  # the lanes' copies are ordered among themselves (scalar_to_gm waits for each)
+        order_store(ctx, op)
 
     def body(lane, idx):
         addr = la.address(lane, idx)

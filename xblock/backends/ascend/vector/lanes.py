@@ -21,6 +21,7 @@ from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
 from ....passes.pointer_structure import Quasi, QuasiMask
+from ..irwalk import ancestor_in, block_of
 from ..values import Splat, shape_of
 from .tiles import mask_of
 
@@ -281,7 +282,7 @@ def release_offsets(ctx, op, ptr: ir.Value) -> None:
             continue
         src = owner.operation if hasattr(owner, "operation") else owner
         if v in held:
-            if src.block != me.block:
+            if block_of(src) != me.block:
                 raise ctx.error("this access's pointer block adds offsets that depend on data, and was made "
                                 "outside the loop or `if` around the access: make it inside (next to the access)")
             if not _live_after(me, v):
@@ -300,8 +301,7 @@ def _live_after(me, v: ir.Value) -> bool:
             if _live_after(me, user.results[0]):
                 return True
             continue
-        while user is not None and user.block != me.block:
-            user = user.parent
+        user = ancestor_in(me.block, user)
         if user is None or user == me or me.is_before_in_block(user):
             return True
     return False

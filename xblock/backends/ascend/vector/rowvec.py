@@ -15,8 +15,8 @@ The idiom of Huawei's norm kernels (REFERENCE.md 5, "Row reductions in UB"), for
 
 WholeReduceSum/Max/Min are spelled so in every CANN generation: CANN 8.x and 9.0 declare them, CANN
 9.1 renamed them ReduceRepeat<ReduceType::...> and keeps the old names (deprecated) in
-impl/basic_api/kernel_operator_vec_reduce_intf_impl.h; ReduceRepeat is absent from CANN 9.0, whose
-bisheng also defines __NPU_ARCH__, so the project's version switch cannot choose it safely.
+impl/basic_api/kernel_operator_vec_reduce_intf_impl.h; ReduceRepeat is absent from CANN 9.0, and no
+compiler macro tells the releases apart (docs/ASCEND_MODEL.md §1a), so the old names are kept.
 Repeat counts above 255 are split (row groups of 248 float / 240 half rows keep every start 32-byte
 aligned).
 """

@@ -17,7 +17,8 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
-from ..values import FLOAT, SIZE, Splat, Tile, elem_of, round_up, shape_of
+from ..irwalk import ancestor_in
+from ..values import FLOAT, SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 from .casts import cast, const_convert, fill, scalar_convert  # noqa: F401  (fill: for the rule modules)
 from .intexact import Exact32
 
@@ -122,10 +123,7 @@ def dst_tile(ctx, op, elem: str, single: bool = True) -> Tile:
 
 def _in_block(op, block: ir.Block):
     """The op of `block` that is `op` or holds it (a use inside an `if` in a loop body)."""
-    o = op.operation if hasattr(op, "operation") else op
-    while o.block != block:
-        o = o.parent.operation
-    return o
+    return ancestor_in(block, op)
 
 
 def finish(ctx, op, tile: Tile, elem: str, exact: bool = False) -> None:
@@ -347,6 +345,29 @@ def _affine_i32(ctx, a, shape: tuple) -> Tile:
     return out
 
 
+def _affine_i64(ctx, a, shape: tuple) -> Tile:
+    """base + sum(stride_d * index_d) in int64 lanes, lane by lane in scalar code: A2 has no 64-bit
+    vector Add or Mul (asc-devkit Add.md, Mul.md), and int32 lanes would wrap a base past 2**31 (an
+    int64 loaded from memory, `k * offs - c`)."""
+    out = ctx.new_tile("i64", shape)
+    base = ctx.lin(a.base)
+    strides = [(d, ctx.lin(s)) for d, s in enumerate(a.strides) if not s.is_zero()]
+    before_scalar_reads(ctx)  # the scratch may still be read by issued vector instructions
+    loop = ctx.for_range(0, numel(shape))
+    with ir.InsertionPoint(loop.body):
+        lane, value = loop.induction_variable, base
+        for d, s in strides:
+            inner = numel(shape[d + 1:])
+            idx = arith.DivSIOp(lane, ctx.c64(inner)).result if inner > 1 else lane
+            if d > 0:
+                idx = arith.RemSIOp(idx, ctx.c64(shape[d])).result
+            value = ctx.add(value, ctx.mul(idx, s))
+        A.op("set_value", [out.value, lane, value])
+        scf.YieldOp([])
+    after_scalar_writes(ctx, out)
+    return out
+
+
 def materialize(ctx, v: ir.Value) -> Tile:
     """A Struct (integer or mask block) as a Tile: from iota tiles built once before the grid loop."""
     shape = shape_of(v.type)
@@ -392,7 +413,9 @@ def materialize(ctx, v: ir.Value) -> Tile:
         raise ctx.error("internal: integer block without structure")
     if elem == "i32":
         return _affine_i32(ctx, a, shape)
-    if elem in ("i8", "i16", "i64") and not all(s.is_zero() for s in a.strides):
+    if elem == "i64" and not all(s.is_zero() for s in a.strides):
+        return _affine_i64(ctx, a, shape)
+    if elem in ("i8", "i16") and not all(s.is_zero() for s in a.strides):
         # exact int32 lanes, then sign-extended or wrapped as C (and Triton) convert them
         lanes = _affine_i32(ctx, a, shape)
         out = ctx.new_tile(elem, shape)

@@ -5,7 +5,8 @@ of the element index and a per-buffer seed) rather than numpy's random streams, 
 the same bytes with every numpy version: the golden outputs in golden/ were computed from exactly
 these inputs, and the sha256 recorded for each input is checked after writing it.
 Input buffers are uniform in [low, high] (the value range of the case they were exported from);
-output buffers start as zeros.
+output buffers start as zeros. A buffer marked "data": "given" (an export of a launch's own arrays,
+`xblock.export`) is copied from data/<name>.bin instead.
 """
 
 import hashlib
@@ -39,10 +40,18 @@ def element_count(buf: dict) -> int:
     return int(np.prod(buf["shape"], dtype=np.int64)) if buf["shape"] else 1
 
 
-def generate(buf: dict, seed: int) -> np.ndarray:
-    """The initial content of one buffer, as an array of its storage type (bfloat16 as uint16 bits)."""
+def _storage(dtype: str):
+    return np.uint16 if dtype == "bfloat16" else np.dtype(dtype)
+
+
+def generate(buf: dict, seed: int, given=None) -> np.ndarray:
+    """The initial content of one buffer, as an array of its storage type (bfloat16 as uint16 bits).
+    `given`: the bytes of a buffer marked "data": "given" (default: read from data/<name>.bin)."""
     n = element_count(buf)
     dtype = buf["dtype"]
+    if buf.get("data") == "given":
+        raw = given if given is not None else (ROOT / "data" / f"{buf['name']}.bin").read_bytes()
+        return np.frombuffer(raw, _storage(dtype), count=n).copy()
     if buf["role"] != "input":
         return np.zeros(n, np.uint16 if dtype == "bfloat16" else np.dtype(dtype))
     u = _uniform(n, seed)
@@ -57,9 +66,11 @@ def generate(buf: dict, seed: int) -> np.ndarray:
     return (offsets + int(low)).astype(dt)
 
 
-def generate_all(launch: dict) -> dict:
-    """name -> initial content of every GM buffer of the launch."""
-    return {buf["name"]: generate(buf, launch["seed"] + i) for i, buf in enumerate(launch["buffers"])}
+def generate_all(launch: dict, given=None) -> dict:
+    """name -> initial content of every GM buffer of the launch (`given`: name -> bytes of the given ones)."""
+    given = given or {}
+    return {buf["name"]: generate(buf, launch["seed"] + i, given.get(buf["name"]))
+            for i, buf in enumerate(launch["buffers"])}
 
 
 def main() -> int:

@@ -3,6 +3,7 @@ and what was (and was not) checked where it was generated."""
 
 from __future__ import annotations
 
+from ...emit.api_surface import SUPPORTED
 from ...emit.cpp import workspace_const_name
 from ...model.launch import extra_gm_args
 from ...options import SOCS, launch_cores
@@ -89,7 +90,8 @@ def _plan(meta: dict) -> list:
 def _case(launch: dict, kernel: str) -> list:
     rows = []
     for b in launch["buffers"]:
-        data = (f"uniform in [{b['low']}, {b['high']}]" if b["role"] == "input"
+        data = ("the launch's own array (`data/`)" if b.get("data") == "given" and b["role"] == "input"
+                else f"uniform in [{b['low']}, {b['high']}]" if b["role"] == "input"
                 else f"compared: atol {b['atol']}, rtol {b['rtol']}")
         rows.append(f"| `{b['name']}` | {b['dtype']} | {tuple(b['shape'])} | {b['bytes']} | {b['role']} | {data} |")
     scalars = ", ".join(f"`{k} = {v}`" for k, v in launch["scalars"].items()) or "none"
@@ -99,10 +101,35 @@ def _case(launch: dict, kernel: str) -> list:
         f"Exported with {which} of `{launch.get('source') or 'the kernel file'}`: grid "
         f"`{tuple(launch['grid'])}`, scalars {scalars}.", "",
         "| buffer | dtype | shape | bytes | role | data |", "|---|---|---|---|---|---|", *rows, "",
-        "`scripts/gen_data.py` writes the inputs (a fixed-seed generator: the same bytes with any numpy; outputs "
-        "start as zeros). `golden/` holds the outputs xblock's reference simulator computed from exactly those "
-        "inputs. `scripts/verify_result.py` compares the outputs with them within the tolerances above, set per "
-        f"dtype. run.sh runs the program as `./build/{kernel} {' '.join(launch['command'])}`.", "",
+        ("`scripts/gen_data.py` writes the inputs: it copies the launch's own arrays from `data/` (an export "
+         "of a launch, `xblock.export`). " if any(b.get("data") == "given" for b in launch["buffers"]) else
+         "`scripts/gen_data.py` writes the inputs (a fixed-seed generator: the same bytes with any numpy; outputs "
+         "start as zeros). ") + "`golden/` holds the outputs xblock's reference simulator computed from exactly those "
+        "inputs. `scripts/verify_result.py` compares the outputs with them within the tolerances above. "
+        f"run.sh runs the program as `./build/{kernel} {' '.join(launch['command'])}`.", "",
+        *_comparison(launch),
+    ]
+
+
+def _comparison(launch: dict) -> list:
+    """How verify_result.py compares: the per-op-class rule and what this kernel's budget counted."""
+    basis = sorted({b["tolerance"] for b in launch["buffers"] if b["role"] == "output" and "tolerance" in b})
+    return [
+        "### How the outputs are compared", "",
+        "An element passes when `|out - golden| <= atol + rtol * |golden|` (NaN matches NaN, an infinity itself); "
+        "integer and bool outputs must be equal. An NPU does not compute bit for bit what the reference "
+        "simulator computes (Exp, Ln, Div and Sqrt are accurate to about an ulp, subnormals flush to zero, "
+        "reductions and atomic adds sum in another order), so each output's tolerance comes from the classes "
+        "of floating-point ops the kernel uses, in units of the epsilon of the type each op computes in: "
+        "copies, selects, compares, max/min and integer ops are exact; add, sub, mul, fma and narrowing casts "
+        "1 ulp each; div, sqrt, rsqrt 2 ulp; exp/log and other transcendental functions 4 ulp plus the error "
+        "of their argument (times the input scale for exp); a reduction (sum, scan, dot, atomic add) of n "
+        "elements 2*ceil(log2 n) ulp, and n ulp of the output's largest magnitude as an absolute term. "
+        "`rtol` is the sum plus one ulp of the output type; `atol` is the sum with the absolute terms, times "
+        "the output's largest golden magnitude (at least 1), and at least the type's smallest normal. "
+        "A kernel with no inexact floating-point op is compared exactly. Where the exported case itself "
+        "accepts more (its own atol/rtol), that is kept.", "",
+        *(f"This kernel: {b}." for b in basis), "",
     ]
 
 
@@ -138,7 +165,11 @@ def _build(meta: dict, launch: dict | None) -> list:
     else:
         steps += ["mkdir -p input output   # input/<buffer>.bin: raw little-endian arrays",
                   f"./build/{name} {usage(meta)}"]
-    return ["## Build and run (needs a CANN toolkit, 8.x)", "", first, "", "```sh", *steps, "```", "",
+    return [f"## Build and run (needs a CANN toolkit, {SUPPORTED[0]} to {SUPPORTED[-1]})", "", first, "",
+            "```sh", *steps, "```", "",
+            f"kernel.cpp spells every AscendC API the way each CANN from {', '.join(SUPPORTED)} declares it "
+            "(xblock checks each name against the dev kit's headers of those releases), so it has no version "
+            "switch: the same file builds with each.", "",
             f"With CANN 9 (`bisheng`) the kernel also builds on its own: "
             f"`bisheng -x asc kernel.cpp -c --npu-arch={soc.npu_arch}`.", ""]
 

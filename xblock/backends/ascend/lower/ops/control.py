@@ -14,6 +14,8 @@ from mlir.dialects import scf
 
 from .....dialects import ascendc as A
 from .....passes.pointer_structure import Affine, Pointer
+from ...cube.handoff import spill_around_handoffs
+from ...irwalk import ancestor_in
 from ...values import FLOAT, Splat, Struct, Tile, elem_of, shape_of
 from ...vector.tiles import fill, is_block, mask_of
 from ..rules import rule
@@ -102,12 +104,7 @@ def _loop_invariant(v, body) -> bool:
 
 def _inside(op, body) -> bool:
     """Whether operation `op` is nested in the block `body`."""
-    op = op.operation
-    while op.parent is not None:  # (the block of an op without a parent is an assertion in MLIR)
-        if op.block == body:
-            return True
-        op = op.parent
-    return False
+    return ancestor_in(body, op) is not None
 
 
 def _seed(ctx, op, k, step, count) -> None:
@@ -136,6 +133,7 @@ def _seedable(ctx, init, step) -> bool:
 
 @rule("scf.for")
 def _lower_for(ctx, op):
+    spill_around_handoffs(ctx, op.operation)
     lb, ub, step = (ctx.scalar(o) for o in op.operands[:3])
     share = ctx.ext.share_loop  # a loop whose iterations the cores of a section share out
     if share is not None:
@@ -181,6 +179,7 @@ def _lower_for(ctx, op):
 
 @rule("scf.if")
 def _lower_if(ctx, op):
+    spill_around_handoffs(ctx, op.operation)
     has_else = len(op.regions[1].blocks) > 0
     then_yield = op.regions[0].blocks[0].operations[len(op.regions[0].blocks[0].operations) - 1]
     blocks = {k: _holder(ctx, r, then_yield.operands[k], "sel") for k, r in enumerate(op.results) if is_block(r)}
@@ -206,6 +205,7 @@ def _lower_if(ctx, op):
 def _lower_while(ctx, op):
     """`while (true) { before; if (!cond) break; after }`: the frontend forwards the before block's
     arguments to the after block unchanged, so a carried block is one tile for both regions."""
+    spill_around_handoffs(ctx, op.operation)
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
     cond = before.operations[len(before.operations) - 1]
     y = after.operations[len(after.operations) - 1]

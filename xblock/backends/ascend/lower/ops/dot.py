@@ -69,8 +69,11 @@ def _access(ctx, load, out, dim: int):
             (lambda e: gate(ctx, bt, index, e))
     acc = ctx.ps.tile_access(load.operands[0], mask, wrapped=True)
     if acc is None or not rows_apart(acc) or not same_tile(acc, load):
-        raise ctx.error("a dot operand must be loaded as rows of unit-stride elements (a 2-D tile with "
-                        "contiguous rows that do not overlap) to go through the Cube unit")
+        # the planner answers with the dot handed to the vector core, which loads any operand (a
+        # transposed K-cache tile, a gather) and hands it to the Cube through the workspace
+        raise VectorCoreNeeded(ctx.error(
+            "a dot operand must be loaded as rows of unit-stride elements (a 2-D tile with contiguous rows "
+            "that do not overlap) to go through the Cube unit"), "dot_operand")
     _no_lower_limits(ctx, acc, f"dot operand {'AB'[dim]}")
     if acc.assumed is not None:
         _check_wrap(ctx, acc.assumed, out, dim)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .....dialects import ascendc as A
 from ...vector.access import gm_tensor, scalar_to_gm, segments, store_tile
+from ...vector.store_order import order_store
 from ..rules import rule
 
 
@@ -22,4 +23,5 @@ def _lower_store(ctx, op):
     def put():
         scalar_to_gm(ctx, gm, ctx.scalar(value), A.elem_of(root.type))
 
+    order_store(ctx, op)
     ctx.when(ctx.scalar(op.operands[2]) if seg[2] else None, put)

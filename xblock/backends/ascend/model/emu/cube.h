@@ -533,6 +533,7 @@ inline void merge(Msg& into, const Msg& m) {
 inline void cross_set(const char* api, int mode, int pipe, int flag) {
     BlockRun& b = *running();
     CoreCtx& me = *b.cores[b.cur];
+    if (flag_pipe(pipe) != P_S) close_reads(me.st, flag_pipe(pipe));  // number what the flag reports complete
     const State& s = me.st;
     if (mode == 0) fail(api, "mode 0 (synchronising all the cores of the launch) is not modelled");
     if (!s.mixed)
@@ -601,6 +602,7 @@ struct KernelScope {
         if (running()) declare(*running(), type);
         if (!vector_only(type) && st().role != ROLE_AIV) poison_all();  // an AIV's L1/L0 are never read
         st().kernel_type = type;
+        reserve_cube_ids();  // an AIC's pipe built before this line takes its M_MTE1 ids now (params.h)
         s.core = ANY;
         for (int& f : s.flags) f = 0;
     }
@@ -654,6 +656,7 @@ struct CubeQue {
             if (s.state == FREE) {
                 s.state = ALLOCATED;
                 s.gen++;
+                que_give(kind(), true, s.free_id);  // waits for the buffer's free event: the id goes back
                 AscendC::LocalTensor<T> t;
                 t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s.offset);
                 t.size_ = len_ / sizeof(T);
@@ -670,6 +673,7 @@ struct CubeQue {
         Slot* s = own("TQue::EnQue", t);
         if (s->state != ALLOCATED) fail("TQue::EnQue", "tensor is not freshly allocated");
         s->state = QUEUED;
+        s->enq_id = que_take("TQue::EnQue", kind(), false, "enqueued (EnQue) and not yet dequeued");
         queued_.push_back(s);
         return true;
     }
@@ -679,6 +683,7 @@ struct CubeQue {
         Slot* s = queued_.front();
         queued_.erase(queued_.begin());
         s->state = DEQUEUED;
+        que_give(kind(), false, s->enq_id);
         AscendC::LocalTensor<T> t;
         t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s->offset);
         t.size_ = len_ / sizeof(T);
@@ -692,6 +697,11 @@ struct CubeQue {
         if (s->state != DEQUEUED)
             fail("TQue::FreeTensor", s->state == FREE ? "tensor already freed" : "tensor freed before DeQue");
         s->state = FREE;
+        s->free_id = que_take("TQue::FreeTensor", kind(), true, "freed (FreeTensor) and not yet allocated again");
+    }
+    // the queue's events (params.h): by memory, and for L1 by the data's source (GM)
+    static constexpr int kind() {
+        return mem() == L1 ? QUE_L1 : mem() == L0A || mem() == L0B ? QUE_L0AB : mem() == BT ? QUE_BT : QUE_L0C;
     }
     bool VacantInQue() { return queued_.empty(); }
     bool HasTensorInQue() { return !queued_.empty(); }
@@ -766,21 +776,38 @@ XBEMU_CUBE_QUE(CO1)
 
 struct Nd2NzParams {
     Nd2NzParams() = default;
-    Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn,
-                const uint16_t srcNdMatrixStrideIn, const uint16_t srcDValueIn, const uint16_t dstNzC0StrideIn,
-                const uint16_t dstNzNStrideIn, const uint16_t dstNzMatrixStrideIn)
+    // (every field a uint16_t in the API; the model keeps a larger value whole to refuse it: params.h)
+    Nd2NzParams(const xbemu::Field<uint16_t> ndNumIn, const xbemu::Field<uint16_t> nValueIn, const xbemu::Field<uint16_t> dValueIn,
+                const xbemu::Field<uint16_t> srcNdMatrixStrideIn, const xbemu::Field<uint16_t> srcDValueIn,
+                const xbemu::Field<uint16_t> dstNzC0StrideIn, const xbemu::Field<uint16_t> dstNzNStrideIn,
+                const xbemu::Field<uint16_t> dstNzMatrixStrideIn)
         : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
           srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
           dstNzMatrixStride(dstNzMatrixStrideIn) {}
-    uint16_t ndNum = 0;              // 0 by default (ADK kernel_struct_data_copy.h): set it
-    uint16_t nValue = 0;             // rows
-    uint16_t dValue = 0;             // elements per row
-    uint16_t srcNdMatrixStride = 0;  // elements between ND matrices in GM
-    uint16_t srcDValue = 0;          // elements between rows in GM
-    uint16_t dstNzC0Stride = 0;      // 32-byte rows between the starts of consecutive C0 column blocks
-    uint16_t dstNzNStride = 0;       // 32-byte rows between consecutive rows (0 by default, as ndNum)
-    uint16_t dstNzMatrixStride = 0;  // elements between NZ matrices
+    xbemu::Field<uint16_t> ndNum = 0;              // 0 by default (ADK kernel_struct_data_copy.h): set it
+    xbemu::Field<uint16_t> nValue = 0;             // rows
+    xbemu::Field<uint16_t> dValue = 0;             // elements per row
+    xbemu::Field<uint16_t> srcNdMatrixStride = 0;  // elements between ND matrices in GM
+    xbemu::Field<uint16_t> srcDValue = 0;          // elements between rows in GM
+    xbemu::Field<uint16_t> dstNzC0Stride = 0;      // 32-byte rows between the starts of consecutive C0 column blocks
+    xbemu::Field<uint16_t> dstNzNStride = 0;       // 32-byte rows between consecutive rows (0 by default, as ndNum)
+    xbemu::Field<uint16_t> dstNzMatrixStride = 0;  // elements between NZ matrices
 };
+
+namespace detail {
+// asc-devkit docs 矩阵计算（ISASI）/.../GMToL1随路转换-ND2NZ搬运（DataCopy）.md, table 4.
+inline void check_params(const char* api, const Nd2NzParams& p) {
+    const char* doc = "docs GMToL1随路转换-ND2NZ搬运（DataCopy）.md, table 4 (Nd2NzParams)";
+    xbemu::in_range(api, "Nd2NzParams.ndNum", p.ndNum, 0, 4095, doc);
+    xbemu::in_range(api, "Nd2NzParams.nValue", p.nValue, 0, 16384, doc);
+    xbemu::in_range(api, "Nd2NzParams.dValue", p.dValue, 0, 65535, doc);
+    xbemu::in_range(api, "Nd2NzParams.srcNdMatrixStride", p.srcNdMatrixStride, 0, 65535, doc);
+    xbemu::in_range(api, "Nd2NzParams.srcDValue", p.srcDValue, 1, 65535, doc);
+    xbemu::in_range(api, "Nd2NzParams.dstNzC0Stride", p.dstNzC0Stride, 1, 16384, doc);
+    xbemu::in_range(api, "Nd2NzParams.dstNzNStride", p.dstNzNStride, 1, 16384, doc);
+    xbemu::in_range(api, "Nd2NzParams.dstNzMatrixStride", p.dstNzMatrixStride, 0, 16384, doc);
+}
+}  // namespace detail
 
 // Row r, element c of the ND source lands at (c / C0) * dstNzC0Stride * C0 + r * dstNzNStride * C0 + c % C0.
 template <typename T>
@@ -788,11 +815,10 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     const char* api = "DataCopy(GM->L1, Nd2NzParams)";
     using namespace xbemu::cube;
     need_aic(api);
+    detail::check_params(api, p);
     constexpr uint32_t C0 = c0<T>();
     if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) return;
-    if (p.nValue > 16384) xbemu::fail(api, "nValue " + std::to_string(p.nValue) + " above 16384");
-    if (p.dstNzNStride == 0) xbemu::fail(api, "dstNzNStride is 0");
-    if (p.srcDValue < p.dValue)
+    if (p.nValue > 1 && p.srcDValue < p.dValue)
         xbemu::fail(api, "srcDValue " + std::to_string(p.srcDValue) + " is smaller than dValue " +
                              std::to_string(p.dValue) + " (source rows would overlap)");
     if (uint64_t(p.dstNzC0Stride) < uint64_t(p.nValue - 1) * p.dstNzNStride + 1)
@@ -828,8 +854,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     static_assert(std::is_same<T, float>::value || std::is_same<T, int32_t>::value,
                   "DataCopy(L1->BiasTable): the BiasTable holds float or int32_t on Atlas A2");
     need_aic(api);
+    detail::check_params(api, p);
     if (p.blockCount == 0 || p.blockLen == 0) return;
-    if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
     if (p.blockCount != 1)
         xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + ": only one block (blockCount 1) is modelled");
     const uint64_t bytes = uint64_t(p.blockLen) * 64;  // blockLen counts 64-byte units on Atlas A2
@@ -850,25 +876,37 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 
 struct LoadData2DParams {
     LoadData2DParams() = default;
-    LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
-                     const uint8_t sidIn, const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
+    LoadData2DParams(const xbemu::Field<uint16_t> startIndexIn, const xbemu::Field<uint8_t> repeatTimesIn,
+                     const xbemu::Field<uint16_t> srcStrideIn, const xbemu::Field<uint8_t> sidIn, const xbemu::Field<uint16_t> dstGapIn,
+                     const bool ifTransposeIn, const xbemu::Field<uint8_t> addrModeIn)
         : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), sid(sidIn),
           dstGap(dstGapIn), ifTranspose(ifTransposeIn), addrMode(addrModeIn) {}
-    uint16_t startIndex = 0;  // first source fractal (512 B each)
-    uint8_t repeatTimes = 0;  // fractals to move
-    uint16_t srcStride = 0;   // source fractals between repeats
-    uint8_t sid = 0;
-    uint16_t dstGap = 0;      // destination fractals skipped between repeats
-    bool ifTranspose = false; // transpose each 16x16 fractal (b16 only)
-    uint8_t addrMode = 0;
+    xbemu::Field<uint16_t> startIndex = 0;  // first source fractal (512 B each)
+    xbemu::Field<uint8_t> repeatTimes = 0;  // fractals to move
+    xbemu::Field<uint16_t> srcStride = 0;   // source fractals between repeats
+    xbemu::Field<uint8_t> sid = 0;
+    xbemu::Field<uint16_t> dstGap = 0;      // destination fractals skipped between repeats
+    bool ifTranspose = false;  // transpose each 16x16 fractal (b16 only)
+    xbemu::Field<uint8_t> addrMode = 0;
 };
 using LoadData2dParams = LoadData2DParams;
+
+namespace detail {
+inline void check_params(const char* api, const LoadData2DParams& p) {
+    const char* doc = "docs 矩阵数据搬入至L0-Buffer/LoadData_2D.md, LoadData2DParams";
+    xbemu::in_range(api, "LoadData2DParams.startIndex", p.startIndex, 0, 65535, doc);
+    xbemu::in_range(api, "LoadData2DParams.repeatTimes", p.repeatTimes, 0, 255, doc);
+    xbemu::in_range(api, "LoadData2DParams.srcStride", p.srcStride, 0, 65535, doc);
+    xbemu::in_range(api, "LoadData2DParams.dstGap", p.dstGap, 0, 65535, doc);
+}
+}  // namespace detail
 
 template <typename T>
 inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
     const char* api = "LoadData";
     using namespace xbemu::cube;
     need_aic(api);
+    detail::check_params(api, p);
     if (p.ifTranspose && sizeof(T) != 2) xbemu::fail(api, "ifTranspose needs a 16-bit type");
     if (p.sid != 0 || p.addrMode != 0) xbemu::fail(api, "sid and addrMode must be 0");
     if (p.repeatTimes == 0) return;
@@ -902,23 +940,36 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 // pseudo-code script; modelled from the documented semantics).
 struct LoadData2dTransposeParams {
     LoadData2dTransposeParams() = default;
-    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
-                              const uint16_t dstGapIn, const uint16_t dstFracGapIn, const uint8_t addrModeIn = 0)
+    LoadData2dTransposeParams(const xbemu::Field<uint16_t> startIndexIn, const xbemu::Field<uint8_t> repeatTimesIn,
+                              const xbemu::Field<uint16_t> srcStrideIn, const xbemu::Field<uint16_t> dstGapIn,
+                              const xbemu::Field<uint16_t> dstFracGapIn, const xbemu::Field<uint8_t> addrModeIn = 0)
         : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
           dstFracGap(dstFracGapIn), addrMode(addrModeIn) {}
-    uint16_t startIndex = 0;  // first source square
-    uint8_t repeatTimes = 0;  // squares to move (0: no-op)
-    uint16_t srcStride = 0;   // source squares between repeats
-    uint16_t dstGap = 0;      // fractals between one repeat's first destination fractal's end and the next one's
-    uint16_t dstFracGap = 0;  // fractals between the destination fractals of one repeat (b8/b32 only)
-    uint8_t addrMode = 0;     // 0: increasing source addresses
+    xbemu::Field<uint16_t> startIndex = 0;  // first source square
+    xbemu::Field<uint8_t> repeatTimes = 0;  // squares to move (0: no-op)
+    xbemu::Field<uint16_t> srcStride = 0;   // source squares between repeats
+    xbemu::Field<uint16_t> dstGap = 0;      // fractals between one repeat's first destination fractal's end and the next one's
+    xbemu::Field<uint16_t> dstFracGap = 0;  // fractals between the destination fractals of one repeat (b8/b32 only)
+    xbemu::Field<uint8_t> addrMode = 0;  // 0: increasing source addresses
 };
+
+namespace detail {
+inline void check_params(const char* api, const LoadData2dTransposeParams& p) {
+    const char* doc = "docs 矩阵数据搬入至L0-Buffer/LoadDataWithTranspose.md, LoadData2dTransposeParams";
+    xbemu::in_range(api, "LoadData2dTransposeParams.startIndex", p.startIndex, 0, 65535, doc);
+    xbemu::in_range(api, "LoadData2dTransposeParams.repeatTimes", p.repeatTimes, 0, 255, doc);
+    xbemu::in_range(api, "LoadData2dTransposeParams.srcStride", p.srcStride, 0, 65535, doc);
+    xbemu::in_range(api, "LoadData2dTransposeParams.dstGap", p.dstGap, 0, 65535, doc);
+    xbemu::in_range(api, "LoadData2dTransposeParams.dstFracGap", p.dstFracGap, 0, 65535, doc);
+}
+}  // namespace detail
 
 template <typename T>
 inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                   const LoadData2dTransposeParams& p) {
     const char* api = "LoadDataWithTranspose";
     using namespace xbemu::cube;
+    detail::check_params(api, p);
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
                   "LoadDataWithTranspose: Atlas A2 moves b8, b16 and b32 types (int8_t, uint8_t, half, bfloat16_t, "
                   "int32_t, uint32_t, float)");
@@ -971,12 +1022,12 @@ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T
 
 struct MmadParams {
     MmadParams() = default;
-    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const uint8_t unitFlagIn,
-               const bool cmatrixSourceIn, const bool cmatrixInitValIn)
+    MmadParams(const xbemu::Field<uint16_t> mIn, const xbemu::Field<uint16_t> nIn, const xbemu::Field<uint16_t> kIn,
+               const xbemu::Field<uint8_t> unitFlagIn, const bool cmatrixSourceIn, const bool cmatrixInitValIn)
         : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn),
           cmatrixInitVal(cmatrixInitValIn) {}
-    uint16_t m = 0, n = 0, k = 0;
-    uint8_t unitFlag = 0;
+    xbemu::Field<uint16_t> m = 0, n = 0, k = 0;
+    xbemu::Field<uint8_t> unitFlag = 0;
     bool cmatrixSource = false;
     bool cmatrixInitVal = true;  // true: C = A x B; false: C += A x B (the bias overload: C = bias + A x B)
 };
@@ -993,9 +1044,10 @@ inline void mmad(const char* api, const AscendC::LocalTensor<T>& dst, const Asce
                  const AscendC::LocalTensor<S>& filter, const AscendC::LocalTensor<V>* bias,
                  const AscendC::MmadParams& p) {
     need_aic(api);
-    if (p.m > 4095 || p.n > 4095 || p.k > 4095)
-        xbemu::fail(api, "m, n, k must be at most 4095 (got " + std::to_string(p.m) + ", " + std::to_string(p.n) +
-                             ", " + std::to_string(p.k) + ")");
+    const char* doc = "docs Mmad计算/Mmad.md, MmadParams: m, n, k in [0, 4095]";
+    xbemu::in_range(api, "MmadParams.m", p.m, 0, 4095, doc);
+    xbemu::in_range(api, "MmadParams.n", p.n, 0, 4095, doc);
+    xbemu::in_range(api, "MmadParams.k", p.k, 0, 4095, doc);
     if (p.unitFlag != 0) xbemu::fail(api, "unitFlag is not modelled");
     if (!bias && p.cmatrixSource)
         xbemu::fail(api, "cmatrixSource = true (C from the BiasTable) is not modelled without a bias tensor: use the "
@@ -1094,17 +1146,17 @@ struct FixpipeConfig {
 constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
 
 struct FixpipeParamsV220 {
-    uint16_t nSize = 0;      // columns written
-    uint16_t mSize = 0;      // rows written
-    uint16_t srcStride = 0;  // rows between the starts of consecutive 16-column fractal blocks in L0C
-    uint32_t dstStride = 0;  // elements between rows in GM
+    xbemu::Field<uint16_t> nSize = 0;      // columns written
+    xbemu::Field<uint16_t> mSize = 0;      // rows written
+    xbemu::Field<uint16_t> srcStride = 0;  // rows between the starts of consecutive 16-column fractal blocks in L0C
+    xbemu::Field<uint32_t> dstStride = 0;  // elements between rows in GM
     QuantMode_t quantPre = QuantMode_t::NoQuant;
     uint64_t deqScalar = 0;
-    uint16_t ndNum = 1;
-    uint16_t srcNdStride = 0;
-    uint16_t dstNdStride = 0;
+    xbemu::Field<uint16_t> ndNum = 1;
+    xbemu::Field<uint16_t> srcNdStride = 0;
+    xbemu::Field<uint16_t> dstNdStride = 0;
     bool reluEn = false;
-    uint8_t unitFlag = 0;
+    xbemu::Field<uint8_t> unitFlag = 0;
 };
 
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
@@ -1113,6 +1165,16 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     using namespace xbemu::cube;
     static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only the row-major (ND) output is modelled");
     need_aic(api);
+    {  // asc-devkit docs 矩阵计算的搬出/L0C到GM数据搬运（Fixpipe）.md, table 4 (FixpipeParamsV220; NZ2ND mSize)
+        const char* doc = "docs L0C到GM数据搬运（Fixpipe）.md, table 4 (FixpipeParamsV220), the ND output";
+        xbemu::in_range(api, "FixpipeParamsV220.nSize", p.nSize, 0, 4095, doc);
+        xbemu::in_range(api, "FixpipeParamsV220.mSize", p.mSize, 0, 8192, doc);
+        xbemu::in_range(api, "FixpipeParamsV220.srcStride", p.srcStride, 0, 65535, doc);
+        xbemu::in_range(api, "FixpipeParamsV220.dstStride", p.dstStride, 1, 4294967295LL, doc);
+        xbemu::in_range(api, "FixpipeParamsV220.ndNum", p.ndNum, 0, 65535, doc);
+        xbemu::in_range(api, "FixpipeParamsV220.srcNdStride", p.srcNdStride, 0, 512, doc);
+        xbemu::in_range(api, "FixpipeParamsV220.dstNdStride", p.dstNdStride, 0, 65535, doc);
+    }
     // Atlas A2 pairs without a quantization scale (asc-devkit L0C到GM数据搬运（Fixpipe）.md): float -> float,
     // half (F322F16), bfloat16 (F322BF16); int32 -> int32 (NoQuant). int32 -> half/int8 need deqScalar: not modelled
     static_assert(std::is_same<U, float>::value || std::is_same<U, int32_t>::value,
@@ -1159,10 +1221,12 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
 // modelled. Run outside the launcher (fused), one counter per flag for the one model core.
 
 template <uint8_t modeId, pipe_t pipe>
-inline void CrossCoreSetFlag(uint16_t flagId) {
+inline void CrossCoreSetFlag(xbemu::Field<uint16_t> flagIdIn) {
     const char* api = "CrossCoreSetFlag";
     if (modeId > 2) xbemu::fail(api, "modeId must be 0, 1 or 2");
-    if (flagId > 10) xbemu::fail(api, "flagId " + std::to_string(flagId) + " not in 0..10");
+    xbemu::in_range(api, "flagId", flagIdIn, 0, 10, "docs 核间同步/CrossCoreSetFlag(ISASI).md: ids 0-10 between an AIC "
+                    "and its AIVs (11-14 are SyncAll's)");
+    const uint16_t flagId = flagIdIn;
     if (xbemu::cube::running()) {
         xbemu::cube::cross_set(api, modeId, xbemu::cube::flag_pipe(pipe), flagId);
         xbemu::cube::cs().c.cross_core_sets++;
@@ -1174,9 +1238,12 @@ inline void CrossCoreSetFlag(uint16_t flagId) {
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
-inline void CrossCoreWaitFlag(uint16_t flagId, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
+inline void CrossCoreWaitFlag(xbemu::Field<uint16_t> flagIdIn, const char* file_ = __builtin_FILE(),
+                              int line_ = __builtin_LINE()) {
     const char* api = "CrossCoreWaitFlag";
-    if (flagId > 10) xbemu::fail(api, "flagId " + std::to_string(flagId) + " not in 0..10");
+    xbemu::in_range(api, "flagId", flagIdIn, 0, 10, "docs 核间同步/CrossCoreWaitFlag(ISASI).md: ids 0-10 between an "
+                    "AIC and its AIVs (11-14 are SyncAll's)");
+    const uint16_t flagId = flagIdIn;
     if (xbemu::cube::running()) {  // the modeId of a wait does not matter: it takes one count of the core's flag
         xbemu::cube::cross_wait(xbemu::cube::flag_pipe(pipe), flagId, xbemu::Site{file_, line_});
         return;

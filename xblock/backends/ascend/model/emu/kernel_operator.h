@@ -17,19 +17,19 @@
 //  * CPU-debug build (ASCENDC_CPU_DEBUG defined, or emu_launch.h included before this header, as a
 //    host test program does): nothing is poisoned, like CANN's CPU twin, which sees host headers.
 //  * XBEMU_CANN_VERSION (default 9) picks the API generation: 9 declares the CANN 9 names
-//    (Compares, DisableDmaAtomic) beside the deprecated ones and defines __NPU_ARCH__ 2201 as
-//    bisheng does for Atlas A2; 8 declares only the CANN 8 names and defines __CCE_AICORE__ 220.
+//    (Compares, DisableDmaAtomic) beside the deprecated ones; 8 declares only the CANN 8 names
+//    and also defines __CCE_AICORE__ 220. Both define __NPU_ARCH__ 2201, as the compilers of
+//    CANN 8.3, 8.5 and 9 do for Atlas A2, so __NPU_ARCH__ cannot tell the generations apart here.
 #pragma once
 #define XBEMU_KERNEL_OPERATOR_H 1
 
 #ifndef XBEMU_CANN_VERSION
 #define XBEMU_CANN_VERSION 9
 #endif
-#if XBEMU_CANN_VERSION >= 9
 #ifndef __NPU_ARCH__
 #define __NPU_ARCH__ 2201
 #endif
-#else
+#if XBEMU_CANN_VERSION < 9
 #ifndef __CCE_AICORE__
 #define __CCE_AICORE__ 220
 #endif
@@ -182,6 +182,11 @@ struct State {
     std::vector<uint8_t> ub;
     std::vector<uint8_t> writer;
     std::vector<uint64_t> wseq;
+    // rseq[p][b]: the number of pipe p's latest instruction that read 32-byte block b (V and MTE3;
+    // a scalar read completes before the scalar unit goes on); read_open[p]: pipe p's latest reading
+    // instruction has no number yet (it wrote nothing so far: close_reads numbers it)
+    std::vector<uint64_t> rseq[P_NUM];
+    bool read_open[P_NUM] = {};
     // seq[p]: instructions of pipe p so far (those that write UB, and every MTE3 copy to GM);
     // visible[p][q]: pipe p's instructions up to this number are complete before pipe q's next one
     uint64_t seq[P_NUM] = {0, 0, 0, 0};
@@ -252,6 +257,9 @@ inline void reset_core(State& s, int64_t idx, int64_t num) {
     s.ub.assign(s.ub_total, 0xff);  // poison: uninitialized floats read as NaN
     s.writer.assign(s.ub_total / 32, 0xff);
     s.wseq.assign(s.ub_total / 32, 0);
+    s.rseq[P_V].assign(s.ub_total / 32, 0);
+    s.rseq[P_MTE3].assign(s.ub_total / 32, 0);
+    for (auto& o : s.read_open) o = false;
     for (auto& q : s.seq) q = 0;
     std::memset(s.visible, 0, sizeof(s.visible));
     std::memset(s.flags, 0, sizeof(s.flags));
@@ -320,6 +328,38 @@ inline void ub_read(const char* api, int pipe, const void* p, uint64_t n) {
                           " with no " + pipe_name(w) + "->" + pipe_name(pipe) +
                           " synchronisation in between (EnQue/DeQue or SetFlag/WaitFlag)");
     }
+    if (pipe != P_V && pipe != P_MTE3) return;
+    // the reading instruction's number: an MTE3 copy is numbered when issued (mte3_issue, before its
+    // reads); a vector instruction when it writes (ub_write), or by close_reads if it writes nothing
+    const uint64_t num = pipe == P_MTE3 ? s.seq[P_MTE3] : s.seq[P_V] + 1;
+    if (pipe == P_V) s.read_open[P_V] = true;
+    for (uint64_t b = off / 32; b <= (off + n - 1) / 32; b++) s.rseq[pipe][b] = num;
+}
+
+// Pipe p's (all pipes', p < 0) reading instruction that wrote nothing gets its number now, before
+// what p has done is made known to another pipe or core (a flag, a barrier).
+inline void close_reads(State& s, int p) {
+    for (int q = 0; q < P_NUM; q++)
+        if ((p < 0 || q == p) && s.read_open[q]) {
+            s.seq[q]++;
+            s.read_open[q] = false;
+        }
+}
+
+// A pipe writes UB block b that pipes V or MTE3 read before: those reads must be complete before
+// this write (write-after-read). Outside the queues, whose AllocTensor waits for the FreeTensor of the
+// consumer, nothing orders them but SetFlag/WaitFlag or a barrier: a later instruction of another
+// pipe may overwrite bytes an issued vector instruction or copy-out is still reading (ADK
+// docs/api/context/同步控制简介.md: the pipes run asynchronously; every pair of V, MTE2, MTE3 and S
+// needs a sync in both directions).
+inline void war_check(const char* api, const State& s, int pipe, uint64_t b) {
+    for (int r : {P_V, P_MTE3}) {
+        if (r == pipe || s.rseq[r].empty() || s.rseq[r][b] <= s.visible[r][pipe]) continue;
+        fail(api, "writes " + hexaddr(b * 32) + ", which an earlier " + pipe_name(r) + " instruction reads, with no " +
+                      pipe_name(r) + "->" + pipe_name(pipe) + " synchronisation in between (write-after-read: " +
+                      "SetFlag/WaitFlag<HardEvent::" + pipe_name(r) + "_" + pipe_name(pipe) +
+                      ">, or the queue's FreeTensor/AllocTensor)");
+    }
 }
 
 // A pipe writes [p, p+n). Two MTE2 copies whose UB destinations overlap must be ordered
@@ -336,7 +376,9 @@ inline void ub_write(const char* api, int pipe, const void* p, uint64_t n) {
             if (s.writer[b] == P_MTE2 && s.wseq[b] > s.visible[P_MTE2][P_MTE2])
                 fail(api, "writes " + hexaddr(b * 32) + ", which an earlier MTE2 copy also writes, with nothing " +
                               "ordering the two copies (PipeBarrier<PIPE_MTE2>, or the queue's Free/Alloc)");
+    for (uint64_t b = off / 32; b <= (off + n - 1) / 32; b++) war_check(api, s, pipe, b);
     s.seq[pipe]++;
+    s.read_open[pipe] = false;
     for (uint64_t b = off / 32; b <= (off + n - 1) / 32; b++) {
         s.writer[b] = static_cast<uint8_t>(pipe);
         s.wseq[b] = s.seq[pipe];
@@ -345,6 +387,7 @@ inline void ub_write(const char* api, int pipe, const void* p, uint64_t n) {
 
 inline void make_visible(int from, int to) {
     State& s = st();
+    close_reads(s, from);
     if (s.visible[from][to] < s.seq[from]) s.visible[from][to] = s.seq[from];
 }
 
@@ -355,6 +398,7 @@ inline const Region& gm_region(const char* api, const void* p, Site site = Site{
 // had learnt of the other pipes. A wait on the scalar pipe stalls the issue of everything after.
 inline void snapshot(int from, uint64_t* out) {
     State& s = st();
+    close_reads(s, from);
     for (int x = 0; x < P_NUM; x++) out[x] = s.visible[x][from];
     out[from] = s.seq[from];
 }
@@ -697,6 +741,7 @@ struct Slot {
     bool vecin = true;
     bool freed = false;  // a FreeTensor has set the flag the next AllocTensor waits for
     uint64_t enq[P_NUM] = {}, fre[P_NUM] = {};
+    int8_t enq_id = -1, free_id = -1;  // the event ids the buffer holds from the pipe's pool (params.h)
 };
 
 inline void vec_count(uint64_t bytes) {
@@ -705,6 +750,8 @@ inline void vec_count(uint64_t bytes) {
 }
 
 }  // namespace xbemu
+
+#include "params.h"
 
 namespace AscendC {
 
@@ -933,6 +980,7 @@ class TQue {
                 s.gen++;
                 // the buffer's last consumer is done before its producer writes it again
                 if (s.freed) xbemu::learn(pos == TPosition::VECIN ? xbemu::P_MTE2 : xbemu::P_V, s.fre);
+                xbemu::que_give(kind(), true, s.free_id);  // waits for its free event, gives the id back
                 return make<T>(s);
             }
         if (slots_.empty()) xbemu::fail("TQue::AllocTensor", "the queue has no buffers (missing pipe.InitBuffer)");
@@ -947,6 +995,7 @@ class TQue {
             xbemu::fail("TQue::EnQue", "more than depth=" + std::to_string(depth) + " tensors enqueued");
         s->state = xbemu::QUEUED;
         xbemu::snapshot(pos == TPosition::VECIN ? xbemu::P_MTE2 : xbemu::P_V, s->enq);
+        s->enq_id = xbemu::que_take("TQue::EnQue", kind(), false, "enqueued (EnQue) and not yet dequeued");
         queued_.push_back(s);
         return true;
     }
@@ -957,6 +1006,7 @@ class TQue {
         queued_.erase(queued_.begin());
         s->state = xbemu::DEQUEUED;
         xbemu::learn(pos == TPosition::VECIN ? xbemu::P_V : xbemu::P_MTE3, s->enq);
+        xbemu::que_give(kind(), false, s->enq_id);
         return make<T>(*s);
     }
     template <typename T>
@@ -968,8 +1018,10 @@ class TQue {
         s->state = xbemu::FREE;
         s->freed = true;
         xbemu::snapshot(pos == TPosition::VECIN ? xbemu::P_V : xbemu::P_MTE3, s->fre);
+        s->free_id = xbemu::que_take("TQue::FreeTensor", kind(), true, "freed (FreeTensor) and not yet allocated again");
     }
     bool VacantInQue() { return queued_.empty(); }
+    static constexpr int kind() { return pos == TPosition::VECIN ? xbemu::QUE_VECIN : xbemu::QUE_VECOUT; }
     bool HasTensorInQue() { return !queued_.empty(); }
     // model state
     std::vector<xbemu::Slot> slots_;
@@ -1024,8 +1076,14 @@ class TPipe {
     TPipe() {
         if (xbemu::st().pipe_alive) xbemu::fail("TPipe::TPipe", "a second TPipe in one kernel");
         xbemu::st().pipe_alive = true;
+        owner_ = &xbemu::st();
+        xbemu::event_pools()[owner_] = &pool_;
+        xbemu::reserve_cube_ids();
     }
-    ~TPipe() { xbemu::st().pipe_alive = false; }
+    ~TPipe() {
+        xbemu::st().pipe_alive = false;
+        xbemu::event_pools().erase(owner_);
+    }
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
 
@@ -1035,11 +1093,8 @@ class TPipe {
         uint32_t rounded = (len + 31) / 32 * 32;
         if (num == 0 || len == 0) xbemu::fail("TPipe::InitBuffer", "zero buffers or zero length");
         if (!que.slots_.empty()) xbemu::fail("TPipe::InitBuffer", "queue initialised twice");
-        // queue buffers of one position share 8 event ids on A2
-        uint32_t& per_pos = is_vecin<T>() ? s.que_buffers_in : s.que_buffers_out;
-        per_pos += num;
-        if (per_pos > 8)
-            xbemu::fail("TPipe::InitBuffer", std::to_string(per_pos) + " queue buffers at one TPosition (at most 8)");
+        // (the queue buffers' event ids come from the pipe's pool as they are used: params.h)
+        (is_vecin<T>() ? s.que_buffers_in : s.que_buffers_out) += num;
         reserve(static_cast<uint64_t>(rounded) * num, num);
         que.len_ = rounded;
         que.slots_.resize(num);
@@ -1058,18 +1113,26 @@ class TPipe {
         buf.len_ = rounded;
         return true;
     }
+    // The first id of the event that the pool does not hold; it stays free (asc-devkit
+    // impl/basic_api/kernel_tpipe_impl.h: FetchEventID reads the pool, AllocEventID also marks the id).
     TEventID FetchEventID(HardEvent evt) {
-        // the first id of this event that is not pending
-        for (int i = 0; i < 8; i++)
-            if (!xbemu::st().flags[static_cast<int>(evt)][i]) return static_cast<TEventID>(i);
-        xbemu::fail("TPipe::FetchEventID", "all 8 event ids of this event are pending");
+        return static_cast<TEventID>(xbemu::pool_first_free("TPipe::FetchEventID", static_cast<int>(evt)));
     }
     template <HardEvent evt>
     TEventID FetchEventID() { return FetchEventID(evt); }
     template <HardEvent evt>
-    TEventID AllocEventID() { return FetchEventID(evt); }
+    TEventID AllocEventID() {
+        return static_cast<TEventID>(xbemu::pool_take("TPipe::AllocEventID", static_cast<int>(evt), xbemu::ID_USER,
+                                                      "AllocEventID (until ReleaseEventID)"));
+    }
     template <HardEvent evt>
-    void ReleaseEventID(TEventID) {}
+    void ReleaseEventID(TEventID id) {
+        const int e = static_cast<int>(evt);
+        if (id < 0 || id >= xbemu::kEventIds || pool_.held[e][id] != xbemu::ID_USER)
+            xbemu::fail("TPipe::ReleaseEventID", "id " + std::to_string(id) + " of HardEvent::" +
+                                                     xbemu::hard_event_name(e) + " was not taken by AllocEventID");
+        xbemu::pool_give(e, id);
+    }
     void Destroy() {}
     void Reset() {}
 
@@ -1078,6 +1141,8 @@ class TPipe {
     static constexpr bool is_vecin() { return is_vecin_tag(static_cast<T*>(nullptr)); }
     template <TPosition p, int32_t d, auto m>
     static constexpr bool is_vecin_tag(TQue<p, d, m>*) { return p == TPosition::VECIN; }
+    xbemu::EventPool pool_;
+    xbemu::State* owner_ = nullptr;
     void reserve(uint64_t bytes, uint32_t nbuf) {
         xbemu::State& s = xbemu::st();
         s.buffers += nbuf;
@@ -1115,7 +1180,9 @@ template <HardEvent event>
 inline void SetFlag(int32_t eventID) {
     int from, to;
     if (!detail::event_pipes(event, from, to)) xbemu::fail("SetFlag", "event not modelled by the emulator");
-    if (eventID < 0 || eventID > 7) xbemu::fail("SetFlag", "event id " + std::to_string(eventID) + " not in 0..7");
+    xbemu::arg_in_range("SetFlag", "eventID", eventID, 0, xbemu::kEventIds - 1,
+                        "impl/basic_api/kernel_event.h: eventID in [0, QUE_MAX_EVENT), 8 on Atlas A2");
+    xbemu::explicit_flag_ok("SetFlag", static_cast<int>(event), eventID);
     uint64_t& f = xbemu::st().flags[static_cast<int>(event)][eventID];
     if (f) xbemu::fail("SetFlag", "same event and id set twice without a WaitFlag in between");
     f = xbemu::st().seq[from] + 1;
@@ -1126,7 +1193,9 @@ template <HardEvent event>
 inline void WaitFlag(int32_t eventID) {
     int from, to;
     if (!detail::event_pipes(event, from, to)) xbemu::fail("WaitFlag", "event not modelled by the emulator");
-    if (eventID < 0 || eventID > 7) xbemu::fail("WaitFlag", "event id " + std::to_string(eventID) + " not in 0..7");
+    xbemu::arg_in_range("WaitFlag", "eventID", eventID, 0, xbemu::kEventIds - 1,
+                        "impl/basic_api/kernel_event.h: eventID in [0, QUE_MAX_EVENT), 8 on Atlas A2");
+    xbemu::explicit_flag_ok("WaitFlag", static_cast<int>(event), eventID);
     uint64_t& f = xbemu::st().flags[static_cast<int>(event)][eventID];
     if (!f) xbemu::fail("WaitFlag", "waits for an event id that was never set (unpaired SetFlag/WaitFlag)");
     xbemu::learn(to, xbemu::st().carry[static_cast<int>(event)][eventID]);
@@ -1204,25 +1273,47 @@ inline void SetAtomicNone() { xbemu::st().atomic = 0; }
 
 struct DataCopyParams {
     DataCopyParams() = default;
-    DataCopyParams(const uint16_t count, const uint16_t len, const uint16_t srcStrideIn, const uint16_t dstStrideIn)
+    DataCopyParams(const xbemu::Field<uint16_t> count, const xbemu::Field<uint16_t> len,
+                   const xbemu::Field<uint16_t> srcStrideIn, const xbemu::Field<uint16_t> dstStrideIn)
         : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
-    uint16_t blockCount = 1;
-    uint16_t blockLen = 0;
-    uint16_t srcStride = 0;
-    uint16_t dstStride = 0;
+    xbemu::Field<uint16_t> blockCount = 1;
+    xbemu::Field<uint16_t> blockLen = 0;
+    xbemu::Field<uint16_t> srcStride = 0;
+    xbemu::Field<uint16_t> dstStride = 0;
 };
 
 struct DataCopyExtParams {
     DataCopyExtParams() = default;
-    DataCopyExtParams(const uint16_t count, const uint32_t len, const uint32_t srcStrideIn,
-                      const uint32_t dstStrideIn, const uint32_t rsvIn)
+    DataCopyExtParams(const xbemu::Field<uint16_t> count, const xbemu::Field<uint32_t> len,
+                      const xbemu::Field<uint32_t> srcStrideIn, const xbemu::Field<uint32_t> dstStrideIn,
+                      const xbemu::Field<uint32_t> rsvIn)
         : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
-    uint16_t blockCount = 1;
-    uint32_t blockLen = 0;
-    uint32_t srcStride = 0;
-    uint32_t dstStride = 0;
-    uint32_t rsv = 0;
+    xbemu::Field<uint16_t> blockCount = 1;
+    xbemu::Field<uint32_t> blockLen = 0;
+    xbemu::Field<uint32_t> srcStride = 0;
+    xbemu::Field<uint32_t> dstStride = 0;
+    xbemu::Field<uint32_t> rsv = 0;
 };
+
+namespace detail {
+// The documented ranges (params.h): DataCopyParams of the GM <-> UB copies (and UB -> UB, L1 -> C2),
+// DataCopyExtParams of DataCopyPad.
+inline void check_params(const char* api, const DataCopyParams& p) {
+    const char* doc = "docs GM与UB高维切分数据搬运(DataCopy).md, DataCopyParams table";
+    xbemu::in_range(api, "DataCopyParams.blockCount", p.blockCount, 0, 4095, doc);
+    xbemu::in_range(api, "DataCopyParams.blockLen", p.blockLen, 0, 65535, doc);
+    xbemu::in_range(api, "DataCopyParams.srcStride", p.srcStride, 0, 65535, doc);
+    xbemu::in_range(api, "DataCopyParams.dstStride", p.dstStride, 0, 65535, doc);
+}
+inline void check_params(const char* api, const DataCopyExtParams& p) {
+    const char* doc = "docs GMToUB非对齐数据搬运(DataCopyPad).md and UBToGM非对齐数据搬运(DataCopyPad).md, "
+                      "DataCopyExtParams table";
+    xbemu::in_range(api, "DataCopyExtParams.blockCount", p.blockCount, 0, 4095, doc);
+    xbemu::in_range(api, "DataCopyExtParams.blockLen", p.blockLen, 0, 2097151, doc);
+    xbemu::in_range(api, "DataCopyExtParams.srcStride", p.srcStride, 0, 4294967295LL, doc);
+    xbemu::in_range(api, "DataCopyExtParams.dstStride", p.dstStride, 0, 4294967295LL, doc);
+}
+}  // namespace detail
 
 template <typename T>
 struct DataCopyPadExtParams {
@@ -1288,8 +1379,9 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
                      const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     detail::count_copy_ok<T>("DataCopy(UB->GM)", count);
+    const uint64_t seq = xbemu::mte3_issue();  // numbered before its UB reads (ub_read)
     detail::touch("DataCopy(UB->GM)", src, xbemu::P_MTE3, false, count);
-    detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count, xbemu::mte3_issue(), xbemu::Site{file_, line_});
+    detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count, seq, xbemu::Site{file_, line_});
     xbemu::dma_call(true, uint64_t(count) * sizeof(T));
 }
 
@@ -1306,6 +1398,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
                      const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
+    detail::check_params("DataCopy(GM->UB)", p);
     if (p.blockCount > 4095) xbemu::fail("DataCopy(GM->UB)", "blockCount above 4095");
     uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
     xbemu::dma_call(false, uint64_t(p.blockCount) * blk * sizeof(T));
@@ -1322,6 +1415,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
                      const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
+    detail::check_params("DataCopy(UB->GM)", p);
     if (p.blockCount > 4095) xbemu::fail("DataCopy(UB->GM)", "blockCount above 4095");
     const uint64_t seq = xbemu::mte3_issue();
     uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
@@ -1340,6 +1434,7 @@ template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
                         const DataCopyPadExtParams<T>& pad, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "DataCopyPad(GM->UB)";
+    detail::check_params(api, p);
     if (!xbemu::st().has_pad) xbemu::fail(api, "DataCopyPad does not exist on this SoC");
     if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
     if (p.blockLen > 2097151) xbemu::fail(api, "blockLen above 2097151 B");
@@ -1371,6 +1466,7 @@ template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p,
                         const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "DataCopyPad(UB->GM)";
+    detail::check_params(api, p);
     if (!xbemu::st().has_pad) xbemu::fail(api, "DataCopyPad does not exist on this SoC");
     if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
     if (p.blockLen > 2097151) xbemu::fail(api, "blockLen above 2097151 B");
@@ -2042,28 +2138,29 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 
 struct BinaryRepeatParams {
     BinaryRepeatParams() {}
-    BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn, const uint8_t src1BlkStrideIn,
-                       const uint8_t dstRepStrideIn, const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+    BinaryRepeatParams(const xbemu::Field<uint8_t> dstBlkStrideIn, const xbemu::Field<uint8_t> src0BlkStrideIn,
+                       const xbemu::Field<uint8_t> src1BlkStrideIn, const xbemu::Field<uint8_t> dstRepStrideIn,
+                       const xbemu::Field<uint8_t> src0RepStrideIn, const xbemu::Field<uint8_t> src1RepStrideIn)
         : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn),
           dstRepStride(dstRepStrideIn), src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn) {}
     uint32_t blockNumber = 8;
-    uint8_t dstBlkStride = 1;
-    uint8_t src0BlkStride = 1;
-    uint8_t src1BlkStride = 1;
-    uint8_t dstRepStride = 8;
-    uint8_t src0RepStride = 8;
-    uint8_t src1RepStride = 8;
+    xbemu::Field<uint8_t> dstBlkStride = 1;
+    xbemu::Field<uint8_t> src0BlkStride = 1;
+    xbemu::Field<uint8_t> src1BlkStride = 1;
+    xbemu::Field<uint8_t> dstRepStride = 8;
+    xbemu::Field<uint8_t> src0RepStride = 8;
+    xbemu::Field<uint8_t> src1RepStride = 8;
     bool repeatStrideMode = false;
     bool strideSizeMode = false;
 };
 
 struct BrcbRepeatParams {
     BrcbRepeatParams() {}
-    BrcbRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)
+    BrcbRepeatParams(const xbemu::Field<uint16_t> dstBlkStrideIn, const xbemu::Field<uint16_t> dstRepStrideIn)
         : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn) {}
     uint32_t blockNumber = 8;
-    uint16_t dstRepStride = 8;
-    uint16_t dstBlkStride = 1;
+    xbemu::Field<uint16_t> dstRepStride = 8;
+    xbemu::Field<uint16_t> dstBlkStride = 1;
     uint8_t src0BlkStride = 1;
     uint8_t src1BlkStride = 1;
     uint8_t src0RepStride = 8;
@@ -2074,15 +2171,42 @@ struct BrcbRepeatParams {
 
 struct CopyRepeatParams {
     CopyRepeatParams() {}
-    CopyRepeatParams(const uint16_t dstStrideIn, const uint16_t srcStrideIn, uint16_t dstRepeatSizeIn,
-                     uint16_t srcRepeatSizeIn)
+    CopyRepeatParams(const xbemu::Field<uint16_t> dstStrideIn, const xbemu::Field<uint16_t> srcStrideIn,
+                     xbemu::Field<uint16_t> dstRepeatSizeIn, xbemu::Field<uint16_t> srcRepeatSizeIn)
         : dstStride(dstStrideIn), srcStride(srcStrideIn), dstRepeatSize(dstRepeatSizeIn),
           srcRepeatSize(srcRepeatSizeIn) {}
-    uint16_t dstStride = 1;
-    uint16_t srcStride = 1;
-    uint16_t dstRepeatSize = 8;
-    uint16_t srcRepeatSize = 8;
+    xbemu::Field<uint16_t> dstStride = 1;
+    xbemu::Field<uint16_t> srcStride = 1;
+    xbemu::Field<uint16_t> dstRepeatSize = 8;
+    xbemu::Field<uint16_t> srcRepeatSize = 8;
 };
+
+namespace detail {
+// The strides of the mask/repeat forms have their struct's field widths as range (asc-devkit docs
+// 辅助数据结构/BinaryRepeatParams.md, 数据填充/Brcb.md, UBToUB掩码式高维数据搬运(Copy).md). repeatTime stays a
+// uint8_t parameter, as in the API: a constant above 255 does not compile (-Woverflow under -Werror).
+inline void check_params(const char* api, const BinaryRepeatParams& p) {
+    const char* doc = "docs 辅助数据结构/BinaryRepeatParams.md: uint8_t strides";
+    xbemu::in_range(api, "BinaryRepeatParams.dstBlkStride", p.dstBlkStride, 0, 255, doc);
+    xbemu::in_range(api, "BinaryRepeatParams.src0BlkStride", p.src0BlkStride, 0, 255, doc);
+    xbemu::in_range(api, "BinaryRepeatParams.src1BlkStride", p.src1BlkStride, 0, 255, doc);
+    xbemu::in_range(api, "BinaryRepeatParams.dstRepStride", p.dstRepStride, 0, 255, doc);
+    xbemu::in_range(api, "BinaryRepeatParams.src0RepStride", p.src0RepStride, 0, 255, doc);
+    xbemu::in_range(api, "BinaryRepeatParams.src1RepStride", p.src1RepStride, 0, 255, doc);
+}
+inline void check_params(const char* api, const BrcbRepeatParams& p) {
+    const char* doc = "docs 数据填充/Brcb.md: uint16_t strides";
+    xbemu::in_range(api, "BrcbRepeatParams.dstBlkStride", p.dstBlkStride, 0, 65535, doc);
+    xbemu::in_range(api, "BrcbRepeatParams.dstRepStride", p.dstRepStride, 0, 65535, doc);
+}
+inline void check_params(const char* api, const CopyRepeatParams& p) {
+    const char* doc = "docs UBToUB掩码式高维数据搬运(Copy).md: uint16_t strides";
+    xbemu::in_range(api, "CopyRepeatParams.dstStride", p.dstStride, 0, 65535, doc);
+    xbemu::in_range(api, "CopyRepeatParams.srcStride", p.srcStride, 0, 65535, doc);
+    xbemu::in_range(api, "CopyRepeatParams.dstRepeatSize", p.dstRepeatSize, 0, 65535, doc);
+    xbemu::in_range(api, "CopyRepeatParams.srcRepeatSize", p.srcRepeatSize, 0, 65535, doc);
+}
+}  // namespace detail
 
 enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
 
@@ -2178,6 +2302,7 @@ inline void binary_rep(const char* api, const LocalTensor<T>& dst, const LocalTe
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,        \
                      uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams) {        \
         static_assert(CHECK<T>(), #NAME ": data type not supported by the vector unit on this SoC");           \
+        detail::check_params(#NAME, repeatParams);                                                             \
         detail::binary_rep(#NAME, dst, src0, src1, mask, repeatTime, repeatParams,                             \
                            [](T x, T y) { return EXPR; });                                                     \
     }
@@ -2197,6 +2322,7 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const ui
                  const BrcbRepeatParams& repeatParams) {
     static_assert(is_duplicable<T>(), "Brcb: 16- and 32-bit types only on A2");
     const char* api = "Brcb";
+    detail::check_params(api, repeatParams);
     detail::aligned32(api, dst, "dst");
     detail::aligned32(api, src0, "src");
     if (repeatParams.dstBlkStride == 0) xbemu::fail(api, "dstBlkStride 0 is undefined");
@@ -2228,6 +2354,7 @@ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uin
                  const CopyRepeatParams& repeatParams) {
     static_assert(is_duplicable<T>(), "Copy: 16- and 32-bit types only on A2");
     const char* api = "Copy";
+    detail::check_params(api, repeatParams);
     const CopyRepeatParams& p = repeatParams;
     detail::mask_ok<T>(api, mask, repeatTime);
     detail::aligned32(api, dst, "dst");

@@ -1,0 +1,75 @@
+"""The cost model's instruction costs follow the dev kit's tables, and its DMA constants reproduce the
+published Add on 48 AIVs (cost.py; sources in cost.CONSTANTS and docs/ASCEND_MODEL.md, "The cost model:
+sources and calibration")."""
+
+from __future__ import annotations
+
+import pytest
+
+import xblock
+from xblock.backends.ascend.model import cost
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+C = {k: c.value for k, c in cost.CONSTANTS.items()}
+ZERO = dict.fromkeys(("datacopy_in_calls", "datacopy_out_calls", "datacopy_in_bytes", "datacopy_out_bytes",
+                      "gm_to_l1_bytes", "gm_to_l1_calls", "vector_instructions", "vector_repeats", "mmad_calls",
+                      "load_data_calls", "fixpipe_calls", "scalar_ub_accesses", "scalar_gm_accesses",
+                      "l1_to_l0_bytes", "cube_ops", "l0c_to_gm_bytes"), 0)
+
+
+def test_vector_classes_per_repeat():
+    # Exp/Ln/Sqrt/Div: 32 elements a cycle -> a 256-B repeat is 4 cycles in half, 2 in float
+    assert cost.vector_class_cycles({"trans_repeats_b16": 1}) == 3
+    assert cost.vector_class_cycles({"trans_repeats_b32": 1}) == 1
+    assert cost.vector_class_cycles({"reduce_repeats": 1}) == 6  # ReduceRepeat: 7 cycles a repeat
+    assert cost.vector_class_cycles({"gather_repeats_b32": 5}) == pytest.approx(5 * (64 / 5 - 1))
+    assert cost.vector_class_cycles({"gathermask_repeats": 1}) == 1
+    pipes, _ = cost.core_pipes(dict(ZERO, vector_repeats=10, vector_instructions=1, trans_repeats_b16=10), 32)
+    assert pipes["V"] == 10 * 4 + C["vector_issue_cycles"]
+
+
+def test_fp32_cube_quarter_rate():
+    assert cost.cube_cycles_per_op({"cube": [{"dtype": "f32"}]}) == 2
+    assert cost.cube_cycles_per_op({"cube": [{"dtype": "f16"}]}) == 1
+    f32, _ = cost.core_pipes(dict(ZERO, cube_ops=100), 32, cube_cycles=2)
+    f16, _ = cost.core_pipes(dict(ZERO, cube_ops=100), 32)
+    assert f32["Cube"] == 2 * f16["Cube"] == 200
+
+
+def test_unaligned_dma_and_same_address():
+    aligned, _ = cost.core_pipes(dict(ZERO, datacopy_in_calls=1, datacopy_in_bytes=7000), 32)
+    slow, _ = cost.core_pipes(dict(ZERO, datacopy_in_calls=1, datacopy_in_bytes=7000, unaligned_read_bytes=7000), 32)
+    assert (slow["MTE2"] - C["datacopy_fixed_cycles"]) == pytest.approx((aligned["MTE2"] - 16) / 0.7)
+    # a 4 KB buffer read whole by 33 cores: each waits for 32 others' requests; a large one is not serialised
+    assert cost.serial_read_bytes([(33 * 4096, 4096), (2 * 2**20, 2**20)], 40) == 32 * 4096
+    sc = cost.soc_cost("910B1")
+    # L2 reuse when the footprint is larger than L2 but every buffer fits (the 8192^3 matmul's A and B)
+    assert cost.l2_hit_fraction(10 * 2**30, 384 * 2**20, sc, 384 * 2**20, largest=128 * 2**20) > 0.9
+    assert cost.l2_hit_fraction(10 * 2**30, 384 * 2**20, sc, 384 * 2**20, largest=256 * 2**20) == 0
+
+
+@pytest.mark.parametrize("copy_len, published", [(4096, 306.58), (16384, 268.5)])
+def test_published_add_single_buffered(copy_len, published):
+    """asc-devkit add_high_performance cases 2 and 3: z = x + y, 8192^2 half on 48 AIVs, one buffer,
+    `copy_len` elements per DataCopy: the model's time of one core within 20% of the published one."""
+    sc = cost.soc_cost("910B2")
+    iters = 8192 * 8192 // 48 // copy_len
+    b = dict(ZERO, datacopy_in_calls=2 * iters, datacopy_in_bytes=2 * iters * copy_len * 2,
+             datacopy_out_calls=iters, datacopy_out_bytes=iters * copy_len * 2, vector_instructions=iters,
+             vector_repeats=iters * copy_len * 2 // 256)
+    rate = min(C["mte_bytes_per_cycle"], sc.hbm.value / sc.hz / 48)
+    pipes, sync = cost.core_pipes(b, rate)
+    us = cost.core_time(pipes, sync, iters, False) / sc.hz * 1e6 + C["launch_us"]
+    assert us == pytest.approx(published, rel=0.2)
+
+
+def test_softmax_counts_exp_and_reductions():
+    from examples import softmax
+
+    case = softmax.case((64, 781))
+    p = xblock.profile(case.kernel, case.grid, *case.copy_args(), **case.meta)
+    c = p.counters
+    assert c["trans_repeats_b32"] > 0 and c["reduce_repeats"] > 0  # Exp, Div and the row reductions
+    extra = sum(cost.vector_class_cycles(e) for e in [dict(zip(("trans_repeats_b32", "reduce_repeats"),
+                                                               (c["trans_repeats_b32"], c["reduce_repeats"])))])
+    assert extra == c["trans_repeats_b32"] * 1 + c["reduce_repeats"] * 6
