@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.base import Backend, BaseOptions
+from ..backends.common.extra_buffers import unique_buffers
 from ..errors import ArgumentError, LaunchArgumentError, LaunchError, OptionError
 from .memory import Memory
 
@@ -114,7 +115,7 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
         except ArgumentError as e:
             raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"],
                                       f"buffers=: {e}") from None
-        for k, b in _unique_buffers(extra, arrays, list(arr_names), metadata):
+        for k, b in unique_buffers(extra, arrays, list(arr_names), metadata):
             arrays.append(b)
             arr_names.append(f"buffers[{k}]")
         try:
@@ -132,26 +133,6 @@ def _load(asm: dict, metadata: dict, overrides: dict | None = None):
 
     launch.takes_buffers = True
     return launch
-
-
-def _unique_buffers(extra: list, arrays: list, arr_names: list, metadata: dict):
-    """(k, array) of the `buffers=` arrays not already covered by an argument or an earlier one: the
-    launch runs on one copy per memory range. A partial overlap (two copies of some bytes) is refused."""
-    spans = [(a.ctypes.data, a.ctypes.data + a.nbytes, f"argument '{n}'")
-             for a, n in zip(arrays, arr_names) if a.nbytes]
-    for k, b in enumerate(extra):
-        lo, hi = b.ctypes.data, b.ctypes.data + b.nbytes
-        inside = None
-        for s_lo, s_hi, what in spans:
-            if s_lo <= lo and hi <= s_hi:
-                inside = what
-                break
-            if lo < s_hi and s_lo < hi:
-                raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"],
-                                          f"buffers[{k}] partly overlaps {what}: pass the array that holds both")
-        if inside is None and b.nbytes:
-            spans.append((lo, hi, f"buffers[{k}]"))
-            yield k, b
 
 
 def _run(program, grid, arrays, arr_names, vals, serial: bool, races: str = "error", n_args: int | None = None):

@@ -29,6 +29,7 @@ import numpy as np
 
 from ....errors import BUFFERS_HINT, ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
 from ...common.cachedir import cache_dir
+from ...common.extra_buffers import unique_buffers
 from ...common.native import library_path, load_library
 from ..emit.api_surface import CANN
 from ..emit.api_surface import TABLE as API_TABLE
@@ -343,34 +344,15 @@ def load(asm: dict, metadata: dict):
     return launch
 
 
-
-
-
 def _extra_buffers(buffers, arrays: list, metadata: dict) -> list:
     """(k, numpy view) of the `buffers=` arrays not inside an argument or an earlier one (one copy per
     memory range); a partial overlap is refused."""
-    spans = [(a.ctypes.data, a.ctypes.data + a.nbytes, f"argument '{n}'")
-             for a, n in zip(arrays, [n for n, s in zip(metadata["arg_names"], metadata["arg_types"])
-                                      if s.startswith("*")]) if a.nbytes]
-    out = []
-    for k, b in enumerate(buffers):
-        try:
-            b = _as_numpy(b)
-        except ArgumentError as e:
-            raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"], f"buffers=: {e}") from None
-        lo, hi = b.ctypes.data, b.ctypes.data + b.nbytes
-        inside = False
-        for s_lo, s_hi, what in spans:
-            if s_lo <= lo and hi <= s_hi:
-                inside = True
-                break
-            if lo < s_hi and s_lo < hi:
-                raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"],
-                                          f"buffers[{k}] partly overlaps {what}: pass the array that holds both")
-        if not inside and b.nbytes:
-            spans.append((lo, hi, f"buffers[{k}]"))
-            out.append((k, b))
-    return out
+    names = [n for n, s in zip(metadata["arg_names"], metadata["arg_types"]) if s.startswith("*")]
+    try:
+        views = [_as_numpy(b) for b in buffers]
+    except ArgumentError as e:
+        raise LaunchArgumentError(metadata["file"], metadata["line"], metadata["name"], f"buffers=: {e}") from None
+    return list(unique_buffers(views, arrays, names, metadata))
 
 
 def coarse_grid(metadata: dict, grid, scalars: dict) -> tuple:
