@@ -442,6 +442,10 @@ class Model:
             return self.lazyload(node)
         if kd == "countdown":
             return self.countdown(node)
+        if kd == "ptrloop":
+            return self.ptrloop(node)
+        if kd == "ubsplit":
+            return ub_model(self, node)
         kids = [self.ev(c, env) for c in node.kids] if kd not in ("if", "loop") else None
         if kids is not None:
             exact = all(c.exact for c in kids)
@@ -767,6 +771,31 @@ class Model:
         return Val(v, np.ones(v.shape, bool), exact, float(np.abs(acc).max(initial=1)),
                    None if exact else node.dtype, a["trips"])
 
+    def ptrloop(self, node):
+        """`acc = acc * 3 + x[p]` over `trips` chunks, the pointers (a block at the tile's offsets and/or a
+        scalar at the program id) advanced by one chunk (n, or M * N) every iteration."""
+        a, z = node.a, self.k.sizes
+        arr = self.inputs[a["arg"]].reshape(-1).astype(np.float64)
+        if self.k.mode == "1d":
+            chunk, offs, mask, pid = z["n"], self.offs, self.offs < z["n"], self.pid[:, None]
+        else:
+            chunk = z["M"] * z["N"]
+            offs = self.rows[:, :, None] * z["N"] + self.cols[:, None, :]
+            mask = (self.rows < z["M"])[:, :, None] & (self.cols < z["N"])[:, None, :]
+            pid = self.pid[:, None, None]
+        acc = np.zeros(offs.shape, np.float64)
+        for i in range(a["trips"]):
+            term = np.zeros(offs.shape, np.float64)
+            if "block" in a["form"]:
+                term = term + np.where(mask, arr[np.minimum(i * chunk + offs, arr.size - 1)], 0)
+            if "scalar" in a["form"]:
+                term = term + arr[i * chunk + pid]
+            acc = acc * 3 + term
+        v = acc.astype(NP[node.dtype])
+        exact = not is_float(node.dtype)
+        return Val(v, np.ones(v.shape, bool), exact, float(np.abs(acc).max(initial=1)),
+                   None if exact else node.dtype, a["trips"])
+
     def trips(self, node):
         z = self.k.sizes
         if node.a["combine"] == "dot":
@@ -816,6 +845,8 @@ class Model:
     def store_layout(self, st):
         """(flat indices (P,*shape), mask (P,*shape)) of a store statement."""
         z, pat = self.k.sizes, st.a["pattern"]
+        if pat == "ubsplit":
+            return ub_index(self, self.k)
         if pat in _ext.STORE_PATTERNS:
             return _ext.store_layout(self, st)
         fake = Node("load", st.a["out_dtype"], st.a["tag"], a={"pattern": pat, "stride": st.a.get("stride"),
@@ -941,6 +972,11 @@ def input_specs(k):
                     specs[arg] = (node.dtype, (int(np.prod(grid_of(k))),), node.a.get("profile", "small"))
         if node.kind == "countdown":  # `trips` chunks of n, read from the last to the first
             specs[node.a["arg"]] = (node.dtype, (node.a["trips"] * z["n"],), "small")
+        if node.kind == "ubsplit":  # a block too large for one pass through the unified buffer
+            specs.update(ub_inputs(node, k))
+        if node.kind == "ptrloop":  # `trips` chunks of n (or M * N), one per iteration
+            chunk = z["n"] if k.mode == "1d" else z["M"] * z["N"]
+            specs[node.a["arg"]] = (node.dtype, (node.a["trips"] * chunk,), "small")
         if node.kind != "load":
             continue
         specs[node.a["arg"]] = (node.dtype, input_shape(node.a, k), node.a.get("profile", "small"))
@@ -986,6 +1022,8 @@ def input_shape(a, k):
 def output_shape(st, k):
     z, pat = k.sizes, st.a["pattern"]
     P = int(np.prod(grid_of(k)))
+    if pat == "ubsplit":
+        return ub_out_shape(st, k)
     if pat in _ext.STORE_PATTERNS:
         return _ext.output_shape(st, k, P)
     if st.kind == "atomic":
@@ -1089,6 +1127,10 @@ class Renderer:
                    "two": f"tl.load({p} + pid - 1) if pid > 0 else tl.load({a.get('arg2')} + pid)"}[a["form"]]
             self.emit(f"{v} = {src}", ind, node)
             return v
+        if kd == "ptrloop":
+            return self.ptrloop_src(node, v, ind)
+        if kd == "ubsplit":
+            return ub_src(self, node, v, ind)
         if kd == "countdown":
             i = f"i{v}"
             self.emit(f"{v} = tl.zeros((BLOCK,), dtype={TL[d]})", ind, node)
@@ -1229,6 +1271,27 @@ class Renderer:
         self.emit(f"{v} = {src}", ind, node)
         return v
 
+    def ptrloop_src(self, node, v, ind):
+        """A loop advancing a block and/or a scalar pointer by one chunk per iteration (Model.ptrloop)."""
+        a, d = node.a, node.dtype
+        one_d = self.k.mode == "1d"
+        shape, offs, mask, chunk = ("(BLOCK,)", "offs", "mask", "n") if one_d else \
+            ("(BM, BN)", "rows[:, None] * N + cols[None, :]", "mask2", "M * N")
+        self.emit(f"{v} = tl.zeros({shape}, dtype={TL[d]})", ind, node)
+        terms = []
+        if "block" in a["form"]:
+            self.emit(f"pb{v} = {a['arg']} + {offs}", ind)
+            terms.append(f"tl.load(pb{v}, mask={mask}, other=0)")
+        if "scalar" in a["form"]:
+            self.emit(f"ps{v} = {a['arg']} + pid", ind)
+            terms.append(f"tl.load(ps{v})")
+        self.emit(f"for i{v} in range({a['trips']}):", ind)
+        self.emit(f"{v} = {v} * 3 + {' + '.join(terms)}", ind + 1)
+        for kind in ("block", "scalar"):
+            if kind in a["form"]:
+                self.emit(f"p{kind[0]}{v} += {chunk}", ind + 1)
+        return v
+
     def load_src(self, node, ind=1):
         a, pat, mode = node.a, node.a["pattern"], self.k.mode
         if a.get("access") or pat in _ext.LOAD_PATTERNS:
@@ -1273,6 +1336,8 @@ class Renderer:
 
     def store_src(self, st, val, ind=1):
         a, pat, mode = st.a, st.a["pattern"], self.k.mode
+        if pat == "ubsplit":
+            return ub_store_src(st, val)
         if a.get("access") or pat in _ext.STORE_PATTERNS:
             return _ext.store_src(self, st, val, ind)
         o = a["out"]
@@ -1306,6 +1371,7 @@ class Renderer:
         const = ["BLOCK"] if k.mode == "1d" else ["BM", "BN"] + (["BK"] if "BK" in z else [])
         const += sorted(u for u in used if u.startswith("C"))
         more_scal, more_const = _ext.params(k)
+        more_const = more_const + ub_params(k)
         scal += more_scal
         const += more_const
         return ins, outs, scal, const
@@ -1960,6 +2026,8 @@ class Gen:
         if self.extensions:  # the newer features (tools/fuzz_ext.py), drawn after all of the above
             _ext.extend(self, k)
             control_extras(self, k)
+            pointer_loop_extra(self, k)
+            ub_overflow_extra(self, k)  # last: the kernels before it stay the same
         update_grid_flags(k)
         k.features = set(self.features)
         k.features.add(f"template:{template}")
@@ -2064,6 +2132,166 @@ def control_extras(g, k):
                             {"out": g.new_out(), "tag": "B", "pattern": "contig", "out_dtype": d,
                              "guard": {"limit": int(g.rng.integers(1, P))}}))
     k.ext_args = set(k.ext_args) | {f"in{i}" for i in range(n_in, g.n_in)} | {f"out{i}" for i in range(n_out, g.n_out)}
+
+
+def pointer_loop_extra(g, k):
+    """A loop that advances pointers (`p += n` each iteration: a block at the tile's offsets, a scalar
+    at the program id, or both), drawn after everything else, control_extras included, so earlier
+    seeds give the same kernels; its statement goes before an early-return guard's store (which must
+    stay last)."""
+    if not g.chance(0.15):
+        return
+    n_in, n_out = g.n_in, g.n_out
+    d = g.pick(["i32", "f32"])
+    form = g.pick(["block", "scalar", "scalar+block"], [2, 1, 1])
+    g.feat(f"ext:ptrloop:{form}")
+    tag = "B" if k.mode == "1d" else "T"
+    st = Stmt("store", Node("ptrloop", d, tag, a={"arg": g.new_in(), "trips": int(g.pick([1, 2, 3, 4])),
+                                                  "form": form}),
+              {"out": g.new_out(), "tag": tag, "pattern": "contig" if k.mode == "1d" else "rowmajor",
+               "out_dtype": d})
+    if k.mode != "1d":
+        st.a["stride"] = g.stride_param()
+    at = next((i for i, s in enumerate(k.stmts) if s.a.get("guard")), len(k.stmts))
+    k.stmts.insert(at, st)
+    k.ext_args = set(k.ext_args) | {f"in{i}" for i in range(n_in, g.n_in)} | {f"out{i}" for i in range(n_out, g.n_out)}
+
+
+# ---------------------------------------------------------------------- blocks that overflow the UB
+UB_FORMS = {"1d": ["map", "softmax", "cumsum"], "2d": ["rownorm", "dotloop"]}
+UB_DOT_K = 32  # the K step of the `dotloop` form (two steps)
+
+
+def ub_overflow_extra(g, k):
+    """A statement on a block too large for one pass through the Ascend unified buffer (65536
+    elements, a 128 x 256 fp32 tile), drawn after every other extra, so earlier seeds give the same
+    kernels: each program computes its own block of a new input (a map, a three-phase softmax, a
+    cumsum, a row and column normalisation, or a dot accumulated in a loop with a vector epilogue)
+    and stores it; the block's tail is masked off in the last program. Kernels of at most 8 programs
+    (the targets compute every program's whole block)."""
+    if int(np.prod(grid_of(k))) > 8 or not g.chance(0.15):
+        return
+    n_in, n_out = g.n_in, g.n_out
+    form = g.pick(UB_FORMS[k.mode])
+    d = {"map": g.pick(["f32", "f16", "i32"]), "cumsum": "i32"}.get(form, "f32")
+    a = {"form": form, "arg": g.new_in()}
+    if k.mode == "1d":
+        k.sizes["UB"] = 65536 if d == "f16" or g.chance(0.5) else 32768
+        tag = "@UB"
+    else:
+        k.sizes["UBM"], k.sizes["UBN"] = g.pick([(128, 256), (64, 512)] if form != "dotloop" else [(128, 256)])
+        tag = "@UBM,UBN"
+        if form == "dotloop":
+            a["arg2"] = g.new_in()
+    k.sizes["UT"] = int(g.pick([0, 1, 3]))
+    g.feat(f"ext:ubsplit:{form}")
+    st = Stmt("store", Node("ubsplit", d, tag, a=a), {"out": g.new_out(), "tag": tag, "pattern": "ubsplit",
+                                                      "out_dtype": d})
+    at = next((i for i, s in enumerate(k.stmts) if s.a.get("guard")), len(k.stmts))
+    k.stmts.insert(at, st)
+    k.ext_args = set(k.ext_args) | {f"in{i}" for i in range(n_in, g.n_in)} | {f"out{i}" for i in range(n_out, g.n_out)}
+
+
+def ub_index(m, k):
+    """(flat indices, mask) of the big block of each program (ub_overflow_extra)."""
+    z, P = k.sizes, m.P
+    if k.mode == "1d":
+        idx = m.pid[:, None] * z["UB"] + np.arange(z["UB"])[None, :]
+        return idx, idx < P * z["UB"] - z["UT"]
+    r = m.pid[:, None] * z["UBM"] + np.arange(z["UBM"])[None, :]
+    c = np.arange(z["UBN"])
+    mask = (r < P * z["UBM"] - z["UT"])[:, :, None] & (c < z["UBN"] - z["UT"])[None, None, :]
+    return r[:, :, None] * z["UBN"] + c[None, None, :], mask
+
+
+def ub_model(m, node):
+    """The numpy model of a ubsplit node: (P, *block) values."""
+    a, z, d = node.a, m.k.sizes, node.dtype
+    idx, mask = ub_index(m, m.k)
+    arr = m.inputs[a["arg"]].reshape(-1)
+    x = np.where(mask, arr[np.minimum(idx, arr.size - 1)], 0).astype(np.float64)
+    form, exact, red = a["form"], False, 1
+    if form == "map":
+        v = x * 3 + 1 if d == "i32" else np.where(x > 0, x * 2.0, x * 0.5) + 1.0
+        exact = d == "i32"
+    elif form == "softmax":
+        e = np.exp(x - np.where(mask, x, -np.inf).max(axis=1, keepdims=True))
+        v, red = e / np.where(mask, e, 0).sum(axis=1, keepdims=True), z["UB"]
+    elif form == "cumsum":
+        v, exact, red = np.cumsum(x, axis=1), True, z["UB"]
+    elif form == "rownorm":
+        v, red = x - x.max(axis=2, keepdims=True) + x.sum(axis=1, keepdims=True) * 0.25, z["UBM"]
+    else:  # dotloop: small integers in f16, so every product and sum is exact
+        rows = m.pid[:, None] * z["UBM"] + np.arange(z["UBM"])[None, :]
+        live = rows < m.P * z["UBM"] - z["UT"]
+        A = m.inputs[a["arg"]].astype(np.float64).reshape(-1, 2 * UB_DOT_K)
+        B = m.inputs[a["arg2"]].astype(np.float64)
+        v = np.einsum("pik,kj->pij", np.where(live[:, :, None], A[np.minimum(rows, len(A) - 1)], 0), B) * 0.5
+        exact, red = True, 2 * UB_DOT_K
+    v = v.astype(NP[d])
+    return Val(v, np.ones(v.shape, bool), exact, float(np.abs(v.astype(np.float64)).max(initial=1)),
+               None if d == "i32" else d, red)
+
+
+def ub_inputs(node, k):
+    """{arg: (dtype, shape, profile)} of a ubsplit node's inputs."""
+    z, P, a = k.sizes, int(np.prod(grid_of(k))), node.a
+    if k.mode == "1d":
+        return {a["arg"]: (node.dtype, (P * z["UB"],), "small")}
+    if a["form"] != "dotloop":
+        return {a["arg"]: ("f32", (P * z["UBM"], z["UBN"]), "small")}
+    return {a["arg"]: ("f16", (P * z["UBM"], 2 * UB_DOT_K), "ints"),
+            a["arg2"]: ("f16", (2 * UB_DOT_K, z["UBN"]), "ints")}
+
+
+def ub_out_shape(st, k):
+    z, P = k.sizes, int(np.prod(grid_of(k)))
+    return (P * z["UB"],) if k.mode == "1d" else (P * z["UBM"], z["UBN"])
+
+
+def ub_params(k):
+    """The constexprs of a kernel with a ubsplit statement."""
+    z = k.sizes
+    return [key for key in ("UB", "UBM", "UBN", "UT") if key in z]
+
+
+def ub_src(r, node, v, ind):
+    """The source of a ubsplit node (ub_model); the store (ub_store_src) uses its offsets and mask."""
+    a, d = node.a, node.dtype
+    progs = "tl.num_programs(0)" if r.k.mode == "1d" else "(tl.num_programs(0) * tl.num_programs(1))"
+    if r.k.mode == "1d":
+        r.emit(f"u_{v} = pid * UB + tl.arange(0, UB)", ind, node)
+        r.emit(f"um_{v} = u_{v} < {progs} * UB - UT", ind)
+        r.emit(f"x_{v} = tl.load({a['arg']} + u_{v}, mask=um_{v}, other=0)", ind)
+        x = f"x_{v}"
+        src = {"map": f"{x} * 3 + 1" if d == "i32" else f"tl.where({x} > 0, {x} * 2.0, {x} * 0.5) + 1.0",
+               "cumsum": f"tl.cumsum({x}, 0)"}.get(a["form"])
+        if src is None:  # softmax
+            r.emit(f"e_{v} = tl.exp({x} - tl.max(tl.where(um_{v}, {x}, float('-inf')), 0))", ind)
+            src = f"e_{v} / tl.sum(tl.where(um_{v}, e_{v}, 0.0), 0)"
+        r.emit(f"{v} = {src}", ind)
+        return v
+    r.emit(f"ur_{v} = pid * UBM + tl.arange(0, UBM)", ind, node)
+    r.emit(f"uc_{v} = tl.arange(0, UBN)", ind)
+    r.emit(f"um_{v} = (ur_{v} < {progs} * UBM - UT)[:, None] & (uc_{v} < UBN - UT)[None, :]", ind)
+    r.emit(f"u_{v} = ur_{v}[:, None] * UBN + uc_{v}[None, :]", ind)
+    if a["form"] == "rownorm":
+        r.emit(f"x_{v} = tl.load({a['arg']} + u_{v}, mask=um_{v}, other=0.0)", ind)
+        r.emit(f"{v} = x_{v} - tl.max(x_{v}, 1)[:, None] + tl.sum(x_{v}, 0)[None, :] * 0.25", ind)
+        return v
+    kk = UB_DOT_K
+    r.emit(f"{v} = tl.zeros((UBM, UBN), dtype=tl.float32)", ind)
+    r.emit(f"uk_{v} = tl.arange(0, {kk})", ind)
+    r.emit(f"for i_{v} in range(2):", ind)
+    r.emit(f"a_{v} = tl.load({a['arg']} + ur_{v}[:, None] * {2 * kk} + (i_{v} * {kk} + uk_{v})[None, :], "
+           f"mask=(ur_{v} < {progs} * UBM - UT)[:, None], other=0.0)", ind + 1)
+    r.emit(f"b_{v} = tl.load({a['arg2']} + (i_{v} * {kk} + uk_{v})[:, None] * UBN + uc_{v}[None, :])", ind + 1)
+    r.emit(f"{v} += tl.dot(a_{v}, b_{v}) * 0.5", ind + 1)
+    return v
+
+
+def ub_store_src(st, val):
+    return f"tl.store({st.a['out']} + u_{val}, {val}, mask=um_{val})"
 
 
 def generate(seed, index, extensions=True):

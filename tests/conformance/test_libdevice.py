@@ -16,6 +16,7 @@ import pytest
 
 import xblock
 from xblock.backends.cuda.precompile import TensorSpec, precompile
+from xblock.errors import XBlockWarning
 
 triton = pytest.importorskip("triton")
 tl = triton.language
@@ -305,18 +306,14 @@ def _run(kind, target, dtype):
             _RUNS[key] = ((x,), out.reshape(len(UNARY), x.size))
         else:
             x, y = _binary_inputs(dtype)
-            with_fmod = target != "ascend"
             out = np.zeros(len(BINARY) * x.size, dtype)
-            binary_kernel[(xblock.cdiv(x.size, 256),)](x, y, out, x.size, WITH_FMOD=with_fmod, BLOCK=256,
-                                                       target=target)
+            binary_kernel[(xblock.cdiv(x.size, 256),)](x, y, out, x.size, WITH_FMOD=True, BLOCK=256, target=target)
             _RUNS[key] = ((x, y), out.reshape(len(BINARY), x.size))
     return _RUNS[key]
 
 
 def _check(kind, names, target, dtype_name, name):
     dtype = DTYPES[dtype_name]
-    if target == "ascend" and name in ("fmod", "remainder"):
-        pytest.skip("no exact float remainder on ascend (test_ascend_refuses_fmod)")
     args, out = _run(kind, target, dtype)
     got = out[names.index(name)]
     want = _reference(name, dtype, *args, target=target)
@@ -410,10 +407,13 @@ def test_cuda_other_spellings_compile():
     assert ck.asm["cubin"]
 
 
-def test_ascend_refuses_fmod():
-    x = np.ones(64, np.float32)
-    with pytest.raises(xblock.CompilationError, match=r"test_libdevice.py:\d+:\d+: .*fmod.*not supported on ascend"):
-        xblock.jit(fmod_kernel)[(1,)](x, np.zeros_like(x), 64, BLOCK=64, target="ascend")
+def test_ascend_fmod_is_exact_lane_by_lane():
+    """ascend has no vector float remainder: fmod runs exactly on the bits, lane by lane, with a warning."""
+    x = np.linspace(-50, 50, 64, dtype=np.float32)
+    out = np.zeros_like(x)
+    with pytest.warns(XBlockWarning, match=r"float `%` \(fmod\) has no vector instruction"):
+        xblock.jit(fmod_kernel)[(1,)](x, out, 64, BLOCK=64, target="ascend")
+    np.testing.assert_array_equal(out, np.fmod(x, np.float32(3.0)))
 
 
 def test_names():

@@ -4,7 +4,9 @@ The kernels are the first ones of seed SEED that, together, carry every feature 
 join/split/interleave/cat/gather/histogram/flip, permutes of 2-D and 3-D blocks, sort and topk,
 block pointers and tensor descriptors (loads and stores), dot precisions and out_dtype, 2-D and
 batched dots, and the lazy control flow of tools/fuzz_gen.py `control_extras` (conditional
-expressions whose sides load, loops counting down, an early return under a constexpr `if`). Each
+expressions whose sides load, loops counting down, an early return under a constexpr `if`), and loops
+advancing block and scalar pointers (`pointer_loop_extra`), and blocks too large for one pass through
+the Ascend unified buffer, 1-D and 2-D (`ub_overflow_extra`). Each
 runs on sim (checked against the fuzzer's own numpy model) and cpu (checked against the model, or
 the simulator for float arithmetic) in a worker process with a timeout; any
 failure class, or a kernel every target rejects (a generator bug), fails the test. ascend (whose
@@ -39,7 +41,8 @@ TIMEOUT = 30.0        # seconds per kernel and target: a hang
 REQUIRED = ("shape:join", "shape:split", "shape:interleave", "shape:cat", "shape:gather", "shape:histogram",
             "shape:flip", "shape:permute:2d", "shape:permute:3d", "sort:", "topk:", "blockptr:load",
             "blockptr:store", "tdesc:load", "tdesc:store", "dot-precision:", "dot2:", "dot3:",
-            "ext:ifexp:", "ext:countdown:", "ext:early-return:on", "ext:early-return:off")
+            "ext:ifexp:", "ext:countdown:", "ext:early-return:on", "ext:early-return:off",
+            "ext:ptrloop:block", "ext:ptrloop:scalar", "ext:ubsplit:map", "ext:ubsplit:dotloop")
 
 
 def _covered(k):

@@ -5,7 +5,16 @@ import textwrap
 from mlir import ir
 
 from xblock.dialects import xb
-from xblock.passes import canonicalize, dce, fold_constants, inline_calls, record_values, strip_mine, verify
+from xblock.passes import (
+    canonicalize,
+    combine_dot_add,
+    dce,
+    fold_constants,
+    inline_calls,
+    record_values,
+    strip_mine,
+    verify,
+)
 
 from .golden import filecheck, strip_locs
 
@@ -184,4 +193,34 @@ def test_xb_strip_mine(tmp_path):
         // CHECK: "xb.splat"(%[[MAX]]) : (f32) -> tensor<16xf32>
         // CHECK: "xb.store"
         // CHECK-NOT: tensor<64x
+    """, out)
+
+
+def test_xb_combine_dot_add(tmp_path):
+    # protects: `acc += dot(a, b)` of a loop-carried acc is `dot(a, b, acc)` (Triton's combine); a sum with
+    # anything else (`dot(a, b) + 1.0`) stays an add
+    out = run_pass("""
+        func.func @k(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %n: i32) -> (tensor<16x16xf32>,
+                     tensor<16x16xf32>) attributes {xb.kernel} {
+          %z = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+          %one = arith.constant dense<1.000000e+00> : tensor<16x16xf32>
+          %c0 = arith.constant 0 : i32
+          %c1 = arith.constant 1 : i32
+          %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<16x16xf32>) : i32 {
+            %d = "xb.dot"(%a, %b, %z) {input_precision = "ieee", out_dtype = f32} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
+            %s = arith.addf %acc, %d : tensor<16x16xf32>
+            scf.yield %s : tensor<16x16xf32>
+          }
+          %e = "xb.dot"(%a, %b, %z) {input_precision = "ieee", out_dtype = f32} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
+          %t = arith.addf %e, %one : tensor<16x16xf32>
+          return %r, %t : tensor<16x16xf32>, tensor<16x16xf32>
+        }
+    """, combine_dot_add.run)
+    check(tmp_path, """
+        // CHECK-LABEL: func.func @k
+        // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
+        // CHECK-NEXT: %[[D:.*]] = "xb.dot"(%arg0, %arg1, %[[ACC]])
+        // CHECK-NEXT: scf.yield %[[D]]
+        // CHECK: "xb.dot"
+        // CHECK-NEXT: arith.addf
     """, out)

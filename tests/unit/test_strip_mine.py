@@ -350,9 +350,23 @@ def _dot_kernel_split(factor, keep):
         return split, str(module), chunk_ops
 
 
-def test_a_dot_is_refused_unless_kept_whole():
-    with pytest.raises(strip_mine.Refused, match="contains xb.dot, which needs the whole block"):
-        _dot_kernel_split(2, None)
+def test_a_dot_not_kept_whole_is_split_by_its_rows():
+    """Without `keep`, the K loop carrying the accumulator runs whole per chunk of rows, each dot on the
+    chunk's rows of `a` and the whole `b` (issue #30; dots were refused)."""
+    split, text, chunk_ops = _dot_kernel_split(2, None)
+    assert split == strip_mine.Split(extent=64, factor=2, chunk=32, loops=1, rows=True)
+    assert "tensor<64x" not in text and "tensor<32x32xf32>" in text and "tensor<32x32xf16>" in text
+    assert chunk_ops.count("xb.dot") == 1 and chunk_ops.count("xb.store") == 1
+    ck = _compile(dot_then_leaky, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": F32, "M": "i32", "N": "i32",
+                                   "K": "i32"}, BM=64, BN=32, BK=32)
+    with xb.context(), ir.Location.unknown():
+        module = ir.Module.parse(ck.asm["xb"])
+        strip_mine.run(module, 2)
+        for m, n, k in ((64, 32, 64), (50, 20, 32)):  # (the kernel masks no K tail)
+            a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+            b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+            want, got = _both(ck, module, (1,), [a, b, np.zeros((m, n), np.float32), m, n, k])
+            np.testing.assert_array_equal(got[2], want[2])
 
 
 def test_a_kept_k_loop_stays_whole_and_the_epilogue_reads_its_rows_chunk_by_chunk():

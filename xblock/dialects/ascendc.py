@@ -61,6 +61,11 @@ OPS: list[ApiOp] = [
           "(dst, src) {pattern, repeat, mask}: built-in pattern; normal mode over `repeat` 256-byte repeats "
           "(mask 0), or counter mode over the first `mask` elements of one repeat", arity=(2, 0)),
     ApiOp("gather", ("Gather",), "(dst, src, srcOffset (uint32 bytes), srcBaseAddr, count)", arity=(5, 0)),
+    ApiOp("sort", ("Sort",), "(dst, concat, index, tmp, repeatTime): Sort<T, isFullSort = true>, the "
+          "32 * repeatTime scores of `concat` (indices: `index`) as (score, index) pairs, descending, stable",
+          arity=(5, 0)),
+    ApiOp("extract", ("Extract",), "(dstValue, dstIndex, sorted, repeatTime): the scores and indices of "
+          "32 * repeatTime pairs", arity=(4, 0)),
     ApiOp("compare", ("Compare",), "(dst, src0, src1, count) {mode}", arity=(4, 0)),
     ApiOp("compare_scalar", ("CompareScalar",), "(dst, src0, scalar, count) {mode}", arity=(4, 0)),
     ApiOp("select", ("Select",), "(dst, mask, src0, src1 tensor or scalar, count) {mode}", arity=(5, 0)),

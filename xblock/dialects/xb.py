@@ -261,6 +261,21 @@ CAPABILITY_OPS: dict[str, list[OpDoc]] = {
             "Triton's `tt.descriptor_reduce`); out-of-bounds elements are untouched.",
         ),
     ],
+    # tl.sort/tl.topk on targets with a vector sort unit (ascend: AscendC Sort/Extract); every other
+    # target runs the language library's bitonic network (language/standard.py)
+    "sort": [
+        OpDoc(
+            "sort",
+            "%t = irdl.any\n%r = irdl.any\n%d = irdl.any\n%k = irdl.any\n"
+            "irdl.operands(src: %t)\nirdl.attributes {\"descending\" = %d, \"k\" = %k}\nirdl.results(result: %r)",
+            "`src` sorted along its last dimension (ascending, or descending when `descending` is 1), keeping "
+            "the first `k` elements of each row (`k` = the row length for a sort; topk: descending, k < n). "
+            "A stable sort: equal elements keep their order. The frontend emits it only for float16/float32 "
+            "blocks whose rows are a multiple of 32 elements long, at most 4096, with no NaN expected: "
+            "elsewhere tl.sort is the library's bitonic network, whose values it equals (the network may "
+            "give -0.0 and 0.0, which compare equal, in another order or number).",
+        ),
+    ],
 }
 
 # xb ops without side effects: xb-dce may erase them when their results are unused.
@@ -269,7 +284,7 @@ PURE_OPS = frozenset(
     for n in (
         "program_id num_programs arange splat broadcast expand_dims reshape trans join split cat gather histogram "
         "ptr_cast int_to_ptr ptr_to_int fp_to_fp "
-        "addptr reduce scan dot make_tensor_descriptor"
+        "addptr reduce scan dot make_tensor_descriptor sort"
     ).split()
 )
 ALL_OPS = tuple("xb." + o.name for o in OPS)  # every target lowers or refuses these
@@ -527,6 +542,11 @@ def descriptor_load(desc, offsets, result_type, *, loc=None, ip=None) -> ir.Valu
 def descriptor_store(desc, value, offsets, *, loc=None, ip=None) -> ir.Operation:
     attrs = {"operandSegmentSizes": _segments(1, 1, len(offsets))}
     return _create("descriptor_store", [], [desc, value, *offsets], attrs, loc=loc, ip=ip)
+
+
+def sort(src: ir.Value, descending: bool, k: int, result_type: ir.Type, *, loc=None, ip=None) -> ir.Value:
+    attrs = {"descending": i32_attr(int(bool(descending))), "k": i32_attr(k)}
+    return _create("sort", [result_type], [src], attrs, loc=loc, ip=ip).result
 
 
 def descriptor_reduce(kind, desc, value, offsets, *, loc=None, ip=None) -> ir.Operation:

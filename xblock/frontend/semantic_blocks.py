@@ -57,11 +57,24 @@ class BlockOps:
             raise SemanticError(f"{kind} of {x.dtype} values is not supported: convert them first (x.to(tl.float32))")
         out_dt = xl.int32 if kind in ("argmax", "argmin") else x.dtype
         shape = x.shape[:ax] + x.shape[ax + 1:]
+        sign = self._unsigned_order(kind, x)
+        if sign is not None:  # xb.reduce compares signless integers as signed (Triton: umax/umin)
+            x = self.binary("xor", x, sign)
         op = xb.reduce([x.handle], ax, kind, [ir_type(out_dt, shape)])
         res = tensor(op.results[0], out_dt, shape)
+        if sign is not None and kind in ("max", "min"):
+            res = self.binary("xor", res, sign)
         if _unwrap(keep_dims):
             res = self.expand_dims(res, ax)
         return res
+
+    def _unsigned_order(self, kind, x):
+        """The sign bit of an unsigned block that max/min/argmax/argmin order: flipping it orders unsigned
+        values as signed ones, so the reduction's signed comparisons give the unsigned extreme."""
+        if kind not in ("max", "min", "argmax", "argmin") or not x.dtype.is_int_unsigned():
+            return None
+        bits = x.dtype.primitive_bitwidth
+        return None if bits == 1 else self.constant(1 << (bits - 1), x.dtype)
 
     def reduce_generic(self, inputs, axis, combine_fn, keep_dims):
         single = not isinstance(inputs, (tuple, list))

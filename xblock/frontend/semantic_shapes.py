@@ -89,6 +89,23 @@ class ShapeOps:
         return tensor(xb.gather(src.handle, index.handle, axis, ir_type(src.dtype, index.shape)),
                       src.dtype, index.shape)
 
+    # ---------------------------------------------------------------------------------- native sort
+    def sorts_natively(self, x, k=None) -> bool:
+        """Whether tl.sort/tl.topk of `x` is one `xb.sort` (the target declares the "sort" capability,
+        and `x` is in the op's domain: float16/float32 rows of a multiple of 32 elements, at most 4096)."""
+        x, k = _unwrap(x), _unwrap(k)
+        mb = getattr(self.codegen, "mb", None)
+        if mb is None or "sort" not in mb.capabilities or not isinstance(x, tensor) or not x.shape:
+            return False
+        n = x.shape[-1]
+        return x.dtype in (xl.float16, xl.float32) and n % 32 == 0 and n <= 4096 and (k is None or 0 < k <= n)
+
+    def native_sort(self, x, k=None, descending=0) -> tensor:
+        """`x` sorted along its last dimension by one `xb.sort`, its first `k` elements per row."""
+        x, k, descending = _unwrap(x), _unwrap(k), _unwrap(descending)
+        shape = tuple(x.shape[:-1]) + (x.shape[-1] if k is None else k,)
+        return tensor(xb.sort(x.handle, bool(descending), shape[-1], ir_type(x.dtype, shape)), x.dtype, shape)
+
     def histogram(self, x, num_bins, mask=None) -> tensor:
         x = self.to_tensor(x)
         num_bins = _unwrap(num_bins)

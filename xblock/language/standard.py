@@ -184,14 +184,29 @@ def sort_impl(x, k: xl.constexpr = None, dim: xl.constexpr = None, descending: x
     xl.static_assert(d == last_dim, "sort and topk work along the last dimension only (as in Triton 3.6)")
     n: xl.constexpr = x.shape[last_dim]
     xl.static_assert(_is_power_of_two(n), "sort and topk need a power-of-two length along the sorted dim")
-    m: xl.constexpr = _log2(n)
-    for stage in xl.static_range(1, m + 1):
-        for j in xl.static_range(stage):
-            x = _merge_step(x, stage - 1 - j, stage, m, descending)
     if k is not None:
         xl.static_assert(_is_power_of_two(k) and k <= n, "topk needs a power-of-two k no larger than the dim")
-        x = _first(x, k)
+    if _sorts_natively(x, k):  # a target with a vector sort unit: one xb.sort
+        x = _native_sort(x, k, descending)
+    else:
+        m: xl.constexpr = _log2(n)
+        for stage in xl.static_range(1, m + 1):
+            for j in xl.static_range(stage):
+                x = _merge_step(x, stage - 1 - j, stage, m, descending)
+        if k is not None:
+            x = _first(x, k)
     return x
+
+
+@xl.builtin
+def _sorts_natively(x, k=None, _semantic=None):
+    """(compile time) Whether the target sorts `x` along its last dimension with one `xb.sort`."""
+    return _semantic.sorts_natively(x, k)
+
+
+@xl.builtin
+def _native_sort(x, k=None, descending=0, _semantic=None):
+    return _semantic.native_sort(x, k, descending)
 
 
 def sort(x, dim: xl.constexpr = None, descending: xl.constexpr = 0):

@@ -4,10 +4,13 @@ Every dimension of every block value (`tensor<...>`) starts as its own axis; ops
 dimensions they map one to one: an element-wise op (arith, math, load, store, addptr, select...)
 ties the operands and results of one shape dimension by dimension, `broadcast` the dimensions it
 keeps, `expand_dims` and `trans` the dimensions they move, a reduction every dimension but its
-axis, `join`/`split` all but the minor one, and `scf.for/if/while` each carried or yielded block
-with its initial value, region arguments and results. Dimensions of extent 1 are never tied (they
-broadcast). Ops that mix elements across a dimension (`reshape`, `cat`, `gather`, `histogram`,
-`dot`) tie nothing, so their operands and results stay apart. The result is a union-find over
+axis, `join`/`split` all but the minor one, `dot` the rows of `a`, the columns of `b` and the batch
+dimension with those of its accumulator and result (and `a`'s columns with `b`'s rows: the
+contracted axis), a `reshape` the leading dimensions it leaves as they are, and `scf.for/if/while`
+each carried or yielded block with its initial value, region arguments and results. Dimensions of
+extent 1 are never tied (they broadcast). Ops that mix elements across a dimension (`cat`,
+`gather`, `histogram`, the regrouped dimensions of a `reshape`) tie nothing there, so their operands
+and results stay apart. The result is a union-find over
 `(value, dim)` pairs: in `x = load(p + arange(0, B))`, `x`'s dimension 0 and the arange's are one
 axis. `xb-strip-mine` splits one such axis into chunks.
 """
@@ -18,7 +21,7 @@ from mlir import ir
 
 NAME = "xb-analyze-block-axes"
 
-_NO_TIES = ("xb.reshape", "xb.cat", "xb.gather", "xb.dot")
+_NO_TIES = ("xb.cat", "xb.gather")
 
 
 def shape_of(v: ir.Value) -> tuple | None:
@@ -42,6 +45,15 @@ def nbytes(v: ir.Value) -> int:
     for s in t.shape:
         n *= s
     return n * max(width // 8, 1)
+
+
+def kept_prefix(src: tuple, dst: tuple) -> int:
+    """How many leading dimensions a reshape from `src` to `dst` leaves as they are (the elements keep
+    their indices along them: the rest of each shape holds as many elements)."""
+    n = 0
+    while n < min(len(src), len(dst)) - 1 and src[n] == dst[n]:
+        n += 1
+    return n
 
 
 def _int_attr(op, name: str) -> int:
@@ -108,6 +120,16 @@ class BlockAxes:
         self._tie_op(op)
         return ir.WalkResult.ADVANCE
 
+    def _tie_dot(self, a, b, acc, out) -> None:
+        r = len(shape_of(out))
+        self.same([acc, out])
+        self.tie(a, r - 2, out, r - 2)
+        self.tie(b, r - 1, out, r - 1)
+        self.tie(a, r - 1, b, r - 2)
+        if r == 3:  # the batch dimension
+            self.tie(a, 0, out, 0)
+            self.tie(b, 0, out, 0)
+
     def _tie_op(self, op) -> None:
         n = op.name
         ins, outs = list(op.operands), list(op.results)
@@ -138,6 +160,11 @@ class BlockAxes:
                 self.tie(ins[0], d, outs[0], d)
         elif n == "xb.histogram":
             self.same(ins)
+        elif n == "xb.dot":
+            self._tie_dot(*ins[:3], outs[0])
+        elif n == "xb.reshape":
+            for d in range(kept_prefix(shape_of(ins[0]), shape_of(outs[0]))):
+                self.tie(ins[0], d, outs[0], d)
         elif n == "scf.for":
             body = op.regions[0].blocks[0]
             y = _last(body)

@@ -298,6 +298,7 @@ class PointerStructure:
         self._keys: dict = {}
         self.values: list = []  # key -> scalar ir.Value
         self._memo: dict = {}
+        self._assumed: set = set()  # memo keys a client recorded (assume_pointer, assume_affine)
 
     # ----- scalars -------------------------------------------------------------------------
     def key(self, v) -> int:
@@ -609,10 +610,17 @@ class PointerStructure:
         """Record the structure of `v`, which the analysis cannot derive on its own (a loop-carried
         pointer block: its client knows `p_k = p_0 + k * step` from the loop)."""
         self._memo[("ptr", v)] = p
+        self._assumed.add(("ptr", v))
 
     def assume_affine(self, v: ir.Value, a: Affine) -> None:
         """As `assume_pointer`, for a loop-carried integer block (`offs_k += BLOCK_K`)."""
         self._memo[("aff", v)] = a
+        self._assumed.add(("aff", v))
+
+    def forget(self) -> None:
+        """Drop every structure derived so far, keeping the assumed ones: values derived from a carried
+        value before its client assumed its structure are derived again."""
+        self._memo = {k: v for k, v in self._memo.items() if k in self._assumed}
 
     def opaque(self, v: ir.Value) -> Lin:
         """`v` (any scalar, also one that is not an xb value: a counter a backend adds) as a variable."""

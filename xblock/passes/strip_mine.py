@@ -4,11 +4,14 @@ A backend whose local memory cannot hold a kernel's blocks (a GPU-sized BLOCK of
 128x256 tile) calls `run(module, factor)` on a copy of the xb module, with factor 2, 4, 8, ...,
 until the blocks fit; the user's BLOCK stays the logical size. The pass is target-agnostic.
 
-**The split axis.** `block_axes` groups the dimensions of all blocks into logical axes. The axis
-split is the first non-unit dimension of the largest block (rows of a 2-D tile, the only axis of a
-1-D one), with every other axis of the same extent found at that position in blocks of that rank
-(two independent `arange(0, BLOCK)`). A block *on* the split axis (extent E, chunk C = E / factor)
-is computed C elements (rows) at a time; blocks off it and scalars are left alone.
+**The split axis.** `block_axes` groups the dimensions of all blocks into logical axes (on a copy
+whose aranges and splats CSE shared between axes are given one copy per use first:
+`shared_sources`). The axis split is the first non-unit dimension of the largest block (rows of a
+2-D tile, the only axis of a 1-D one), with every other axis of the same extent found at that
+position in blocks of that rank (two independent `arange(0, BLOCK)`), unless a block holds it beside
+the split axis (the keys of an attention score block as long as its queries). A block *on* the split
+axis (extent E, chunk C = E / factor) is computed C elements (rows) at a time; blocks off it and
+scalars are left alone.
 
 **Sinks and cones.** Ops that consume blocks on the split axis without producing one are sinks:
 stores, `atomic_add` whose old value is unused, `device_assert`, reductions along the split axis
@@ -16,14 +19,18 @@ stores, `atomic_add` whose old value is unused, `device_assert`, reductions alon
 `histogram`). A sink's cone is every op on the split axis it depends on. Each sink goes into an
 `scf.for` over the chunks that recomputes its cone for chunk k: `arange(s, s + E)` becomes
 `arange(s, s + C) + k * C`, splats, broadcasts and splat constants get the chunk shape, loads and
-stores the chunk's pointers and masks, element-wise ops (and `scf.for/if/while` that carry blocks
-on the axis and are free of side effects) just change shape. Reductions across the axis stay
-inside a chunk. A reduction along it carries an accumulator through the loop (a scalar, or a block
-for axis 0 of a 2-D tile): the partial reduction of each chunk combined with it (`sum` in f32 for
-f16/bf16; `max`/`min` ignore NaN as the reduction does; `argmax`/`argmin` carry the best value and
-its index, first index on ties; a combine function is applied to the carried and the partial
-values). A scan along the axis (`cumsum`, `cumprod`) carries the running total: chunk k's scan plus
-the total of the chunks before it (a reverse scan walks the chunks backwards).
+stores the chunk's pointers and masks, element-wise ops (and `scf.for/if/while` that carry blocks on
+the axis and are free of side effects) just change shape. A dot whose rows (or batch) are split and
+whose `b` is not is the chunk's rows of the product, so a loop carrying an attention's accumulator,
+row maxima and sums runs whole per chunk of query rows; a reshape that keeps the split dimension in
+its leading dimensions (`tl.interleave`) just changes shape, and a reshape of a row broadcast into
+rows all alike (AWQ's nibble shifts) becomes the same row broadcast to the chunk. Reductions across
+the axis stay inside a chunk. A reduction along it carries an accumulator through the loop (a
+scalar, or a block for axis 0 of a 2-D tile): the partial reduction of each chunk combined with it
+(`sum` in f32 for f16/bf16; `max`/`min` ignore NaN as the reduction does; `argmax`/`argmin` carry
+the best value and its index, first index on ties; a combine function is applied to the carried and
+the partial values). A scan along the axis (`cumsum`, `cumprod`) carries the running total: chunk
+k's scan plus the total of the chunks before it (a reverse scan walks the chunks backwards).
 
 **Phases.** A sink that uses the result of a reduction (softmax: `max`, then `sum(exp(x - max))`,
 then the store) goes into a later loop than that reduction, which recomputes (reloads) its cone: a
@@ -40,13 +47,12 @@ computed from, are left in place, computed once; a chunk loop that uses its resu
 chunk's rows of it (`tensor.extract_slice`). The chunk loops the pass makes carry the attribute
 `xb.chunks` (the factor), so a backend can share them out between cores.
 
-**Refused** (`Refused.reason` says which op and why): reshape, cat, gather (sort, topk, flip),
-dot, atomic_cas, atomics whose old value is used, device_print, non-splat constants and
-transposes that put the split axis twice in a block; scans with a combine function along the axis;
-reductions with a combine function to a block; loops carrying blocks on the axis that store or
-reduce along it; a load that would see memory the program stored to after (or before) it; volatile
-loads read again by several loops.
-"""
+**Refused** (`Refused.reason` says which op and why): reshape (other than above), cat, gather (sort,
+topk, flip), dots whose `b` or contracted dimension is on the split axis, atomic_cas, atomics whose
+old value is used, device_print, non-splat constants and transposes that put the split axis twice in
+a block; scans with a combine function along the axis; reductions with a combine function to a
+block; loops carrying blocks on the axis that store or reduce along it; a load that would see memory
+the program stored to after (or before) it; volatile loads read again by several loops."""
 
 from __future__ import annotations
 
@@ -58,8 +64,8 @@ from mlir.dialects import arith, scf, tensor
 
 from ..dialects import xb
 from ..dialects.locations import kernel_of, op_loc
-from . import written_args
-from .block_axes import BlockAxes, is_splat_constant, nbytes, shape_of
+from . import dce, shared_sources, written_args
+from .block_axes import BlockAxes, is_splat_constant, kept_prefix, nbytes, shape_of
 from .chunk_folds import Folds
 from .pointer_structure import PointerStructure
 
@@ -68,13 +74,13 @@ NAME = "xb-strip-mine"
 # ops whose chunk comes from the chunks of their operands alone: copied with chunk shapes
 _CHUNKWISE = ("xb.splat", "xb.broadcast", "xb.expand_dims", "xb.addptr", "xb.load", "xb.fp_to_fp", "xb.ptr_cast",
               "xb.int_to_ptr", "xb.ptr_to_int", "xb.trans", "xb.join", "xb.split", "xb.arange", "xb.reduce",
-              "xb.scan", "arith.constant")
+              "xb.scan", "arith.constant", "xb.dot", "xb.reshape")  # (the dots and reshapes needs_whole allows)
 _REGIONS = ("scf.for", "scf.if", "scf.while")
 _WHY = {  # ops whose result depends on the whole block along the split axis
-    "xb.reshape": "tl.reshape (view, ravel) regroups the elements of the split axis",
+    "xb.reshape": "tl.reshape (view, ravel) regroups the elements of the split axis",  # unless kept in place
     "xb.cat": "tl.cat concatenates blocks along the split axis",
     "xb.gather": "tl.gather (and tl.sort, topk, flip, which use it) reads across the split axis",
-    "xb.dot": "tl.dot multiplies whole blocks",
+    "xb.dot": "tl.dot multiplies whole blocks (only its rows, or its batch, can be split)",
     "xb.atomic_cas": "atomic_cas returns old values that later chunks would see changed",
     "xb.print": "device_print prints whole blocks",
     "xb.histogram": "a histogram with as many bins as the split axis is long",
@@ -116,9 +122,12 @@ def run(module: ir.Module, factor: int, keep=None) -> Split:
         Refused: the kernel cannot be split (`exhausted` when `factor` exceeds the axis' extent).
     """
     kernel = kernel_of(module)
+    with module.context, ir.Location.unknown():
+        sources = shared_sources.untie(kernel)  # an arange CSE shared between axes ties none of them
     kept, whole = _kept(kernel, keep)
     # what stays whole ties none of the chunked axes, nor do constant blocks it shares with them
     axes = BlockAxes(kernel, opaque=kept, loose_splats=bool(kept))
+    shared_sources.retie(sources, axes)
     if not axes.values:
         raise Refused("the kernel has no blocks")
     candidates = [v for v in axes.values if not _in_kept(v, kept, whole)]
@@ -129,13 +138,29 @@ def run(module: ir.Module, factor: int, keep=None) -> Split:
     if factor > extent or extent % factor:
         raise Refused(f"its blocks are {extent} long along the axis xblock splits, which does not split into "
                       f"{factor} chunks", _owner(big), exhausted=True)
-    strip = {axes.axis(v, d) for v in candidates or axes.values
-             if len(shape_of(v)) == len(shape) and shape_of(v)[d] == extent}
+    strip = _strip_axes(axes, candidates or axes.values, axes.axis(big, d), d, len(shape), extent)
     miner = _Miner(kernel, axes, strip, extent // factor, factor, kept, whole)
     with module.context, ir.Location.unknown():
         miner.block(kernel.regions[0].blocks[0])
         miner.erase()
+    dce.run(module)  # what only the chunks' copies used (a repeated row's whole broadcast)
     return Split(extent, factor, extent // factor, miner.loops, rows=len(shape) == 2 and d == 0)
+
+
+def _strip_axes(axes: BlockAxes, values, first, d: int, rank: int, extent: int) -> set:
+    """The axes split: `first`, and every other axis of `extent` at dimension `d` of blocks of `rank`
+    (two independent `arange(0, BLOCK)`), unless a block has it beside one already taken (the keys of
+    a [BLOCK_M, BLOCK_N] score block when BLOCK_N == BLOCK_M: the query rows are split, not them)."""
+    dims = [[axes.axis(v, i) for i, n in enumerate(shape_of(v)) if n > 1] for v in values]
+    strip = {first}
+    for v in values:
+        s = shape_of(v)
+        if len(s) != rank or s[d] != extent or axes.axis(v, d) in strip:
+            continue
+        x = axes.axis(v, d)
+        if not any(x in ds and strip.intersection(ds) for ds in dims):
+            strip.add(x)
+    return strip
 
 
 def _ops(block: ir.Block) -> list:
@@ -306,7 +331,7 @@ class _Miner:
             return "plain"
         if not ins and not outs:
             return "plain"
-        if n in _WHY and (n != "xb.histogram" or outs):
+        if self.needs_whole(op):
             raise Refused(_WHY[n], op)
         if n in ("xb.histogram", "xb.store", "xb.assert"):
             return "sink"
@@ -326,6 +351,43 @@ class _Miner:
         self.check_results(op)
         return "chunk"
 
+    def needs_whole(self, op) -> bool:
+        """`op` (on the split axis) needs whole blocks: a `_WHY` op, but for a dot whose rows (or batch)
+        are split and its `b` is not (rows of a product are products of rows) and a reshape that keeps
+        the split dimension where it is (`tl.interleave`'s merge of its two minor dimensions)."""
+        n = op.name
+        if n == "xb.dot":
+            return not self.rows_of_dot(op)
+        if n == "xb.reshape":
+            src, dst = op.operands[0], op.results[0]
+            d = self.dim(dst)
+            if d == 0 and self.repeated_row(op) is not None:
+                return False
+            return d is None or d != self.dim(src) or d >= kept_prefix(shape_of(src), shape_of(dst))
+        return n in _WHY and (n != "xb.histogram" or any(self.on_axis(r) for r in op.results))
+
+    def repeated_row(self, op):
+        """The row `[1, n]` when reshape `op` (not on the split axis before, on it after) regroups a block
+        of that row broadcast to `[R, n]` into rows of a multiple of n elements, all alike (the nibble
+        shifts of an AWQ dequantization): a chunk is a smaller block of the same row. Else None."""
+        src, dst = op.operands[0], op.results[0]
+        b = _owner(src)
+        if self.on_axis(src) or b is None or b.name != "xb.broadcast" or len(shape_of(src)) != 2:
+            return None
+        row, n = b.operands[0], shape_of(src)[1]
+        ok = shape_of(row) == (1, n) and len(shape_of(dst)) == 2 and shape_of(dst)[1] % n == 0
+        return row if ok else None
+
+    def rows_of_dot(self, op) -> bool:
+        a, b, acc = op.operands[:3]
+        r = len(shape_of(acc))
+        if self.dim(acc) != self.dim(op.results[0]) or self.dim(a) not in (None, r - 2, 0):
+            return False
+        split = self.dim(acc)
+        if split == r - 2:  # the rows: `b` is used whole by every chunk
+            return self.dim(a) == split and self.dim(b) is None
+        return split == 0 and r == 3 and self.dim(a) == self.dim(b) == 0  # the batch
+
     def check_results(self, op) -> None:
         """An op computed again for each chunk may give blocks on the split axis only (an `scf.for`
         carrying such blocks and a scalar would compute the scalar once per chunk)."""
@@ -338,14 +400,20 @@ class _Miner:
 
         def visit(o):
             o = o.operation
-            bad = o.name in ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert") or (
-                o.name in _FOLDS + ("xb.scan",) and o.name != "xb.histogram" and self.along(o)) or (
-                o.name in _WHY and any(self.on_axis(v) for v in o.operands))
+            try:
+                bad = o.name in ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert") or (
+                    o.name in _FOLDS + ("xb.scan",) and o.name != "xb.histogram" and self.along(o)) or (
+                    o.name in _WHY and any(self.on_axis(v) for v in o.operands) and self.needs_whole(o))
+            except Refused as r:
+                found.append(r)
+                return ir.WalkResult.INTERRUPT
             if bad:
                 found.append(o)
                 return ir.WalkResult.INTERRUPT
             return ir.WalkResult.ADVANCE
         op.walk(visit)  # (an exception raised inside the walk's callback would reach here as a RuntimeError)
+        if found and isinstance(found[0], Refused):
+            raise found[0]
         if found:
             raise Refused(f"a loop (or if) that carries blocks along the split axis contains {found[0].name}, which "
                           "needs the whole block", found[0])
@@ -575,6 +643,13 @@ class _Miner:
             t = self.chunk_type(op.results[0])
             attr = ir.DenseElementsAttr.get_splat(t, ir.DenseElementsAttr(op.attributes["value"]).get_splat_value())
             m[op.results[0]] = arith.constant(t, attr, loc=op.location)
+            return None
+        if n == "xb.reshape" and not self.on_axis(op.operands[0]):  # a repeated row (repeated_row)
+            t = self.chunk_type(op.results[0])
+            row = self.repeated_row(op)
+            width = shape_of(row)[1]
+            rows = ir.RankedTensorType.get([t.shape[0] * t.shape[1] // width, width], row.type.element_type)
+            m[op.results[0]] = xb.reshape(xb.broadcast(row, rows, loc=op.location), t, loc=op.location)
             return None
         for v in op.operands:
             if v not in m and self.on_axis(v) and _owner(v) in self.kept:

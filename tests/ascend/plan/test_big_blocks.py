@@ -220,15 +220,18 @@ def scaled_dot_loop(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK:
     tl.store(c_ptr + rows[:, None] * BN + cols[None, :], acc)
 
 
-def test_a_dot_loop_too_big_for_the_unified_buffer_is_a_clear_error():
+def test_a_dot_loop_too_big_for_the_unified_buffer_runs_in_row_chunks():
     """A K loop whose dot is handed to the vector core keeps its 128 x 256 fp32 accumulator in UB: the
-    blocks cannot be split; the refusal was once raised inside an MLIR walk and surfaced as an
-    internal RuntimeError ("Exception raised in callback")."""
-    a = np.zeros((128, 128), np.float16)
-    b = np.zeros((128, 256), np.float16)
-    with pytest.raises(xblock.CompilationError, match="contains xb.dot, which needs the whole block"):
-        scaled_dot_loop.warmup(a, b, np.zeros((128, 256), np.float32), BM=128, BN=256, BK=64, grid=(1,),
-                               target="ascend")
+    loop runs whole for each chunk of rows, each dot on the chunk's rows of `a` (issue #30; it was
+    refused, and the refusal was once raised inside an MLIR walk and surfaced as an internal
+    RuntimeError, "Exception raised in callback")."""
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (128, 256)).astype(np.float16)
+    out = _launch(scaled_dot_loop, (1,), [a, b, np.zeros((128, 256), np.float32)], BM=128, BN=256, BK=64)
+    want = (a.astype(np.float32) @ b.astype(np.float32)) * 0.5  # small integers: exact
+    np.testing.assert_array_equal(out["ascend"][2], want)
+    np.testing.assert_array_equal(out["sim"][2], want)
+    assert out["split"]["rows"] and out["split"]["loops"] == 1
 
 
 def test_a_plain_k_loop_with_a_vector_epilogue_runs_its_epilogue_in_chunks():

@@ -15,7 +15,7 @@
 // The GM offset carries the kernel's name for it (`offs`), wrapped to int32 as Triton's int32 offsets wrap; the byte length its role (`rowBytes`).
 // CHECK: const int64_t offs = static_cast<int64_t>(static_cast<int32_t>(({{.*}} * 1024)));
 // CHECK: const int64_t cols = ({{.*}} < 1024 ? {{.*}} : 1024);
-// CHECK: DataCopyPad(xLocal, xGm[[[OFF:offs]]], DataCopyExtParams(1, static_cast<uint32_t>([[LEN:rowBytes]]), 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
+// CHECK: DataCopyPad(xLocal, xGm[[[OFF:offs]]], DataCopyExtParams(1, [[LEN:rowBytes]], 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
 // CHECK-NEXT: inQueueX.EnQue(xLocal);
 // CHECK-NEXT: LocalTensor<float> x = inQueueX.DeQue<float>();
 // CHECK: LocalTensor<float> y = inQueueY.DeQue<float>();
@@ -26,5 +26,5 @@
 // CHECK-NEXT: inQueueY.FreeTensor(y);
 // CHECK-NEXT: outQueueOut.EnQue(outLocal);
 // CHECK-NEXT: LocalTensor<float> [[OUT:[a-z_0-9]+]] = outQueueOut.DeQue<float>();
-// CHECK-NEXT: DataCopyPad(outGm[[[OFF]]], [[OUT]], DataCopyExtParams(1, static_cast<uint32_t>([[LEN]]), 0, 0, 0));
+// CHECK-NEXT: DataCopyPad(outGm[[[OFF]]], [[OUT]], DataCopyExtParams(1, [[LEN]], 0, 0, 0));
 // CHECK-NEXT: outQueueOut.FreeTensor([[OUT]]);

@@ -8,7 +8,7 @@
 // CHECK-NEXT: KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
 // CHECK-NEXT: TPipe pipe;
 // CHECK: const int64_t rows = ({{.*}} < 8 ? {{.*}} : 8);
-// CHECK: DataCopyPad(xLocal, xGm[x], DataCopyExtParams(static_cast<uint16_t>(rows), {{.*}}, DataCopyPadExtParams<half>(true, 0, {{.*}}, static_cast<half>(-__builtin_inff())));
+// CHECK: DataCopyPad(xLocal, xGm[x], DataCopyExtParams(rows, {{.*}}, DataCopyPadExtParams<half>(true, 0, {{.*}}, static_cast<half>(-__builtin_inff())));
 // CHECK: ReduceMax({{.*}}, x_1[({{.*}} * 1024)], {{.*}}, 1024, true);
 // CHECK: SetFlag<HardEvent::V_S>(evtVS);
 // CHECK-NEXT: WaitFlag<HardEvent::V_S>(evtVS);
@@ -16,5 +16,5 @@
 // CHECK-NEXT: outLocal.SetValue({{.*}}, static_cast<int32_t>(static_cast<uint16_t>([[I]])));
 // CHECK: SetFlag<HardEvent::S_MTE3>(evtSMTE3);
 // CHECK-NEXT: WaitFlag<HardEvent::S_MTE3>(evtSMTE3);
-// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(1, static_cast<uint32_t>({{.*}}), 0, 0, 0));
+// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(1, {{.*}}, 0, 0, 0));
 // CHECK-NOT: outGm[{{.*}}].SetValue

@@ -2,7 +2,7 @@
 // stride), the column reduction of the tile, and the atomic-add copy path bracketed by
 // SetAtomicAdd / SetAtomicNone (declared by every CANN from 8.0 to 9.1; no version switch).
 // CHECK: extern "C" __global__ __aicore__ void colsum_kernel(
-// CHECK: DataCopyPad(tileLocal, xGm[tile], DataCopyExtParams(static_cast<uint16_t>(rows), static_cast<uint32_t>(rowBytes)
+// CHECK: DataCopyPad(tileLocal, xGm[tile], DataCopyExtParams(rows, rowBytes
 // CHECK: Cast({{.*}}, RoundMode::CAST_NONE, 4096);
 // CHECK: SetAtomicAdd<float>();
 // CHECK: DataCopyPad(outGm[offs_n],

@@ -5,7 +5,7 @@
 // 16 and one more transpose, are added to each of the 16 rows, a last transpose writes the row of the
 // VECOUT tile, and the row's first segment (no carry) is copied from the segment scan.
 // CHECK: extern "C" __global__ __aicore__ void cumsum_kernel(
-// CHECK: DataCopyPad(xLocal, xGm[x], DataCopyExtParams(static_cast<uint16_t>(rows),
+// CHECK: DataCopyPad(xLocal, xGm[x], DataCopyExtParams(rows,
 // CHECK-NOT: GetValue
 // CHECK: for (int64_t [[R:i_[0-9]+]] = 0; [[R]] < 4; [[R]]++) {
 // CHECK: TransDataTo5HD<float>(dstList, srcList, TransDataTo5HDParams(false, false, 2, 64, 1));
@@ -20,4 +20,4 @@
 // CHECK: TransDataTo5HD<float>(dstList_3, srcList_3, TransDataTo5HDParams(false, false, 8, 16, 1));
 // CHECK: DataCopy(outLocal[{{.*}}], tmp_1, 16);
 // CHECK-NOT: GetValue
-// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(static_cast<uint16_t>(rows),
+// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(rows,

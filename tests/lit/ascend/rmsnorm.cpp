@@ -11,7 +11,7 @@
 // CHECK: SetFlag<HardEvent::MTE2_V>(
 // CHECK: for (int64_t pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum()) {
 // CHECK-NOT: GetValue
-// CHECK: DataCopyPad({{.*}}, xGm[x], DataCopyExtParams(static_cast<uint16_t>(rows),
+// CHECK: DataCopyPad({{.*}}, xGm[x], DataCopyExtParams(rows,
 // CHECK: Cast(x_1, {{.*}}, RoundMode::CAST_NONE, 8192);
 // CHECK: Cast(w, wResident, RoundMode::CAST_NONE, 1024);
 // CHECK: Mul([[S:tmp[_0-9]*]], x_1, x_1, 8192);
@@ -23,4 +23,4 @@
 // CHECK: Mul(y, {{.*}}, 8192);
 // CHECK: Cast(outLocal, y, RoundMode::CAST_RINT, 8192);
 // CHECK-NOT: GetValue
-// CHECK: DataCopyPad(outGm[{{.*}}], {{.*}}, DataCopyExtParams(static_cast<uint16_t>(rows),
+// CHECK: DataCopyPad(outGm[{{.*}}], {{.*}}, DataCopyExtParams(rows,

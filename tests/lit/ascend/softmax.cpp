@@ -7,7 +7,7 @@
 // CHECK: for (int64_t pid = GetBlockIdx(); pid < numPrograms; pid += GetBlockNum()) {
 // CHECK: // softmax.py:19: x = xl.load(
 // CHECK: const int64_t rows = ({{.*}} < 4 ? {{.*}} : 4);
-// CHECK: DataCopyPad(xLocal, xGm[x], DataCopyExtParams(static_cast<uint16_t>(rows), {{.*}}, DataCopyPadExtParams<float>(true, 0, {{.*}}, -__builtin_inff()));
+// CHECK: DataCopyPad(xLocal, xGm[x], DataCopyExtParams(rows, {{.*}}, DataCopyPadExtParams<float>(true, 0, {{.*}}, -__builtin_inff()));
 // CHECK: Duplicate(x_1[{{.*}}], -__builtin_inff(),
 // CHECK: // softmax.py:20: num = xl.exp(x - xl.max(x, axis=0))
 // CHECK-NOT: GetValue
@@ -23,4 +23,4 @@
 // CHECK: Div(outLocal, num, {{.*}}, 4096);
 // CHECK: // softmax.py:22: xl.store(
 // CHECK-NOT: GetValue
-// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(static_cast<uint16_t>(rows), {{.*}}));
+// CHECK: DataCopyPad(outGm[{{.*}}], local, DataCopyExtParams(rows, {{.*}}));

@@ -3,7 +3,7 @@
 // scalar access), and a
 // strided 2-D DataCopyPad out with the roles of rows and cols swapped.
 // CHECK: extern "C" __global__ __aicore__ void transpose_kernel(
-// CHECK: DataCopyPad(tileLocal, xGm[tile], DataCopyExtParams(static_cast<uint16_t>(rows)
+// CHECK: DataCopyPad(tileLocal, xGm[tile], DataCopyExtParams(rows
 // CHECK: for (int64_t i_1 = 0; i_1 < 2; i_1++) {
 // CHECK: LocalTensor<float> dstList[16];
 // CHECK-NEXT: LocalTensor<float> srcList[16];
@@ -12,4 +12,4 @@
 // CHECK-NEXT: dstList[i_2] = outLocal[(i_1 * 16)][(i_2 / 2) * 32 + (i_2 % 2) * 8];
 // CHECK: TransDataTo5HD<float>(dstList, srcList, TransDataTo5HDParams(false, false, 4, 32, 1));
 // CHECK-NOT: GetValue
-// CHECK: DataCopyPad(outGm[out_ptrs], {{.*}}, DataCopyExtParams(static_cast<uint16_t>(cols)
+// CHECK: DataCopyPad(outGm[out_ptrs], {{.*}}, DataCopyExtParams(cols

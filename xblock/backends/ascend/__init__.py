@@ -53,9 +53,15 @@ def _dot_precision(asked: str) -> str:
     return "ieee"
 
 
+def _capabilities(options: AscendOptions) -> frozenset:
+    """tl.sort/tl.topk of float16/float32 rows reach the lowering as one xb.sort (AscendC Sort and
+    Extract on the vector unit, lower/ops/sort.py) instead of the library's bitonic network of permutes."""
+    return frozenset({"sort"})
+
+
 BACKEND = Backend("ascend", AscendOptions, _stages, _load, toolchain_key=_toolchain_key, binary_stages=("so",),
                   export=_export, coverage=_coverage, profile=_profile,
                   timed_by_model=True,  # no NPU here: the CPU model's wall time says nothing of one
-                  dot_precision=_dot_precision)
+                  dot_precision=_dot_precision, capabilities=_capabilities)
 
 __all__ = ["BACKEND", "SOCS", "AscendOptions"]

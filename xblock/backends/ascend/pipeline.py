@@ -25,7 +25,7 @@ from ...dialects import ascendc, xb
 from ...dialects.locations import UNKNOWN, error_at, kernel_of
 from ...errors import CompilationError
 from ...errors import debug as debugging
-from ...passes import coarsen_programs, strip_mine, verify
+from ...passes import coarsen_programs, column_accesses, combine_dot_add, strip_mine, verify
 from .emit.api_surface import check_source
 from .emit.cpp import emit
 from .lower.driver import Lowering
@@ -36,12 +36,14 @@ from .lower.ops import (  # noqa: F401  (register rules)
     debug,
     dot,
     elementwise,
+    fmod,
     intmath,
     layout,
     load,
     reduce,
     scan,
     shapes,
+    sort,
     store,
 )
 from .lower.rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
@@ -69,6 +71,10 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     in chunks did not help). Only the warnings of the lowering kept are shown.
     """
     attempts: dict = {}
+    if combine_dot_add.run(module):  # `acc += dot(a, b)` is a Cube K loop too (TorchInductor's templates)
+        verify(module, combine_dot_add.NAME)
+    if column_accesses.run(module):  # a column-major load or store: row copies and a UB transpose
+        verify(module, column_accesses.NAME)
 
     def lower(plan: AscendPlan):
         if plan not in attempts:

@@ -13,6 +13,9 @@
 
 using namespace AscendC;
 
+// int32 arithmetic wraps in Triton; a signed overflow is undefined in C++: computed in uint32_t.
+__aicore__ inline int32_t wrapAdd(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
+
 extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_ADDR c_ptr, DotKernelTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
@@ -52,7 +55,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         const int32_t pidx = static_cast<int32_t>((pid % gridX64));
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         LocalTensor<float> c1Local = outQueueCO1.AllocTensor<float>();
-        for (int32_t k = 0; k < ((K + 31) / 32); k++) {
+        for (int32_t k = 0; k < (wrapAdd(K, 31) / 32); k++) {
             // kernels.py:22: acc = xl.dot(a, b, acc=acc)
             const int64_t pidx64 = static_cast<int64_t>(pidx);
             const int64_t t = (static_cast<int64_t>(M) + (static_cast<int64_t>(static_cast<int32_t>((pidx64 * 32))) * -1));

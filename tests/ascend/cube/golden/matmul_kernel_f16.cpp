@@ -17,6 +17,11 @@
 
 using namespace AscendC;
 
+// int32 arithmetic wraps in Triton; a signed overflow is undefined in C++: computed in uint32_t.
+__aicore__ inline int32_t wrapAdd(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
+__aicore__ inline int32_t wrapMul(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b)); }
+__aicore__ inline int32_t wrapSub(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b)); }
+
 extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_ADDR c_ptr, GM_ADDR workspace, MatmulKernelTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
@@ -57,16 +62,16 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
         // matmul.py:39: pid = xl.program_id(0)
         const int32_t pidx = static_cast<int32_t>((pid % static_cast<int64_t>(gridX)));
         // matmul.py:40: num_pid_m = xl.cdiv(M, BLOCK_M)
-        const int32_t num_pid_m = ((M + 31) / 32);
+        const int32_t num_pid_m = (wrapAdd(M, 31) / 32);
         // matmul.py:41: num_pid_n = xl.cdiv(N, BLOCK_N)
-        const int32_t num_pid_n = ((N + 31) / 32);
+        const int32_t num_pid_n = (wrapAdd(N, 31) / 32);
         // matmul.py:42: num_pid_in_group = GROUP_M * num_pid_n
-        const int32_t num_pid_in_group = (num_pid_n * 8);
+        const int32_t num_pid_in_group = wrapMul(num_pid_n, 8);
         // matmul.py:43: first_pid_m = (pid // num_pid_in_group) * GROUP_M
         const int32_t first_pid_m_div = (pidx / num_pid_in_group);
-        const int32_t first_pid_m = (first_pid_m_div * 8);
+        const int32_t first_pid_m = wrapMul(first_pid_m_div, 8);
         // matmul.py:44: group_size_m = xl.minimum(num_pid_m - first_pid_m, GROUP_M)
-        const int32_t group_size_m_diff = (num_pid_m - first_pid_m);
+        const int32_t group_size_m_diff = wrapSub(num_pid_m, first_pid_m);
         const int32_t group_size_m = (group_size_m_diff < 8 ? group_size_m_diff : 8);
         // matmul.py:45: pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
         const int32_t pid_m_rem = (pidx % num_pid_in_group);
@@ -76,7 +81,7 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
         // matmul.py:54: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if ASCEND_IS_AIC {
             LocalTensor<float> c1Local = outQueueCO1.AllocTensor<float>();
-            for (int32_t k = 0; k < ((K + 31) / 32); k++) {
+            for (int32_t k = 0; k < (wrapAdd(K, 31) / 32); k++) {
                 // matmul.py:58: acc = xl.dot(a, b, acc=acc)
                 const int64_t first_pid_m_div64 = static_cast<int64_t>(first_pid_m_div);
                 const int64_t pid_m_rem_1_64 = static_cast<int64_t>(pid_m_rem_1);
@@ -162,7 +167,7 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
             // matmul.py:63: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
             for (int32_t chunk = static_cast<int32_t>(GetSubBlockIdx()); chunk < 2; chunk += 2) {
                 LocalTensor<float> accLocal = inQueueAcc.AllocTensor<float>();
-                DataCopy(accLocal, workspaceGm[(((GetBlockIdx() / GetSubBlockNum()) * 1024) + (static_cast<int64_t>((chunk * 16)) * 32))], 512);
+                DataCopy(accLocal, workspaceGm[(((GetBlockIdx() / GetSubBlockNum()) * 1024) + (static_cast<int64_t>(wrapMul(chunk, 16)) * 32))], 512);
                 inQueueAcc.EnQue(accLocal);
                 LocalTensor<float> acc = inQueueAcc.DeQue<float>();
                 // matmul.py:17: return xl.where(x >= 0, x, 0.01 * x)
@@ -192,7 +197,15 @@ extern "C" __global__ __aicore__ void matmul_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr
                 const int64_t t_12 = (t_11 > 0 ? t_11 : 0);
                 const int64_t cols = (t_12 < 32 ? t_12 : 32);
                 const int64_t rowBytes = (cols * 2);
-                DataCopyPad(cGm[c_ptrs], local, DataCopyExtParams(static_cast<uint16_t>(rows), static_cast<uint32_t>(rowBytes), static_cast<uint32_t>(((64 - ((((cols + 15) / 16) * 16) * 2)) / 32)), static_cast<uint32_t>(((stride_cm64 - cols) * 2)), 0));
+                const int64_t gmGap = ((stride_cm64 - cols) * 2);
+                if (gmGap >= 0 && gmGap <= 4294967295LL) {
+                    DataCopyPad(cGm[c_ptrs], local, DataCopyExtParams(rows, rowBytes, ((64 - ((((cols + 15) / 16) * 16) * 2)) / 32), gmGap, 0));
+                } else {  // the GM row gap is outside DataCopyExtParams' [0, 2^32 - 1] B: one copy a row
+                    for (int64_t row = 0; row < rows; row++) {
+                        PipeBarrier<PIPE_MTE3>();
+                        DataCopyPad(cGm[c_ptrs][row * ((rowBytes + gmGap) / 2)], local[row * (((rowBytes + 31) / 32 + ((64 - ((((cols + 15) / 16) * 16) * 2)) / 32)) * 32 / 2)], DataCopyExtParams(1, rowBytes, 0, 0, 0));
+                    }
+                }
                 outQueueC.FreeTensor(local);
             }
             // matmul.py:54: for k in range(0, xl.cdiv(K, BLOCK_K)):

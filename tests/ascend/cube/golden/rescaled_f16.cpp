@@ -121,7 +121,7 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
             // test_cube_handoff.py:57: alpha = tl.load(s_ptr + offs_m, mask=offs_m < M, other=1.0)
             if ASCEND_IS_AIV {
                 LocalTensor<float> alphaLocal = inQueueAlpha.AllocTensor<float>();
-                DataCopyPad(alphaLocal, sGm[offs_m], DataCopyExtParams(1, static_cast<uint32_t>(rowBytes), 0, 0, 0), DataCopyPadExtParams<float>(true, 0, static_cast<uint8_t>((t_2 - cols)), 1.0f));
+                DataCopyPad(alphaLocal, sGm[offs_m], DataCopyExtParams(1, rowBytes, 0, 0, 0), DataCopyPadExtParams<float>(true, 0, static_cast<uint8_t>((t_2 - cols)), 1.0f));
                 inQueueAlpha.EnQue(alphaLocal);
                 LocalTensor<float> alpha = inQueueAlpha.DeQue<float>();
                 Duplicate(alpha[t_3], 1.0f, static_cast<int32_t>((32 - t_3)));
@@ -232,7 +232,15 @@ extern "C" __global__ __aicore__ void rescaled(GM_ADDR a_ptr, GM_ADDR b_ptr, GM_
             DataCopy(cLocal, acc, 1024);
             outQueueC.EnQue(cLocal);
             LocalTensor<float> local = outQueueC.DeQue<float>();
-            DataCopyPad(cGm[(static_cast<int64_t>(static_cast<int32_t>(((pidx64_1 * N64_1) * 32))) + t_16)], local, DataCopyExtParams(static_cast<uint16_t>(rows), static_cast<uint32_t>(rowBytes_1), static_cast<uint32_t>(((128 - ((((cols_1 + 7) / 8) * 8) * 4)) / 32)), static_cast<uint32_t>(((N64_1 - cols_1) * 4)), 0));
+            const int64_t gmGap = ((N64_1 - cols_1) * 4);
+            if (gmGap >= 0 && gmGap <= 4294967295LL) {
+                DataCopyPad(cGm[(static_cast<int64_t>(static_cast<int32_t>(((pidx64_1 * N64_1) * 32))) + t_16)], local, DataCopyExtParams(rows, rowBytes_1, ((128 - ((((cols_1 + 7) / 8) * 8) * 4)) / 32), gmGap, 0));
+            } else {  // the GM row gap is outside DataCopyExtParams' [0, 2^32 - 1] B: one copy a row
+                for (int64_t row = 0; row < rows; row++) {
+                    PipeBarrier<PIPE_MTE3>();
+                    DataCopyPad(cGm[(static_cast<int64_t>(static_cast<int32_t>(((pidx64_1 * N64_1) * 32))) + t_16)][row * ((rowBytes_1 + gmGap) / 4)], local[row * (((rowBytes_1 + 31) / 32 + ((128 - ((((cols_1 + 7) / 8) * 8) * 4)) / 32)) * 32 / 4)], DataCopyExtParams(1, rowBytes_1, 0, 0, 0));
+                }
+            }
             outQueueC.FreeTensor(local);
         }
     }

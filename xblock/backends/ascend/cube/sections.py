@@ -149,7 +149,7 @@ class Sections:
                     continue
                 run = (k, [op])
                 runs.append(run)
-            elif k == BOTH and run is not None and _pure(op):
+            elif k == BOTH and run is not None and (_pure(op) or _gm_read_before(op, run[1])):
                 op.move_before(run[1][0])  # both cores compute it, ahead of the section
             else:
                 run = None
@@ -184,6 +184,30 @@ def _top_in(block, op):
 
 def _pure(op) -> bool:
     return (op.name.startswith(("arith.", "math.")) or op.name in PURE) and not op.regions
+
+
+def _gm_read_before(op, members) -> bool:
+    """Whether `op` is a scalar read of GM (`e = tl.load(expert_ids + pid_m)`, which both cores need) that
+    may move ahead of the section `members`: nothing in it writes GM, touches the DataCache or syncs the
+    scalar pipe. A section would otherwise end there, and a queue block of the vector core would have to
+    live across two sections."""
+    if op.name != "ascendc.get_value" or not A.is_global(op.operands[0].type):
+        return False
+    stack = list(members)
+    while stack:
+        o = stack.pop()
+        n = o.name
+        if n in ("ascendc.dcci", "ascendc.set_value", "ascendc.fixpipe") or n.startswith("ascendc.set_atomic") or \
+                n.startswith("ascendc.cross_core") or \
+                n in ("ascendc.data_copy", "ascendc.data_copy_pad") and A.is_global(o.operands[0].type):
+            return False
+        if n in ("ascendc.set_flag", "ascendc.wait_flag", "ascendc.fetch_event_id") and \
+                "S" in ir.StringAttr(o.attributes["event"]).value.split("_"):
+            return False
+        for region in o.regions:
+            for b in region.blocks:
+                stack.extend(_op(x) for x in b.operations)
+    return True
 
 
 def _core_of(op):

@@ -138,6 +138,41 @@ ADK_901 = "cannmirror/asc-devkit@c3e271c396ca036aa76be5745b4b4c242eeb06a2"  # ta
 _RED_IMPL = "impl/basic_api/kernel_operator_vec_reduce_intf_impl.h"
 
 
+_PROPOSAL, _SPROPOSAL = _I + "kernel_operator_proposal_intf.h", _I + "kernel_struct_proposal.h"
+_C_PROPOSAL = "interface/kernel_operator_proposal_intf.h"
+_SORT_DOCS = "docs/zh/api/SIMD-API/"
+_SORT_FAMILY = (  # (name, kind, signature, where the semantics were read)
+    ("Sort", "function", "template <T, bool isFullSort> Sort(LocalTensor<T> dst, const LocalTensor<T>& concat, "
+     "const LocalTensor<uint32_t>& index, LocalTensor<T>& tmp, int32 repeatTime) [half/float; 32 * repeatTime "
+     "scores into 8-byte (score, index) pairs (index in the high 4 bytes), descending; equal scores keep their "
+     "order; isFullSort merges all groups through tmp (as large as dst); repeatTime 0..255]",
+     _SORT_DOCS + "高阶API/排序操作/Sort.md; A2 impl: Sort32 then MrgSort passes "
+     "(impl/basic_api/dav_c220/kernel_operator_proposal_impl.h, DoFullSort)"),
+    ("Extract", "function", "template <T> Extract(const LocalTensor<T>& dstValue, const LocalTensor<uint32_t>& "
+     "dstIndex, const LocalTensor<T>& sorted, int32 repeatTime) [32 * repeatTime pairs split into scores and "
+     "indices]", _SORT_DOCS + "高阶API/排序操作/Extract.md"),
+    ("Concat", "function", "template <T> Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const "
+     "LocalTensor<T>& tmp, int32 repeatTime) [A2: concat = src]",
+     _SORT_DOCS + "高阶API/排序操作/Concat.md; A2: impl/basic_api/kernel_operator_proposal_intf_impl.h"),
+    ("Sort32", "function", "template <T> Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const "
+     "LocalTensor<uint32_t>& src1, int32 repeatTime) [groups of 32, descending, stable]",
+     _SORT_DOCS + "基础API/Memory矢量计算/排序组合（ISASI）/Sort32.md"),
+    ("MrgSort", "function", "template <T> MrgSort(dst, const MrgSortSrcList<T>&, const MrgSort4Info&); "
+     "template <T, bool isExhaustedSuspension = false> MrgSort(dst, const MrgSortSrcList<T>&, const uint16 "
+     "elementCountList[4], uint32 sortedNum[4], uint16 validBit, int32 repeatTime) [2-4 lists, descending, "
+     "stable; lengths 0..4095]", _SORT_DOCS + "基础API/Memory矢量计算/排序组合（ISASI）/MrgSort.md, 高阶API/排序操作/"
+     "MrgSort-93.md"),
+    ("GetSortOffset", "function", "template <T> uint32 GetSortOffset(uint32 elemOffset) [elements of T: 8 bytes "
+     "a pair]", _SORT_DOCS + "高阶API/排序操作/GetSortOffset.md"),
+    ("GetSortLen", "function", "template <T> uint32 GetSortLen(uint32 elemCount)",
+     _SORT_DOCS + "高阶API/排序操作/GetSortLen.md"),
+    ("MrgSortSrcList", "struct", "template <T> struct MrgSortSrcList { LocalTensor<T> src1, src2, src3, src4; }",
+     _SORT_DOCS + "基础API/Memory矢量计算/排序组合（ISASI）/MrgSort.md"),
+    ("MrgSort4Info", "struct", "struct MrgSort4Info { uint16 elementLengths[4]; bool ifExhaustedSuspension; "
+     "uint16 validBit; uint8 repeatTimes; }", _SORT_DOCS + "基础API/Memory矢量计算/排序组合（ISASI）/MrgSort.md"),
+)
+
+
 def _vec(names, header, c81, sig):
     return [Api(n, "function", header, f"{n}{sig}", c81=c81) for n in names]
 
@@ -324,6 +359,11 @@ ENTRIES: list[Api] = [
     Api("GatherMaskParams", "struct", _I + "kernel_struct_gather.h",
         "GatherMaskParams(uint8 src0BlockStride, uint16 repeatTimes, uint16 src0RepeatStride, uint8 "
         "src1RepeatStride) [strides in 32-B DataBlocks]", c81="interface/kernel_struct_gather.h"),
+    # --- the sort family on (score, index) pairs (vector/sort.py); declared by v8.5.0, v9.0.0, v9.1.0.pre and
+    # HEAD's kernel_operator_proposal_intf.h and by C81's; semantics from the ADK docs named in `note`
+    *[Api(n, kind, _PROPOSAL if kind == "function" else _SPROPOSAL, sig, adk=ADK_HEAD,
+          c81=_C_PROPOSAL if kind == "function" else "interface/kernel_struct_proposal.h", note=note)
+      for n, kind, sig, note in _SORT_FAMILY],
     Api("Compare", "function", _CMPSEL, "template <T, U> Compare(LocalTensor<U> dstMask, src0, src1, CMPMODE, "
         "uint32 count)", c81=_C_CMPSEL),
     Api("CompareScalar", "function", _CMPSEL, "template <T, U> CompareScalar(LocalTensor<U> dstMask, src0, "

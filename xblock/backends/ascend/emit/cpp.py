@@ -18,6 +18,7 @@ from mlir import ir
 from ....dialects import ascendc as A
 from ....dialects.locations import source_loc
 from ..options import MIX_AIC_1_2
+from ..values import SIZE
 from .api_surface import SUPPORTED
 from .cube import CubeCalls
 from .layout import LayoutCalls
@@ -33,6 +34,10 @@ class CStyle:
               "arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/", "arith.andi": "&",
               "arith.ori": "|", "arith.xori": "^", "arith.divui": "/", "arith.remui": "%", "arith.shli": "<<",
               "arith.shrsi": ">>"}
+    # int32 + - * << wrap in Triton (two's complement); in C++ a signed overflow (and a left shift of a negative
+    # value, before C++20) is undefined, so they are printed as calls of helpers that compute in uint32_t (the
+    # kernel's own functions: lowerCamel, unlike the AscendC API)
+    wrapping = {"arith.addi": "wrapAdd", "arith.subi": "wrapSub", "arith.muli": "wrapMul", "arith.shli": "wrapShl"}
     cmpi = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]
     cmpf = [None, "==", ">", ">=", "<", "<=", "!=", None, "==", ">", ">=", "<", "<=", "!=", None, None]
     casts = ("arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.fptosi", "arith.extf",
@@ -88,6 +93,7 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         self.depth = 0
         self.last_src = None
         self.inline: dict = {}
+        self.wraps: set = set()  # the wrap* helpers the kernel uses (emitted after the includes)
 
     # ----- names and expressions -----------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -128,6 +134,9 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
             if n in ("arith.shli", "arith.shrsi", "arith.shrui") and t in ("i64", "ui64") and \
                     getattr(op.operands[0].owner, "name", "") == "arith.constant":
                 lhs = f"static_cast<{self.ctype(t)}>({lhs})"  # a literal is an int: 7 >> 32 would be 7
+            if t == "i32" and n in self.wrapping:
+                self.wraps.add(self.wrapping[n])
+                return f"{self.wrapping[n]}({lhs}, {self.expr(op.operands[1])})"
             e = f"({lhs} {self.binary[n]} {self.expr(op.operands[1])})"
             # C++ computes 8- and 16-bit integers in int: wrap back to the type
             return f"static_cast<{self.ctype(t)}>{e}" if t in ("i8", "i16", "ui8", "ui16") else e
@@ -239,10 +248,27 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
             if op.name == "ascendc.kernel_type":
                 self.op_kernel_type(op)
         self.line("TPipe pipe;")
+        at = self.lines.index('extern "C" __global__ __aicore__ void ' + f"{name}({params})")
         self.block(entry)
         self.depth = 0
         self.line("}")
+        self.lines[at:at] = self.wrap_helpers()
         return "\n".join(self.lines) + "\n"
+
+    def wrap_helpers(self) -> list:
+        """The wrap* helpers the kernel uses: int32 arithmetic that wraps as Triton's does."""
+        if not self.wraps:
+            return []
+        out = ["// int32 arithmetic wraps in Triton; a signed overflow is undefined in C++: computed in uint32_t."]
+        ops = {"wrapAdd": "+", "wrapSub": "-", "wrapMul": "*"}
+        for w in sorted(self.wraps):
+            if w == "wrapShl":  # the shift count as it is (a count outside [0, 31] is undefined in Triton too)
+                body = "static_cast<uint32_t>(a) << b"
+            else:
+                body = f"static_cast<uint32_t>(a) {ops[w]} static_cast<uint32_t>(b)"
+            out.append(f"__aicore__ inline int32_t {w}(int32_t a, int32_t b) "
+                       f"{{ return static_cast<int32_t>({body}); }}")
+        return out + [""]
 
     def header(self, name: str) -> None:
         m = self.meta
@@ -333,8 +359,10 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         grid = "ascendc.grid_loop" in op.attributes
         base = "pid" if grid else (ir.StringAttr(op.attributes["name"]).value if "name" in op.attributes else "i")
         iters = []
-        for init, arg, res in zip(op.operands[3:], body.arguments[1:], op.results):
-            v = self.bind(arg, "run")
+        bases = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["names"])] if "names" in op.attributes \
+            else ["run"] * len(op.results)  # names: a carried pointer's offset (lower/ops/control.py)
+        for init, arg, res, name in zip(op.operands[3:], body.arguments[1:], op.results, bases):
+            v = self.bind(arg, name)
             self.names[res] = v
             self.line(f"{self.ctype(arg.type)} {v} = {self.expr(init)};")
             iters.append(v)
@@ -497,20 +525,64 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         d, s, n = op.operands
         self.line(f"DataCopy({self.expr(d)}, {self.expr(s)}, {self.as_int(n, 'uint32_t')});")
 
+    # DataCopyExtParams' gap between GM rows, in bytes (asc-devkit DataCopyPad docs: srcStride / dstStride)
+    GM_GAP_MAX = 2**32 - 1
+
     def op_data_copy_pad(self, op):
+        """DataCopyPad with its DataCopyExtParams printed uncast (as Nd2NzParams, emit/cube.py): the CPU model
+        sees each field's value and refuses one outside its range; a static_cast would wrap it silently. The
+        GM-side gap of a runtime row stride can leave [0, 2^32 - 1] (a stride below the row length: rows that
+        overlap or repeat; above 2^32 B): it is tested at run time, and outside the range the rows are copied
+        one at a time (one DataCopyPad a row, no gap)."""
         o = list(op.operands)
-        params = (f"DataCopyExtParams({self.as_int(o[2], 'uint16_t')}, {self.as_int(o[3], 'uint32_t')}, "
-                  f"{self.as_int(o[4], 'uint32_t')}, {self.as_int(o[5], 'uint32_t')}, 0)")
-        if A.is_local(o[0].type):
+        to_ub = A.is_local(o[0].type)
+        count, blen, src_gap, dst_gap = (self.expr(v) for v in o[2:6])
+        pad = ""
+        if to_ub:
             t = self._elem(o[0])
             if self.attr(op, "is_pad"):
-                pad = f"DataCopyPadExtParams<{self.ctype(t)}>(true, 0, {self.as_int(o[6], 'uint8_t')}, " \
+                pad = f", DataCopyPadExtParams<{self.ctype(t)}>(true, 0, {self.as_int(o[6], 'uint8_t')}, " \
                       f"{self.typed(o[7], t)})"
             else:
-                pad = f"DataCopyPadExtParams<{self.ctype(t)}>(false, 0, 0, 0)"
-            self.line(f"DataCopyPad({self.expr(o[0])}, {self.expr(o[1])}, {params}, {pad});")
-        else:
-            self.line(f"DataCopyPad({self.expr(o[0])}, {self.expr(o[1])}, {params});")
+                pad = f", DataCopyPadExtParams<{self.ctype(t)}>(false, 0, 0, 0)"
+        dst, src = self.expr(o[0]), self.expr(o[1])
+        gm_gap = src_gap if to_ub else dst_gap
+        one = f"DataCopyPad({dst}, {src}, DataCopyExtParams({count}, {blen}, {src_gap}, {dst_gap}, 0){pad});"
+        if gm_gap.lstrip("-").isdigit() or self.const_count(o[2]) == 1:
+            return self.line(one)
+        esize = SIZE[self._elem(o[0] if to_ub else o[1])]
+        if not gm_gap.isidentifier():
+            g = self.fresh("gmGap")
+            self.line(f"const int64_t {g} = {gm_gap};")
+            gm_gap = g
+            one = f"DataCopyPad({dst}, {src}, DataCopyExtParams({count}, {blen}, " \
+                  f"{g if to_ub else src_gap}, {dst_gap if to_ub else g}, 0){pad});"
+        r = self.fresh("row")
+        padded = to_ub and self.attr(op, "is_pad")
+        right = self.const_count(o[6]) if padded else 0
+        ub_gap = self.const_count(o[5] if to_ub else o[4])
+        if self.const_count(o[3]) is not None and ub_gap is not None and right is not None:
+            ub_pitch = str(((self.const_count(o[3]) + right * esize + 31) // 32 + ub_gap) * 32 // esize)
+        else:  # UB rows start 32-byte aligned
+            pad_bytes = f" + {self.as_int(o[6], 'int64_t')} * {esize}" if padded else ""
+            ub_pitch = f"((({blen}{pad_bytes} + 31) / 32 + {dst_gap if to_ub else src_gap}) * 32 / {esize})"
+        gm_pitch = f"(({blen} + {gm_gap}) / {esize})"
+        ub_at, gm_at = f"{r} * {ub_pitch}", f"{r} * {gm_pitch}"
+        self.line(f"if ({gm_gap} >= 0 && {gm_gap} <= {self.GM_GAP_MAX}LL) {{")
+        self.line(self.indent_unit + one)
+        self.line("} else {  // the GM row gap is outside DataCopyExtParams' [0, 2^32 - 1] B: one copy a row")
+        self.line(f"{self.indent_unit}for (int64_t {r} = 0; {r} < {count}; {r}++) {{")
+        row_dst, row_src = (f"{dst}[{ub_at}]", f"{src}[{gm_at}]") if to_ub else (f"{dst}[{gm_at}]", f"{src}[{ub_at}]")
+        if not to_ub:  # rows that overlap in GM land in order (copies of one pipe may overlap in flight)
+            self.line(f"{self.indent_unit * 2}PipeBarrier<PIPE_MTE3>();")
+        self.line(f"{self.indent_unit * 2}DataCopyPad({row_dst}, {row_src}, "
+                  f"DataCopyExtParams(1, {blen}, 0, 0, 0){pad});")
+        self.line(f"{self.indent_unit}}}")
+        self.line("}")
+
+    def const_count(self, v):
+        e = self.expr(v)
+        return int(e) if e.lstrip("-").isdigit() else None
 
     def op_vec(self, op):
         api = self.attr(op, "api")
@@ -561,6 +633,15 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         d, s, o, base, n = op.operands
         self.line(f"Gather({self.expr(d)}, {self.expr(s)}, {self.expr(o)}, {self.as_int(base, 'uint32_t')}, "
                   f"{self.as_int(n, 'uint32_t')});")
+
+    def op_sort(self, op):
+        d, c, i, t, r = op.operands
+        self.line(f"Sort<{self.ctype(self._elem(d))}, true>({self.expr(d)}, {self.expr(c)}, {self.expr(i)}, "
+                  f"{self.expr(t)}, {self.as_int(r, 'int32_t')});")
+
+    def op_extract(self, op):
+        v, i, s, r = op.operands
+        self.line(f"Extract({self.expr(v)}, {self.expr(i)}, {self.expr(s)}, {self.as_int(r, 'int32_t')});")
 
     def op_compare(self, op):
         d, a, b, n = op.operands

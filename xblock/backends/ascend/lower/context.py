@@ -25,7 +25,12 @@ from ..vector.tiles import fill, materialize
 from .rules import TARGET
 from .shared import Shared
 
-QUEUE_BUFFERS = 8  # queue buffers per TPosition on A2: one event id each (REFERENCE.md, TQue)
+# Queue buffers per TPosition. On A2 each HardEvent has 8 ids, one pool per TPipe; a VECIN buffer once freed
+# holds an id of V_MTE2 (a VECOUT one of MTE3_V) until it is allocated again, and an enqueued one an id of
+# MTE2_V (V_MTE3). So 7, not 8: the explicit SetFlag/WaitFlag pairs the plan emits (ctx.sync: a spilled block,
+# a gather window, the Cube hand-off) fetch an id of those events too, and with 8 buffers all 8 may be held
+# (docs/ASCEND_MODEL.md section 9, the event-id pool).
+QUEUE_BUFFERS = 7
 
 
 class LoweringContext(Builders):
@@ -214,11 +219,11 @@ class LoweringContext(Builders):
     def queue(self, position: str, nbytes: int, name: str | None, spill: bool = False) -> Queue | None:
         """A free queue of `position` for a block of `nbytes` (a new one is declared before the grid loop).
 
-        A TPosition has 8 queue buffers on A2 (one event id each). Queues are double-buffered while
-        that fits; past 4 live blocks, the newest double-buffered queue gives up its second buffer for
-        each new one, so up to 8 blocks are live in single-buffered queues. Past 8, `spill` returns
-        None (the caller keeps the block in the VECCALC scratch, with explicit syncs); without it, an
-        error."""
+        A TPosition has QUEUE_BUFFERS (7) queue buffers (each holds an event id; one id of each queue
+        event stays free for the explicit syncs). Queues are double-buffered while that fits; past 3
+        live blocks, the newest double-buffered queue gives up its second buffer for each new one, so
+        up to 7 blocks are live in single-buffered queues. Past 7, `spill` returns None (the caller
+        keeps the block in the VECCALC scratch, with explicit syncs); without it, an error."""
         for q in self.queues:
             if q.position == position and not q.busy:
                 break

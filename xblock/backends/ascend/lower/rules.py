@@ -30,9 +30,6 @@ UNSUPPORTED.update({
                      "Atlas A2 has only the data-copy atomics SetAtomicAdd/SetAtomicMax/SetAtomicMin, which return "
                      "nothing, so a lock (`while atomic_cas(lock, 0, 1) == 1`) cannot be built; run the kernel with "
                      "target=\"sim\" or \"cpu\"",
-    "arith.remf": "fmod (libdevice.fmod, libdevice.remainder, `%` on floats) is not supported on ascend: the "
-                  "AscendC vector API (REFERENCE.md) has no float remainder, and x - trunc(x / y) * y in float "
-                  "is not exact",
     "xb.print": "device_print is not supported on ascend (the AscendC reference xblock follows documents no "
                 "printf/DumpTensor); run the kernel with target=\"sim\" to print",
     "xb.ptr_to_int": "a pointer cast to an integer is not supported on ascend: GM addresses are not values the "

@@ -25,6 +25,9 @@ class Shared:
     assert_status: ir.Value | None = None
     # {addptr result: its held offset tile}: vector/lanes.py hold_offsets writes, release_offsets reads
     held_offsets: dict = field(default_factory=dict)
+    # {loop-carried pointer block (block argument or loop result): (its start, Lin shift)} for a start whose
+    # offsets depend on data, advanced by a uniform step: lower/ops/control.py writes, vector/lanes.py reads
+    carried_ptrs: dict = field(default_factory=dict)
     # {(GM address argument, elem): GlobalTensor<elem> over it}: lower/ops/layout.py writes and reads
     ptr_casts: dict = field(default_factory=dict)
     # the Cube rules' per-lowering state: cube/mixed.py (state) makes it; cube/*, lower/ops/dot.py use it

@@ -148,6 +148,59 @@ def _emu_digest() -> str:
     return h.hexdigest()
 
 
+_FIRST_DIRECTIVE = re.compile(r"^\s*#.*$|\Z", re.M)
+PCH_NAME, RUNTIME_NAME = "xbemu_pch.h", "xbemu_runtime.o"
+PREBUILT = "-DXBEMU_PREBUILT_RUNTIME=1"
+
+
+def _prebuilt() -> Path | None:
+    """The model's parts every kernel build shares, built once per model version and compiler flags
+    into a folder of the cache: the object of the model's out-of-line functions (the XBEMU_RT ones of
+    emu/*.h: a kernel's build declares them, gnu_inline, and links this object instead of compiling
+    them again) and a precompiled kernel_operator.h. Together they take about half of a kernel's
+    build time off (the model's headers are 5000 lines of C++). None where they cannot be built: the
+    kernel is then built whole, the same program (the kernel's own build reports a broken header)."""
+    key = hashlib.sha256("\0".join([CXX, *CXXFLAGS, _emu_digest()]).encode()).hexdigest()[:16]
+    folder = cache_dir() / KIND / f"prebuilt-{key}"
+    if (folder / RUNTIME_NAME).is_file():
+        return folder
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="prebuilding-", dir=folder.parent))
+        try:
+            (tmp / PCH_NAME).write_text('#include "kernel_operator.h"\n')
+            (tmp / "runtime.cpp").write_text('#define XBEMU_RUNTIME_TU 1\n#include "kernel_operator.h"\n')
+            flags = [f for f in CXXFLAGS if f != "-shared"]
+            for args in ([PREBUILT, "-x", "c++-header", PCH_NAME, "-o", PCH_NAME + ".gch"],
+                         ["-c", "runtime.cpp", "-o", RUNTIME_NAME]):
+                if subprocess.run([CXX, *flags, "-I", str(EMU_DIR), *args], cwd=tmp, capture_output=True).returncode:
+                    return None
+            try:
+                tmp.rename(folder)  # atomic; another process may have won the race
+            except OSError:
+                pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for old in folder.parent.glob("prebuilt-*"):  # those of other model versions
+            if old.name != folder.name:
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        return None
+    return folder if (folder / RUNTIME_NAME).is_file() else None
+
+
+def prebuilt_flags(cpp: str) -> tuple[list, list]:
+    """(flags before the sources, objects after them) of a kernel build that uses `_prebuilt()`: the
+    precompiled header only where kernel.cpp's first directive includes kernel_operator.h (generated
+    kernels do), so that the header comes first as it would anyway (#pragma once)."""
+    folder = _prebuilt()
+    if folder is None:
+        return [], []
+    first = _FIRST_DIRECTIVE.search(cpp)[0].strip()
+    pch = ["-include", str(folder / PCH_NAME)] if first == '#include "kernel_operator.h"' else []
+    return [PREBUILT, *pch], [str(folder / RUNTIME_NAME)]
+
+
 def build_emulator_library(cpp: str, metadata: dict) -> bytes:
     """Compile kernel.cpp + its tiling header + the launch shim; returns the shared library's bytes."""
     header = tiling_header(metadata["name"], metadata["tiling_fields"], metadata.get("workspace_bytes", 0))
@@ -166,7 +219,9 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
     try:
         for k, v in files.items():
             (tmp / k).write_text(v)
-        cmd = [CXX, *CXXFLAGS, "-I", str(EMU_DIR), "-I", str(tmp), str(tmp / "shim.cpp"), "-o", str(tmp / "k.so")]
+        pre, objects = prebuilt_flags(cpp)
+        cmd = [CXX, *CXXFLAGS, *pre, "-I", str(EMU_DIR), "-I", str(tmp), str(tmp / "shim.cpp"), *objects, "-o",
+               str(tmp / "k.so")]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise compile_error(metadata, cpp, res.stderr, "")

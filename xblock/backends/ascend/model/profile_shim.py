@@ -142,8 +142,9 @@ def build(cpp: str, metadata: dict) -> bytes:
     try:
         for k, v in files.items():
             (tmp / k).write_text(v)
-        cmd = [launch.CXX, *launch.CXXFLAGS, "-I", str(launch.EMU_DIR), "-I", str(tmp), str(tmp / "profile.cpp"),
-               "-o", str(tmp / "k.so")]
+        pre, objects = launch.prebuilt_flags(_PRELUDE)  # the prelude includes kernel_operator.h first
+        cmd = [launch.CXX, *launch.CXXFLAGS, *pre, "-I", str(launch.EMU_DIR), "-I", str(tmp), str(tmp / "profile.cpp"),
+               *objects, "-o", str(tmp / "k.so")]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise launch.compile_error(metadata, cpp, res.stderr, " (the profile build, model/profile_shim.py)")

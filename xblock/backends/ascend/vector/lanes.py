@@ -97,8 +97,12 @@ def _data_pointer(ctx, v: ir.Value):
     if p is not None:
         return p.root, lambda idx: lane_address(ctx, p, idx)
     owner = v.owner
-    if isinstance(owner, ir.Block):
-        return None
+    if isinstance(owner, ir.Block) or v in ctx.ext.carried_ptrs:
+        if v not in ctx.ext.carried_ptrs:
+            return None
+        init, shift = ctx.ext.carried_ptrs[v]  # a loop-carried block: its start plus the steps taken
+        start = _data_pointer(ctx, init)
+        return None if start is None else (start[0], lambda idx: ctx.add(start[1](idx), ctx.lin(shift)))
     op = owner.operation if hasattr(owner, "operation") else owner
     if op.name == "xb.addptr":
         base = _data_pointer(ctx, op.operands[0])
@@ -111,6 +115,24 @@ def _data_pointer(ctx, v: ir.Value):
         return None
     src = _data_pointer(ctx, op.operands[0])
     return None if src is None else (src[0], lambda idx: src[1](remap(ctx, idx)))
+
+
+def data_root(ctx, v: ir.Value):
+    """The root of a pointer block that `_data_pointer` can follow lane by lane (a structured pointer plus
+    offset blocks, through shape ops), found without making any tile; None when there is none."""
+    p = ctx.ps.pointer(v) or ctx.ps.quasi_pointer(v)
+    if p is not None:
+        return p.root
+    if v in ctx.ext.carried_ptrs:
+        return data_root(ctx, ctx.ext.carried_ptrs[v][0])
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name != "xb.addptr" and _index_map(op, shape_of(op.operands[0].type) if op.operands else (),
+                                             shape_of(v.type)) is None:
+        return None
+    return data_root(ctx, op.operands[0])
 
 
 def _offset_lanes(ctx, off: ir.Value):
@@ -287,6 +309,21 @@ def release_offsets(ctx, op, ptr: ir.Value) -> None:
                                 "outside the loop or `if` around the access: make it inside (next to the access)")
             if not _live_after(me, v):
                 ctx.release(held.pop(v))
+        stack.extend(o for o in src.operands if "xb.ptr" in str(o.type))
+
+
+def release_carried(ctx, loop, start: ir.Value) -> None:
+    """After `loop`, which carried a pointer block from `start` (offsets that depend on data): free the
+    offset tiles of start's addptr chain, held through the loop, that nothing after the loop reaches."""
+    held, stack = ctx.ext.held_offsets, [start]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            continue
+        src = owner.operation if hasattr(owner, "operation") else owner
+        if v in held and block_of(src) == loop.block and not _live_after(loop, v):
+            ctx.release(held.pop(v))
         stack.extend(o for o in src.operands if "xb.ptr" in str(o.type))
 
 

@@ -5,6 +5,13 @@ C++ `if`/`while` around the generated statements. Blocks carried by a loop or yi
 live in UB tiles allocated before the construct; each branch or iteration copies its block into
 them (`DataCopy`, or `Duplicate` for a splat); a mask block is carried as its bit mask. Scalars stay
 C++ variables.
+
+Pointers are never C++ variables: every GM access goes through the GlobalTensor of a root (a kernel
+argument). A scalar pointer that a loop carries or an `if` yields (`p += stride` in a recurrence) is
+carried as an int64 element offset from its root, beside it; a pointer block advanced by the same
+amount every iteration (`a_ptrs += BLOCK_K * stride_ak`) is its start plus the iterations done times
+that step, whether the start is structured (an affine offset: copies) or offsets that depend on data
+(rows picked by token ids: lanes.py reads `ctx.ext.carried_ptrs`).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from .....passes.pointer_structure import Affine, Pointer
 from ...cube.handoff import spill_around_handoffs
 from ...irwalk import ancestor_in
 from ...values import FLOAT, Splat, Struct, Tile, elem_of, shape_of
+from ...vector.lanes import data_root, release_carried
 from ...vector.tiles import fill, is_block, mask_of
 from ..rules import rule
 
@@ -43,6 +51,48 @@ def _holder(ctx, v: ir.Value, yielded: ir.Value | None, default: str) -> Tile:
     if yielded is not None and not isinstance(yielded.owner, ir.Block):
         name = ctx.name_for(yielded.owner)
     return ctx.new_tile("ui8" if elem == "i1" else elem, shape_of(v.type), name or default)  # masks: their bits
+
+
+def _is_ptr(v: ir.Value) -> bool:
+    return str(v.type).startswith("!xb.ptr")
+
+
+def _carry_in(ctx, k: int, v: ir.Value, roots: dict) -> ir.Value:
+    """The C++ scalar that slot k of a loop or `if` starts with or yields: the scalar itself, or, for a
+    pointer, its element offset from its root (the first pointer of the slot fixes the root)."""
+    if not _is_ptr(v):
+        return ctx.scalar(v)
+    p = ctx.ps.pointer(v, wrapped=True)
+    if p is None:
+        raise ctx.error("this loop or `if` carries a scalar pointer that is not a kernel argument plus an offset; "
+                        "ascend reaches GM only through the GlobalTensor of an argument")
+    first = roots.setdefault(k, p)
+    if p.root != first.root or p.elem != first.elem:
+        raise ctx.error("a scalar pointer that a loop carries or an `if` yields must stay in one tensor on ascend "
+                        "(one kernel argument plus an offset that changes): each GM access goes through the "
+                        "GlobalTensor of one argument; carry an integer offset and add it to each pointer instead")
+    return ctx.lin(p.offset.base)
+
+
+def _carry_out(ctx, k: int, v: ir.Value, lowered: ir.Value, roots: dict) -> None:
+    """Bind `v` (a carried value or a result) of slot k to `lowered`: a pointer as its root plus that offset."""
+    if k not in roots:
+        ctx.vmap[v] = lowered
+        return
+    p = roots[k]
+    ctx.vmap[lowered] = lowered  # a lowered offset stands for itself in the pointer structure's polynomials
+    ctx.ps.assume_pointer(v, Pointer(p.root, p.elem, Affine((), ctx.ps.opaque(lowered), ())))
+    ctx.vmap[v] = Struct(v)
+
+
+def _offset_name(ctx, v: ir.Value) -> str:
+    """The C++ name of a carried pointer's offset: `p_gOffset` for the Python name `p_g`."""
+    name = None if isinstance(v.owner, ir.Block) else ctx.name_for(v.owner)
+    return (name or "ptr") + "Offset"
+
+
+def _carried_type(v: ir.Value) -> ir.Type:
+    return ir.IntegerType.get_signless(64) if _is_ptr(v) else v.type
 
 
 def _value_of(ctx, v: ir.Value):
@@ -115,10 +165,13 @@ def _seed(ctx, op, k, step, count) -> None:
         ctx.vmap[n] = n  # a lowered counter stands for itself in the pointer structure's polynomials
         shift = ctx.ps.opaque(n) * step.base
         if elem_of(init.type).startswith("!xb.ptr"):
-            p0 = ctx.ps.pointer(init, wrapped=True)
+            # lane by lane, a start whose offsets depend on data or wrap (`% N`) is followed from here (lanes.py)
+            ctx.ext.carried_ptrs[v] = (init, shift)
+        p0 = ctx.ps.pointer(init, wrapped=True) if elem_of(init.type).startswith("!xb.ptr") else None
+        if p0 is not None:
             o = p0.offset
             ctx.ps.assume_pointer(v, Pointer(p0.root, p0.elem, Affine(o.shape, o.base + shift, o.strides, o.exact)))
-        else:
+        elif not elem_of(init.type).startswith("!xb.ptr"):
             a0 = ctx.ps.affine(init, wrapped=True)
             ctx.ps.assume_affine(v, Affine(a0.shape, a0.base + shift, a0.strides, a0.exact))
         ctx.vmap[v] = Struct(v)
@@ -127,7 +180,7 @@ def _seed(ctx, op, k, step, count) -> None:
 def _seedable(ctx, init, step) -> bool:
     elem = elem_of(init.type)
     if elem.startswith("!xb.ptr"):
-        return step is not None and ctx.ps.pointer(init, wrapped=True) is not None
+        return step is not None and (ctx.ps.pointer(init, wrapped=True) is not None or data_root(ctx, init) is not None)
     return step is not None and elem not in FLOAT and elem != "i1" and ctx.ps.affine(init, wrapped=True) is not None
 
 
@@ -154,27 +207,35 @@ def _lower_for(ctx, op):
         else:
             scalars.append(k)
     counter = [ctx.c64(0)] if seeded else []
-    loop = scf.ForOp(lb, ub, step, [ctx.scalar(inits[k]) for k in scalars] + counter)
+    roots: dict = {}  # slot -> the structure of the scalar pointer it starts with
+    loop = scf.ForOp(lb, ub, step, [_carry_in(ctx, k, inits[k], roots) for k in scalars] + counter)
     iv = ctx.loop_name(op)
     if iv:
         loop.attributes["name"] = ir.StringAttr.get(iv)
     ctx.vmap[body.arguments[0]] = loop.induction_variable
     for j, k in enumerate(scalars):
-        ctx.vmap[body.arguments[k + 1]] = loop.inner_iter_args[j]
-        ctx.vmap[op.results[k]] = loop.results[j]
+        _carry_out(ctx, k, body.arguments[k + 1], loop.inner_iter_args[j], roots)
+        _carry_out(ctx, k, op.results[k], loop.results[j], roots)
     for k, acc in carried.items():
         ctx.vmap[body.arguments[k + 1]] = ctx.hold(acc)
         ctx.vmap[op.results[k]] = acc
     for k, adv in seeded.items():
         _seed(ctx, op, k, adv, (loop.inner_iter_args[len(scalars)], loop.results[len(scalars)]))
+    if roots:
+        ctx.ps.forget()  # what was derived from the carried pointers before they were bound
+        names = [_offset_name(ctx, y.operands[k]) if k in roots else "run" for k in scalars] + ["run"] * len(counter)
+        loop.attributes["names"] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
 
     def on_yield(y):
         _copy_yields(ctx, carried, y.operands)
         more = [ctx.add(loop.inner_iter_args[len(scalars)], ctx.c64(1))] if seeded else []
-        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars] + more)
+        scf.YieldOp([_carry_in(ctx, k, y.operands[k], roots) for k in scalars] + more)
 
     with ir.InsertionPoint(loop.body):
         ctx.lower_block(body, on_yield)
+    for k in seeded:
+        if elem_of(inits[k].type).startswith("!xb.ptr"):
+            release_carried(ctx, op.operation, inits[k])  # the offset tiles of a start that depends on data
 
 
 @rule("scf.if")
@@ -184,19 +245,22 @@ def _lower_if(ctx, op):
     then_yield = op.regions[0].blocks[0].operations[len(op.regions[0].blocks[0].operations) - 1]
     blocks = {k: _holder(ctx, r, then_yield.operands[k], "sel") for k, r in enumerate(op.results) if is_block(r)}
     scalars = [k for k, r in enumerate(op.results) if not is_block(r)]
-    ifop = scf.IfOp(ctx.scalar(op.operands[0]), [op.results[k].type for k in scalars], has_else=has_else)
+    ifop = scf.IfOp(ctx.scalar(op.operands[0]), [_carried_type(op.results[k]) for k in scalars], has_else=has_else)
     ctx.ext.if_results[op.operation] = blocks  # the branches compute into them (dst_tile)
+    roots: dict = {}
 
     def on_yield(y):
         _copy_yields(ctx, blocks, y.operands)
-        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
+        scf.YieldOp([_carry_in(ctx, k, y.operands[k], roots) for k in scalars])
 
     for region, block in ((op.regions[0], ifop.then_block), (op.regions[1], ifop.else_block if has_else else None)):
         if block is not None:
             with ir.InsertionPoint(block):
                 ctx.lower_block(region.blocks[0], on_yield)
     for j, k in enumerate(scalars):
-        ctx.vmap[op.results[k]] = ifop.results[j]
+        _carry_out(ctx, k, op.results[k], ifop.results[j], roots)
+    if roots:
+        ctx.ps.forget()
     for k, t in blocks.items():
         ctx.vmap[op.results[k]] = t
 
@@ -219,28 +283,31 @@ def _lower_while(ctx, op):
             _copy_into(ctx, carried[k], _value_of(ctx, init))
         else:
             scalars.append(k)
-    types = [inits[k].type for k in scalars]
-    loop = scf.WhileOp(types, [ctx.scalar(inits[k]) for k in scalars])
+    types = [_carried_type(inits[k]) for k in scalars]
+    roots: dict = {}
+    loop = scf.WhileOp(types, [_carry_in(ctx, k, inits[k], roots) for k in scalars])
     names = [ctx.name_for(y.operands[k].owner) if not isinstance(y.operands[k].owner, ir.Block) else None
              for k in scalars]
     loop.attributes["names"] = ir.ArrayAttr.get([ir.StringAttr.get(n or "run") for n in names])
     nb = loop.before.blocks.append(*types)
     na = loop.after.blocks.append(*types)
     for j, k in enumerate(scalars):
-        ctx.vmap[before.arguments[k]] = nb.arguments[j]
-        ctx.vmap[after.arguments[k]] = na.arguments[j]
-        ctx.vmap[op.results[k]] = loop.results[j]
+        _carry_out(ctx, k, before.arguments[k], nb.arguments[j], roots)
+        _carry_out(ctx, k, after.arguments[k], na.arguments[j], roots)
+        _carry_out(ctx, k, op.results[k], loop.results[j], roots)
+    if roots:
+        ctx.ps.forget()
     for k, acc in carried.items():
         ctx.vmap[before.arguments[k]] = ctx.hold(acc)
         ctx.vmap[after.arguments[k]] = ctx.hold(acc)
         ctx.vmap[op.results[k]] = acc
 
     def on_cond(c):
-        scf.ConditionOp(ctx.scalar(c.operands[0]), [ctx.scalar(c.operands[1 + k]) for k in scalars])
+        scf.ConditionOp(ctx.scalar(c.operands[0]), [_carry_in(ctx, k, c.operands[1 + k], roots) for k in scalars])
 
     def on_yield(y):
         _copy_yields(ctx, carried, y.operands)
-        scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars])
+        scf.YieldOp([_carry_in(ctx, k, y.operands[k], roots) for k in scalars])
 
     with ir.InsertionPoint(nb):
         ctx.lower_block(before, on_cond)

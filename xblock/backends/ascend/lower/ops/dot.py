@@ -101,13 +101,17 @@ def _check_wrap(ctx, assumed, out, dim: int) -> None:
         acc = ctx.ps.tile_access(out.operands[0], out.operands[2] if seg[2] else None)
     stored = (acc.row_limits if dim == 0 else acc.col_limits) if acc is not None else ()
     if assumed.uniform or any(d != dim or lim not in stored for d, lim in assumed.dims):
-        raise ctx.error(f"this dot operand's offsets wrap around (`% {what[1]}`); the Cube path fetches "
-                        f"only the {what[0]} before the wrap, so the result must reach one store, through "
-                        f"element-wise ops, whose mask drops the same {what[0]} (`offs < {what[1]}`)")
+        # the planner answers with the dot handed to the vector core, which loads the wrapped lanes too
+        raise VectorCoreNeeded(ctx.error(
+            f"this dot operand's offsets wrap around (`% {what[1]}`); the Cube path fetches only the "
+            f"{what[0]} before the wrap, so the result must reach one store, through element-wise ops, whose "
+            f"mask drops the same {what[0]} (`offs < {what[1]}`)"), "dot_operand")
 
 
 def _carries_pointers(loop) -> bool:
-    return any(str(v.type).startswith("tensor<") and "!xb.ptr" in str(v.type) for v in loop.operands[3:])
+    """The loop carries pointers (blocks, or scalars such as the `A += BLOCK_K * stride_ak` of
+    TorchInductor's mm template), each seeded as start + iterations * step (_seed_pointers)."""
+    return any("!xb.ptr" in str(v.type) for v in loop.operands[3:])
 
 
 def _seed_pointers(ctx, loop, body, count: Lin):
@@ -115,7 +119,7 @@ def _seed_pointers(ctx, loop, body, count: Lin):
     k the iterations done (`count`)."""
     y = body.operations[len(body.operations) - 1]
     for k, init in enumerate(loop.operands[3:]):
-        if not str(init.type).startswith("tensor<") or "!xb.ptr" not in str(init.type):
+        if "!xb.ptr" not in str(init.type):
             continue
         arg, nxt = body.arguments[k + 1], owner_of(y.operands[k])
         p0 = ctx.ps.pointer(init, wrapped=True)
@@ -143,7 +147,9 @@ def _check_dot(ctx, dot, acc_init, result, k_loop: bool = False):
     plain K loop's dot), the epilogue may add a bias row first (then also the bias: `_bias_epilogue`)."""
     a_load, b_load = (owner_of(v) for v in dot.operands[:2])
     if any(o is None or o.name != "xb.load" for o in (a_load, b_load)):
-        raise ctx.error("the Cube path needs `dot(load(...), load(...))`: both operands loaded from memory")
+        # the planner answers with the dot handed to the vector core, which computes such operands
+        raise VectorCoreNeeded(ctx.error("the Cube path needs `dot(load(...), load(...))`: both operands loaded "
+                                         "from memory"), "dot_operand")
     init_val = ctx.vmap.get(acc_init) if acc_init is not None else None
     if not (isinstance(init_val, Splat) and init_val.scalar is None and init_val.const == 0):
         raise ctx.error("the accumulator of a dot on the Cube unit must start at zeros")
@@ -368,7 +374,8 @@ def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs, bi
     c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Local")
     iv_xb = body.arguments[0]
     y = body.operations[len(body.operations) - 1]
-    scalars = [k for k, init in enumerate(loop.operands[3:]) if not str(init.type).startswith("tensor<")]
+    scalars = [k for k, init in enumerate(loop.operands[3:]) if not str(init.type).startswith("tensor<") and
+               "!xb.ptr" not in str(init.type)]  # carried pointers are seeded instead
     lb, step = (ctx.const_of(ctx.scalar(v)) for v in (loop.operands[0], loop.operands[2]))
     counted = _carries_pointers(loop) and (lb, step) != (0, 1)  # `range(0, K, BK)`: count the iterations
     new = scf.ForOp(ctx.scalar(loop.operands[0]), ctx.scalar(loop.operands[1]), ctx.scalar(loop.operands[2]),

@@ -2,8 +2,9 @@
 
 The vector unit's Max, Min and Muls take signed int16/int32 lanes (int8 widens to int16, as in
 `tiles.compute_elem`). Unsigned max/min flip the sign bit of both operands (adding 2^(w-1) wraps to
-exactly that), compare signed and flip back; uint8 lanes zero-extend to int16 instead. abs is
-max(x, -x), which keeps the most negative value as C and numpy do. Scalars become C++ selects.
+exactly that), compare signed and flip back; uint8 lanes zero-extend to int16 instead; int64 ones run
+lane by lane (SGLang's packed uint64 top-k keys). abs is max(x, -x), which keeps the most negative
+value as C and numpy do. Scalars become C++ selects.
 """
 
 from __future__ import annotations
@@ -43,22 +44,26 @@ def _operand(ctx, v: ir.Value):
     return held if isinstance(held, Splat) else ctx.tile(v)
 
 
-def _scalar_minmax(ctx, op) -> None:
-    a, b = (ctx.scalar(o) for o in op.operands)
+def _scalar_minmax(ctx, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    """Unsigned max/min of two C++ scalars: a signed comparison of the values with their sign bits flipped."""
     t = str(a.type)
     low = ctx.cst(t, -(1 << (SIZE[t] * 8 - 1)))
     fa, fb = arith.XOrIOp(a, low).result, arith.XOrIOp(b, low).result
-    pred = arith.CmpIPredicate.sgt if op.name == "arith.maxui" else arith.CmpIPredicate.slt
-    ctx.vmap[op.result] = arith.SelectOp(arith.CmpIOp(pred, fa, fb).result, a, b).result
+    pred = arith.CmpIPredicate.sgt if name == "arith.maxui" else arith.CmpIPredicate.slt
+    return arith.SelectOp(arith.CmpIOp(pred, fa, fb).result, a, b).result
 
 
 @rule("arith.maxui", "arith.minui")
 def _lower_unsigned_minmax(ctx, op):
     r = op.result
     if not is_block(r):
-        return _scalar_minmax(ctx, op)
+        ctx.vmap[r] = _scalar_minmax(ctx, op.name, *(ctx.scalar(o) for o in op.operands))
+        return
     elem = elem_of(r.type)
     api = "Max" if op.name == "arith.maxui" else "Min"
+    if elem == "i64":  # no 64-bit lanes: C++ scalars lane by lane (SGLang's packed uint64 top-k keys)
+        return by_lanes(ctx, op, f"unsigned {api.lower()} of int64 blocks has no vector instruction (910B has no "
+                        "64-bit lanes)", lambda xs: _scalar_minmax(ctx, op.name, *xs))
     _lanes(ctx, elem, f"unsigned {api.lower()}")
     a, b = (_operand(ctx, o) for o in op.operands)
     if isinstance(a, Splat) and isinstance(b, Splat):

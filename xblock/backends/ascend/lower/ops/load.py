@@ -55,6 +55,30 @@ def _lower_int_to_ptr(ctx, op):
     ctx.vmap[r] = global_at(ctx, ctx.named(ctx.scalar(op.operands[0]), stem + "Addr"), pointee(r.type), stem)
 
 
+def _null_test(ctx, op) -> bool:
+    """`if ptr:` on a pointer argument (SGLang's optional `kv_start_idx`): the address only compared with 0."""
+    arg = op.operands[0]
+    if str(op.result.type).startswith("tensor<") or not isinstance(arg, ir.BlockArgument) or \
+            arg.owner.owner.operation.name != "func.func":
+        return False
+    for u in op.result.uses:
+        o = u.owner
+        if o.name != "arith.cmpi" or ir.IntegerAttr(o.attributes["predicate"]).value not in (0, 1):  # eq, ne
+            return False
+        k = o.operands[1 - u.operand_number].owner
+        if getattr(k, "name", None) != "arith.constant" or ir.IntegerAttr(k.attributes["value"]).value != 0:
+            return False
+    return True
+
+
+@rule("xb.ptr_to_int", when=_null_test)
+def _lower_pointer_null_test(ctx, op):
+    """A pointer argument compared with 0: never null here, as Triton specializes a None pointer to a
+    constexpr before compiling (the launch passes a GM buffer for every pointer argument), so any
+    non-zero stand-in decides the test; the address itself never becomes a value."""
+    ctx.vmap[op.result] = ctx.c64(1)
+
+
 def _cast_of_int_address(ctx, op) -> bool:
     """A scalar pointer cast whose root is a GlobalTensor set from a runtime address (global_at)."""
     p = None if str(op.result.type).startswith("tensor<") else ctx.ps.pointer(op.operands[0])
@@ -84,13 +108,24 @@ def _lower_addptr_data_offsets(ctx, op):
 @rule("xb.load")
 def _lower_load(ctx, op):
     seg = segments(op)
-    if seg[1] and seg[2] and str(op.result.type).startswith("tensor<") and \
-            not isinstance(ctx.vmap.get(op.operands[1 + seg[1]]), Splat):
+    other = _splat_other(ctx, op.operands[1 + seg[1]]) if seg[2] else None
+    if seg[1] and seg[2] and str(op.result.type).startswith("tensor<") and not isinstance(other, Splat):
         return _load_then_select(ctx, op, op.operands[1], op.operands[2])
     if seg[2]:
-        return _load_into(ctx, op, ctx.vmap.get(op.operands[1 + seg[1]]))
+        return _load_into(ctx, op, other)
     zero = seg[1] and not all(lanes_unused(o) for o in row_cache.group_of(ctx, op))  # a group shares its tiles
     return _load_into(ctx, op, Splat(elem_of(op.result.type), shape_of(op.result.type), const=0) if zero else None)
+
+
+def _splat_other(ctx, other: ir.Value):
+    """`other` as a Splat where it is one value for every lane: an integer scalar's splat (a runtime pad
+    id, LightLLM's `other=pad_id`) is held as a symbolic offset (a Struct), not a Splat, by xb.splat."""
+    held = ctx.vmap.get(other)
+    d = other.owner
+    if not isinstance(held, Splat) and getattr(d, "name", None) == "xb.splat" and \
+            str(d.operands[0].type) not in ("i1",) and not str(d.operands[0].type).startswith("!xb.ptr"):
+        return Splat(elem_of(other.type), shape_of(other.type), scalar=ctx.scalar(d.operands[0]))
+    return held
 
 
 def _load_then_select(ctx, op, mask, other):

@@ -50,6 +50,11 @@ struct Space {
     uint32_t capacity, align;
     uint32_t used = 0, peak = 0;
     std::vector<uint8_t> bytes;
+    // per 32-byte block: the pipe that wrote it last (0xff: none) and that instruction's number (State::seq),
+    // and, for the Cube pipes that read local memory (MTE1, M, FIX), the number of the latest that read it
+    std::vector<uint8_t> writer;
+    std::vector<uint64_t> wseq;
+    std::vector<uint64_t> rseq[P_NUM];
 };
 
 struct Counters {
@@ -76,25 +81,31 @@ struct CubeState {
     Core core = ANY;
     int flags[16] = {};
     bool count_only = false;
+    size_t fix_prune_at = 4096;
+    Site site;  // the Cube API call being run (its kernel.cpp line, for messages), empty between calls
     Counters c;
 };
 
 // The running core's cube state (switched with st(): the scheduler below); one default core outside a launch.
-inline CubeState& default_cube() {
+XBEMU_RT CubeState& default_cube() {
     static CubeState s;
     return s;
 }
-inline CubeState*& current_cube() {
+XBEMU_RT CubeState*& current_cube() {
     static CubeState* p = &default_cube();
     return p;
 }
-inline CubeState& cs() { return *current_cube(); }
+XBEMU_RT CubeState& cs() { return *current_cube(); }
 
-inline void poison_all() {
+XBEMU_RT void poison_all() {
     for (Space& sp : cs().mem) {
         sp.bytes.assign(sp.capacity, 0xff);  // uninitialised b16/fp32 data reads as NaN
         sp.used = 0;
+        sp.writer.assign(sp.capacity / 32, 0xff);
+        sp.wseq.assign(sp.capacity / 32, 0);
+        for (int p : {P_MTE1, P_M, P_FIX}) sp.rseq[p].assign(sp.capacity / 32, 0);
     }
+    cs().fix_prune_at = 4096;
 }
 
 // Which space a local tensor lives in (by address), or -1 for the unified buffer.
@@ -113,11 +124,156 @@ inline uint64_t offset_in(const AscendC::LocalTensor<T>& t, int m) {
     return static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(t.ptr_) - cs().mem[m].bytes.data());
 }
 
-inline std::string addr(int m, uint64_t off) {
+XBEMU_RT std::string addr(int m, uint64_t off) {
     char b[48];
     std::snprintf(b, sizeof b, "%s+0x%llx", cs().mem[m].name, static_cast<unsigned long long>(off));
     return b;
 }
+
+// ----- hazards between the Cube's pipes ----------------------------------------------------------
+// The Cube pipes run the instructions the scalar unit issues asynchronously, as the vector core's do: MTE2
+// (GM -> L1), MTE1 (L1 -> L0A/L0B/BiasTable: LoadData, DataCopy to C2), M (Mmad) and FIX (Fixpipe: L0C -> GM).
+// On the AIC the compiler inserts no synchronisation; the TPipe-TQue queues insert every one between two
+// different pipes (EnQue/DeQue: read-after-write, FreeTensor/AllocTensor: write-after-read), and code outside
+// the queues needs SetFlag/WaitFlag (asc-devkit docs/zh/api/SIMD-API/基础API/同步控制/核内同步/关键特性说明.md,
+// table 2; guide .../基于TPipe-TQue框架编程/TPipe-TQue框架编程原理.md, data-dependency-sync). Each Cube
+// instruction is numbered on its pipe when issued (State::seq); a read of a block another pipe wrote, or a
+// write of a block another pipe reads or wrote, must come after that instruction is known complete to the
+// accessing pipe (State::visible: flags, barriers, queues), as kernel_operator.h's ub_read / war_check do
+// for the unified buffer. Accesses by one pipe (M after M, MTE1 after MTE1) are not checked.
+
+XBEMU_RT uint64_t cube_issue(int pipe) { return ++st().seq[pipe]; }
+
+// The call site of the Cube API being run (the trailing __builtin_FILE/__builtin_LINE parameters), for messages.
+struct SiteScope {
+    explicit SiteScope(const char* file, int line) { cs().site = Site{file, line}; }
+    ~SiteScope() { cs().site = Site{}; }
+};
+
+XBEMU_RT std::string hazard_sync(int from, int to, const char* queue) {
+    return std::string(" (SetFlag/WaitFlag<HardEvent::") + pipe_name(from) + "_" + pipe_name(to) + ">, or the queue's " +
+           queue + ")";
+}
+
+// Pipe `pipe`'s instruction `num` reads [off, off + n) of space m: every block another pipe wrote must be complete.
+XBEMU_RT void cube_read(const char* api, int m, int pipe, uint64_t off, uint64_t n, uint64_t num) {
+    if (n == 0) return;
+    Space& sp = cs().mem[m];
+    const State& s = st();
+    for (uint64_t b = off / 32; b <= (off + n - 1) / 32 && b < sp.writer.size(); b++) {
+        const int w = sp.writer[b];
+        if (w != 0xff && w != pipe && sp.wseq[b] > s.visible[w][pipe])
+            fail(api, "reads " + addr(m, b * 32) + ", which an earlier " + pipe_name(w) + " instruction writes, with no " +
+                          pipe_name(w) + "->" + pipe_name(pipe) + " synchronisation in between (read-after-write" +
+                          hazard_sync(w, pipe, "EnQue/DeQue") + ")" + where(cs().site));
+        if (!sp.rseq[pipe].empty()) sp.rseq[pipe][b] = num;
+    }
+}
+
+// Pipe `pipe`'s instruction `num` writes [off, off + n) of space m: the reads and writes of other pipes before it
+// must be complete (write-after-read, write-after-write).
+XBEMU_RT void cube_write(const char* api, int m, int pipe, uint64_t off, uint64_t n, uint64_t num) {
+    if (n == 0) return;
+    Space& sp = cs().mem[m];
+    const State& s = st();
+    for (uint64_t b = off / 32; b <= (off + n - 1) / 32 && b < sp.writer.size(); b++) {
+        for (int r : {P_MTE1, P_M, P_FIX})
+            if (r != pipe && sp.rseq[r][b] > s.visible[r][pipe])
+                fail(api, "writes " + addr(m, b * 32) + ", which an earlier " + pipe_name(r) + " instruction reads, "
+                              "with no " + pipe_name(r) + "->" + pipe_name(pipe) + " synchronisation in between "
+                              "(write-after-read" + hazard_sync(r, pipe, "FreeTensor/AllocTensor") + ")" +
+                              where(cs().site));
+        const int w = sp.writer[b];
+        if (w != 0xff && w != pipe && sp.wseq[b] > s.visible[w][pipe])
+            fail(api, "writes " + addr(m, b * 32) + ", which an earlier " + pipe_name(w) + " instruction also writes, "
+                          "with no " + pipe_name(w) + "->" + pipe_name(pipe) + " synchronisation in between "
+                          "(write-after-write" + hazard_sync(w, pipe, "FreeTensor/AllocTensor") + ")" +
+                          where(cs().site));
+        sp.writer[b] = static_cast<uint8_t>(pipe);
+        sp.wseq[b] = num;
+    }
+}
+
+// The same for a tensor: bytes [at, at + n) from its start.
+template <typename T>
+inline void tensor_read(const char* api, const AscendC::LocalTensor<T>& t, int m, int pipe, uint64_t at, uint64_t n,
+                        uint64_t num) {
+    cube_read(api, m, pipe, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(t.ptr_) -
+                                                  cs().mem[m].bytes.data()) + at, n, num);
+}
+template <typename T>
+inline void tensor_write(const char* api, const AscendC::LocalTensor<T>& t, int m, int pipe, uint64_t at, uint64_t n,
+                         uint64_t num) {
+    cube_write(api, m, pipe, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(t.ptr_) -
+                                                   cs().mem[m].bytes.data()) + at, n, num);
+}
+
+// Fixpipe (FIX) writes [p, p + n) of GM as instruction `seq`. FIX copies whose GM bytes overlap need
+// PipeBarrier<PIPE_FIX> between them (the AIC's table 2 of 关键特性说明.md: FIX -> FIX is a manual PipeBarrier;
+// atomics exempt, as for MTE3); the bytes are kept until known complete (fix_gm_read).
+XBEMU_RT void fix_gm_write(const char* api, const uint8_t* p, uint64_t n, uint64_t seq) {
+    State& s = st();
+    if (n == 0) return;
+    uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+    std::vector<std::pair<uintptr_t, std::pair<uintptr_t, uint64_t>>> keep;
+    auto it = s.fix_gm.lower_bound(lo);
+    if (it != s.fix_gm.begin()) --it;
+    while (it != s.fix_gm.end() && it->first < hi) {
+        const uintptr_t a = it->first, b = it->second.first;
+        const uint64_t q = it->second.second;
+        if (b <= lo || q == seq) {
+            ++it;
+            continue;
+        }
+        if (q > s.visible[P_FIX][P_FIX] && !s.atomic) {
+            const Region& r = gm_region(api, p);
+            fail(api, "writes bytes [" + std::to_string(lo - reinterpret_cast<uintptr_t>(r.base)) + ", " +
+                          std::to_string(hi - reinterpret_cast<uintptr_t>(r.base)) + ") of '" + r.name +
+                          "', which an earlier Fixpipe (FIX) also writes and may still be writing: put "
+                          "PipeBarrier<PIPE_FIX> between them" + where(cs().site));
+        }
+        if (a < lo) keep.push_back({a, {lo, q}});
+        if (b > hi) keep.push_back({hi, {b, q}});
+        it = s.fix_gm.erase(it);
+    }
+    for (auto& k : keep) s.fix_gm[k.first] = k.second;
+    s.fix_gm[lo] = {hi, seq};
+    if (s.fix_gm.size() > cs().fix_prune_at) {  // drop the copies FIX and MTE2 know complete
+        const uint64_t done = std::min(s.visible[P_FIX][P_FIX], s.visible[P_FIX][P_MTE2]);
+        for (auto j = s.fix_gm.begin(); j != s.fix_gm.end();) j = j->second.second <= done ? s.fix_gm.erase(j) : ++j;
+        cs().fix_prune_at = std::max<size_t>(4096, 2 * s.fix_gm.size());
+    }
+}
+
+}  // namespace cube
+
+// A DMA (MTE2) read of GM bytes a Fixpipe may still be writing: this core's needs FIX -> MTE2 (SetFlag/
+// WaitFlag<HardEvent::FIX_MTE2>), another core's a cross-core flag set on PIPE_FIX (or on a pipe that waited
+// for FIX) after the Fixpipe, which this core waited for.
+XBEMU_RT void fix_gm_read(const char* api, const Region& r, const uint8_t* p, uint64_t n) {
+    const State& s = st();
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+    for (int c = 0; c < kMaxCores; c++) {
+        const State* o = c == s.slot ? &s : s.peers[c];
+        if (!o || o->fix_gm.empty() || (o == &s && c != s.slot)) continue;
+        const uint64_t known = o == &s ? s.visible[P_FIX][P_MTE2] : s.xknow[c][P_FIX][P_MTE2];
+        auto it = o->fix_gm.lower_bound(lo);
+        if (it != o->fix_gm.begin()) --it;
+        for (; it != o->fix_gm.end() && it->first < hi; ++it)
+            if (it->second.first > lo && it->second.second > known) {
+                if (o == &s)
+                    fail(api, "reads bytes of '" + r.name + "' that an earlier Fixpipe (FIX) of this core may still "
+                                  "be writing: SetFlag/WaitFlag<HardEvent::FIX_MTE2> (or PipeBarrier<PIPE_ALL>) first" +
+                                  where(cube::cs().site));
+                fail(api, "reads bytes of '" + r.name + "' that a Fixpipe (FIX) of " + core_name(s.block, c) +
+                              " may still be writing: nothing orders that Fixpipe before this read (that core's "
+                              "CrossCoreSetFlag must come after the Fixpipe completes, set on PIPE_FIX, and this core "
+                              "must wait for it)" + where(cube::cs().site));
+            }
+    }
+}
+
+namespace cube {
 
 // A cube API touches `bytes` of tensor t: it must live in `want` (a bitmask of Mem), be aligned,
 // fit in the tensor, and its queue slot must be in `state`.
@@ -149,10 +305,10 @@ inline int touch(const char* api, const char* role, const AscendC::LocalTensor<T
 }
 
 // Kernel types that start no Cube core / no vector core (ADK Kernel-Tiling/设置Kernel类型.md).
-inline bool vector_only(int type) { return type == KERNEL_TYPE_AIV_ONLY || type == KERNEL_TYPE_MIX_AIV_1_0; }
-inline bool cube_only(int type) { return type == KERNEL_TYPE_AIC_ONLY || type == KERNEL_TYPE_MIX_AIC_1_0; }
+XBEMU_RT bool vector_only(int type) { return type == KERNEL_TYPE_AIV_ONLY || type == KERNEL_TYPE_MIX_AIV_1_0; }
+XBEMU_RT bool cube_only(int type) { return type == KERNEL_TYPE_AIC_ONLY || type == KERNEL_TYPE_MIX_AIC_1_0; }
 
-inline void need_aic(const char* api) {
+XBEMU_RT void need_aic(const char* api) {
     const int type = st().kernel_type;
     if (type < 0)
         fail(api, "cube API in a kernel without KERNEL_TASK_TYPE_DEFAULT (the Cube unit needs an AIC or mixed kernel)");
@@ -164,7 +320,7 @@ inline void need_aic(const char* api) {
     if (st().role == ROLE_AIV) fail(api, "cube API on an AIV (vector core): only the AIC has the Cube unit");
 }
 
-inline bool count_only() { return cs().count_only; }
+XBEMU_RT bool count_only() { return cs().count_only; }
 
 // ----- the cores of one block: cooperative contexts and cross-core flags -------------------------
 
@@ -231,22 +387,22 @@ struct BlockRun {
     size_t sched_size = 0;
 };
 
-inline BlockRun*& running() {
+XBEMU_RT BlockRun*& running() {
     static BlockRun* b = nullptr;
     return b;
 }
 
-inline std::vector<std::unique_ptr<CoreCtx>>& core_pool() {
+XBEMU_RT std::vector<std::unique_ptr<CoreCtx>>& core_pool() {
     static std::vector<std::unique_ptr<CoreCtx>> v;
     return v;
 }
 
-inline std::string core_label(const State& s) {
+XBEMU_RT std::string core_label(const State& s) {
     return "block " + std::to_string(s.block) + (s.mixed ? std::string(" ") + slot_name(s.slot) : std::string());
 }
 
 // Adds core `slot` to block b, fresh for the block: the launch's SoC profile and buffers, zero counters.
-inline CoreCtx& add_core(BlockRun& b, int slot, int role, bool mixed, int sub_idx, int sub_num) {
+XBEMU_RT CoreCtx& add_core(BlockRun& b, int slot, int role, bool mixed, int sub_idx, int sub_num) {
     std::vector<std::unique_ptr<CoreCtx>>& pool = core_pool();
     while (static_cast<int>(pool.size()) <= slot) pool.emplace_back(new CoreCtx);
     CoreCtx& c = *pool[slot];
@@ -285,7 +441,7 @@ inline CoreCtx& add_core(BlockRun& b, int slot, int role, bool mixed, int sub_id
 }
 
 // Leaves the running core for the scheduler (for good when `exiting`).
-inline void to_scheduler(bool exiting) {
+XBEMU_RT void to_scheduler(bool exiting) {
     BlockRun& b = *running();
     CoreCtx& c = *b.cores[b.cur];
 #ifdef XBEMU_ASAN
@@ -301,7 +457,7 @@ inline void to_scheduler(bool exiting) {
 
 // The body of every core's context: the kernel function, then this core's kernel end (emu: end_block).
 // Errors stay in the context (they cannot unwind past it): the scheduler reports them.
-inline void core_main() {
+XBEMU_RT void core_main() {
     BlockRun& b = *running();
     CoreCtx& c = *b.cores[b.cur];
 #ifdef XBEMU_ASAN
@@ -324,7 +480,7 @@ inline void core_main() {
 }
 
 // Runs core i until it waits, finishes or fails.
-inline void resume(BlockRun& b, int i) {
+XBEMU_RT void resume(BlockRun& b, int i) {
     CoreCtx& c = *b.cores[i];
     if (!c.started) {
         if (!c.stack) {
@@ -357,11 +513,11 @@ inline void resume(BlockRun& b, int i) {
     b.cur = -1;
 }
 
-inline bool runnable(const CoreCtx& c) {
+XBEMU_RT bool runnable(const CoreCtx& c) {
     return c.status == CoreCtx::READY || (c.status == CoreCtx::BLOCKED && !c.in[c.wait_flag].empty());
 }
 
-inline std::string deadlock(const BlockRun& b) {
+XBEMU_RT std::string deadlock(const BlockRun& b) {
     const State& first = b.cores[0]->st;
     std::string waits, done;
     bool at = false;
@@ -386,7 +542,7 @@ inline std::string deadlock(const BlockRun& b) {
 }
 
 // Flags set and never waited for, once every core of the block finished ("" if none).
-inline std::string leftover_flags(const BlockRun& b) {
+XBEMU_RT std::string leftover_flags(const BlockRun& b) {
     for (int i = 0; i < b.n; i++) {
         const CoreCtx& c = *b.cores[i];
         for (int f = 0; f < kCrossFlags; f++) {
@@ -408,7 +564,7 @@ inline std::string leftover_flags(const BlockRun& b) {
 // Runs one block: its first core, then the AIVs it adds (declare), switching at waits. Returns the
 // error that stopped it ("" if none), prefixed with the core ("block 3 AIV1: ..."); the cores
 // that were still waiting are unwound (Cancel) before it returns.
-inline std::string run_block(BlockRun& b, int64_t idx, int64_t num, void (*call)(void*), void* arg) {
+XBEMU_RT std::string run_block(BlockRun& b, int64_t idx, int64_t num, void (*call)(void*), void* arg) {
     b.idx = idx;
     b.num = num;
     b.call = call;
@@ -456,7 +612,7 @@ inline std::string run_block(BlockRun& b, int64_t idx, int64_t num, void (*call)
 
 // KERNEL_TASK_TYPE_DEFAULT(type) on a core of block b: the first core learns what it is (the AIC
 // of a mixed kernel adds its AIVs, which start the kernel from its beginning when they first run).
-inline void declare(BlockRun& b, int type) {
+XBEMU_RT void declare(BlockRun& b, int type) {
     State& s = st();
     if (s.slot > 0) {  // an AIV added when the AIC declared the type
         if (type != b.type)
@@ -477,21 +633,22 @@ inline void declare(BlockRun& b, int type) {
     }
 }
 
-// The model pipe a cross-core flag is set or waited on: the vector pipes by name, PIPE_ALL all of
-// them (-1); the scalar pipe and the Cube pipes (M, MTE1, FIX), whose instructions the model does
-// not number, P_S (what was issued before).
-inline int flag_pipe(int p) {
+// The model pipe a cross-core flag is set or waited on: the pipe by name, PIPE_ALL all of them (-1).
+XBEMU_RT int flag_pipe(int p) {
     switch (p) {
         case AscendC::PIPE_V: return P_V;
         case AscendC::PIPE_MTE2: return P_MTE2;
         case AscendC::PIPE_MTE3: return P_MTE3;
+        case AscendC::PIPE_MTE1: return P_MTE1;
+        case AscendC::PIPE_M: return P_M;
+        case AscendC::PIPE_FIX: return P_FIX;
         case AscendC::PIPE_ALL: return -1;
         default: return P_S;
     }
 }
 
 // What core s's pipe p (-1: all) knows complete, of itself and of the other cores.
-inline Msg knowledge(const State& s, int p) {
+XBEMU_RT Msg knowledge(const State& s, int p) {
     Msg m;
     for (int c = 0; c < kMaxCores; c++)
         for (int x = 0; x < P_NUM; x++) {
@@ -506,7 +663,7 @@ inline Msg knowledge(const State& s, int p) {
 
 // A wait on pipe p (-1: all) passed with flag m: p's next instructions (all pipes' after a wait on
 // the scalar pipe, which stalls the issue of everything after it) come after what m says is complete.
-inline void learn_flag(State& s, int p, const Msg& m) {
+XBEMU_RT void learn_flag(State& s, int p, const Msg& m) {
     for (int q = 0; q < P_NUM; q++) {
         if (p >= 0 && p != P_S && q != p) continue;
         for (int x = 0; x < P_NUM; x++) {
@@ -517,20 +674,20 @@ inline void learn_flag(State& s, int p, const Msg& m) {
     }
 }
 
-inline void deliver(const char* api, CoreCtx& to, int flag, const Msg& m) {
+XBEMU_RT void deliver(const char* api, CoreCtx& to, int flag, const Msg& m) {
     if (to.in[flag].size() >= 15)
         fail(api, "flag " + std::to_string(flag) + " set more than 15 times without a wait");
     to.in[flag].push_back(m);
 }
 
-inline void merge(Msg& into, const Msg& m) {
+XBEMU_RT void merge(Msg& into, const Msg& m) {
     for (int c = 0; c < kMaxCores; c++)
         for (int x = 0; x < P_NUM; x++)
             if (into.k[c][x] < m.k[c][x]) into.k[c][x] = m.k[c][x];
 }
 
 // CrossCoreSetFlag<mode, pipe>(flag) on the running core of a launch (the flag semantics: cube.h header).
-inline void cross_set(const char* api, int mode, int pipe, int flag) {
+XBEMU_RT void cross_set(const char* api, int mode, int pipe, int flag) {
     BlockRun& b = *running();
     CoreCtx& me = *b.cores[b.cur];
     if (flag_pipe(pipe) != P_S) close_reads(me.st, flag_pipe(pipe));  // number what the flag reports complete
@@ -570,7 +727,7 @@ inline void cross_set(const char* api, int mode, int pipe, int flag) {
 
 // CrossCoreWaitFlag<mode, pipe>(flag) on the running core of a launch: waits (other cores run) while
 // its counter is 0, then takes one count.
-inline void cross_wait(int pipe, int flag, Site site) {
+XBEMU_RT void cross_wait(int pipe, int flag, Site site) {
     BlockRun& b = *running();
     CoreCtx& me = *b.cores[b.cur];
     while (me.in[flag].empty()) {
@@ -629,7 +786,7 @@ struct KernelScope {
 // ASCEND_IS_AIC / ASCEND_IS_AIV: true on the core of that kind. Before the kernel type is known, or
 // for a kernel run outside the launcher, false only for the core a kernel type does not start (the
 // fused model: one core runs both kinds of section in order).
-inline bool on_core(Core c) {
+XBEMU_RT bool on_core(Core c) {
     if (st().role != ROLE_ANY) {
         if (c != (st().role == ROLE_AIC ? AIC : AIV)) return false;
         cs().core = c;
@@ -643,19 +800,44 @@ inline bool on_core(Core c) {
 
 // Queues of the cube positions: buffers carved from L1 (A1/B1/C1) / L0A / L0B / L0C / the BiasTable (C2)
 // by TPipe::InitBuffer (the position -> memory map of ADK 通用说明和约束.md, table 1).
+constexpr int mem_of(AscendC::TPosition pos) {
+    return (pos == AscendC::TPosition::A1 || pos == AscendC::TPosition::B1 || pos == AscendC::TPosition::C1) ? L1
+           : pos == AscendC::TPosition::A2 ? L0A : pos == AscendC::TPosition::B2 ? L0B
+           : pos == AscendC::TPosition::C2 ? BT : L0C;
+}
+
+// Carves `len` bytes (num buffers) of space sp for a queue or TBuf; returns the first one's offset.
+XBEMU_RT uint32_t carve(Space& sp, uint8_t num, uint32_t len, uint32_t& rounded) {
+    if (num == 0 || len == 0) fail("TPipe::InitBuffer", "zero buffers or zero length");
+    rounded = (len + sp.align - 1) / sp.align * sp.align;
+    uint64_t need = static_cast<uint64_t>(rounded) * num;
+    if (sp.used + need > sp.capacity)
+        fail("TPipe::InitBuffer", std::string(sp.name) + " overflow: " + std::to_string(sp.used + need) +
+                                      " B requested, " + std::to_string(sp.capacity) + " B available");
+    State& st0 = st();
+    st0.buffers += num;
+    if (st0.buffers > 64) fail("TPipe::InitBuffer", "more than 64 buffers in one kernel");
+    const uint32_t first = sp.used;
+    sp.used += static_cast<uint32_t>(need);
+    if (sp.used > sp.peak) sp.peak = sp.used;
+    return first;
+}
+
 template <AscendC::TPosition pos>
 struct CubeQue {
-    static constexpr int mem() {
-        return (pos == AscendC::TPosition::A1 || pos == AscendC::TPosition::B1 || pos == AscendC::TPosition::C1) ? L1
-               : pos == AscendC::TPosition::A2 ? L0A : pos == AscendC::TPosition::B2 ? L0B
-               : pos == AscendC::TPosition::C2 ? BT : L0C;
-    }
+    static constexpr int mem() { return mem_of(pos); }
+    // the pipes that write (producer) and read (consumer) the buffers: GM -> L1 MTE2 then MTE1; L1 -> L0A/L0B
+    // and L1 -> BiasTable MTE1 then M; L0C M then FIX (the queue events of params.h, kQueEvents)
+    static constexpr int producer() { return mem() == L1 ? P_MTE2 : mem() == L0C ? P_M : P_MTE1; }
+    static constexpr int consumer() { return mem() == L1 ? P_MTE1 : mem() == L0C ? P_FIX : P_M; }
     template <typename T>
     AscendC::LocalTensor<T> AllocTensor() {
         for (auto& s : slots_)
             if (s.state == FREE) {
                 s.state = ALLOCATED;
                 s.gen++;
+                // waits for the buffer's free event: the consumer's reads are complete before the producer writes
+                if (s.freed) learn(producer(), s.fre);
                 que_give(kind(), true, s.free_id);  // waits for the buffer's free event: the id goes back
                 AscendC::LocalTensor<T> t;
                 t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s.offset);
@@ -673,6 +855,7 @@ struct CubeQue {
         Slot* s = own("TQue::EnQue", t);
         if (s->state != ALLOCATED) fail("TQue::EnQue", "tensor is not freshly allocated");
         s->state = QUEUED;
+        snapshot(producer(), s->enq);  // SetFlag of the enqueue event on the producer's pipe
         s->enq_id = que_take("TQue::EnQue", kind(), false, "enqueued (EnQue) and not yet dequeued");
         queued_.push_back(s);
         return true;
@@ -683,6 +866,7 @@ struct CubeQue {
         Slot* s = queued_.front();
         queued_.erase(queued_.begin());
         s->state = DEQUEUED;
+        learn(consumer(), s->enq);  // WaitFlag of the enqueue event: the producer's writes are complete
         que_give(kind(), false, s->enq_id);
         AscendC::LocalTensor<T> t;
         t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s->offset);
@@ -697,6 +881,8 @@ struct CubeQue {
         if (s->state != DEQUEUED)
             fail("TQue::FreeTensor", s->state == FREE ? "tensor already freed" : "tensor freed before DeQue");
         s->state = FREE;
+        s->freed = true;
+        snapshot(consumer(), s->fre);  // SetFlag of the free event on the consumer's pipe
         s->free_id = que_take("TQue::FreeTensor", kind(), true, "freed (FreeTensor) and not yet allocated again");
     }
     // the queue's events (params.h): by memory, and for L1 by the data's source (GM)
@@ -708,20 +894,11 @@ struct CubeQue {
     void init(uint8_t num, uint32_t len) {
         if (cs().mem[mem()].bytes.empty()) poison_all();
         Space& sp = cs().mem[mem()];
-        if (num == 0 || len == 0) fail("TPipe::InitBuffer", "zero buffers or zero length");
         if (!slots_.empty()) fail("TPipe::InitBuffer", "queue initialised twice");
-        uint32_t rounded = (len + sp.align - 1) / sp.align * sp.align;
-        uint64_t need = static_cast<uint64_t>(rounded) * num;
-        if (sp.used + need > sp.capacity)
-            fail("TPipe::InitBuffer", std::string(sp.name) + " overflow: " + std::to_string(sp.used + need) +
-                                          " B requested, " + std::to_string(sp.capacity) + " B available");
-        State& st0 = st();
-        st0.buffers += num;
-        if (st0.buffers > 64) fail("TPipe::InitBuffer", "more than 64 buffers in one kernel");
+        uint32_t rounded = 0;
+        const uint32_t first = carve(sp, num, len, rounded);
         slots_.resize(num);
-        for (uint32_t i = 0; i < num; i++) slots_[i].offset = sp.used + rounded * i;
-        sp.used += static_cast<uint32_t>(need);
-        if (sp.used > sp.peak) sp.peak = sp.used;
+        for (uint32_t i = 0; i < num; i++) slots_[i].offset = first + rounded * i;
         if (sp.used > cs().c.peak[mem()]) cs().c.peak[mem()] = sp.used;
         len_ = rounded;
     }
@@ -739,6 +916,36 @@ struct CubeQue {
             }
         fail(api, "tensor does not belong to this queue");
     }
+};
+
+// TBuf of a Cube position (A1, B1: L1; A2: L0A; B2: L0B; CO1: L0C; asc-devkit TBuf构造函数.md lists VECIN,
+// VECOUT, A1, A2, B1, B2, CO1, CO2): one buffer with no queue and so no synchronisation of its own; the kernel
+// orders its pipes' accesses with SetFlag/WaitFlag (the hazard checks above).
+template <AscendC::TPosition pos>
+struct CubeBuf {
+    template <typename T>
+    AscendC::LocalTensor<T> Get() { return GetWithOffset<T>(len_ / sizeof(T), 0); }
+    template <typename T>
+    AscendC::LocalTensor<T> Get(uint32_t len) { return GetWithOffset<T>(len, 0); }
+    template <typename T>
+    AscendC::LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset) {
+        if (len_ == 0) fail("TBuf::Get", "buffer has no memory (missing pipe.InitBuffer)");
+        if (bufOffset + static_cast<uint64_t>(size) * sizeof(T) > len_)
+            fail("TBuf::GetWithOffset", std::to_string(size) + " elements at byte " + std::to_string(bufOffset) +
+                                            " exceed the " + std::to_string(len_) + " B buffer");
+        AscendC::LocalTensor<T> t;
+        t.ptr_ = reinterpret_cast<T*>(cs().mem[mem_of(pos)].bytes.data() + offset_ + bufOffset);
+        t.size_ = size;
+        return t;
+    }
+    void init(uint32_t len) {
+        if (cs().mem[mem_of(pos)].bytes.empty()) poison_all();
+        if (len_) fail("TPipe::InitBuffer", "TBuf initialised twice");
+        Space& sp = cs().mem[mem_of(pos)];
+        offset_ = carve(sp, 1, len, len_);
+        if (sp.used > cs().c.peak[mem_of(pos)]) cs().c.peak[mem_of(pos)] = sp.used;
+    }
+    uint32_t offset_ = 0, len_ = 0;
 };
 
 template <typename T>
@@ -772,6 +979,21 @@ XBEMU_CUBE_QUE(B2)
 XBEMU_CUBE_QUE(CO1)
 #undef XBEMU_CUBE_QUE
 
+#define XBEMU_CUBE_BUF(POS)                                                                                \
+    template <>                                                                                            \
+    class TBuf<TPosition::POS> : public ::xbemu::cube::CubeBuf<TPosition::POS> {};                         \
+    template <>                                                                                            \
+    inline bool TPipe::InitBuffer<TPosition::POS>(TBuf<TPosition::POS> & buf, uint32_t len) {             \
+        buf.init(len);                                                                                     \
+        return true;                                                                                       \
+    }
+XBEMU_CUBE_BUF(A1)
+XBEMU_CUBE_BUF(B1)
+XBEMU_CUBE_BUF(A2)
+XBEMU_CUBE_BUF(B2)
+XBEMU_CUBE_BUF(CO1)
+#undef XBEMU_CUBE_BUF
+
 // ----- GM -> L1 with ND -> NZ ----------------------------------------------------------------
 
 struct Nd2NzParams {
@@ -796,7 +1018,7 @@ struct Nd2NzParams {
 
 namespace detail {
 // asc-devkit docs 矩阵计算（ISASI）/.../GMToL1随路转换-ND2NZ搬运（DataCopy）.md, table 4.
-inline void check_params(const char* api, const Nd2NzParams& p) {
+XBEMU_RT void check_params(const char* api, const Nd2NzParams& p) {
     const char* doc = "docs GMToL1随路转换-ND2NZ搬运（DataCopy）.md, table 4 (Nd2NzParams)";
     xbemu::in_range(api, "Nd2NzParams.ndNum", p.ndNum, 0, 4095, doc);
     xbemu::in_range(api, "Nd2NzParams.nValue", p.nValue, 0, 16384, doc);
@@ -811,8 +1033,10 @@ inline void check_params(const char* api, const Nd2NzParams& p) {
 
 // Row r, element c of the ND source lands at (c / C0) * dstNzC0Stride * C0 + r * dstNzNStride * C0 + c % C0.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p) {
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p,
+                     const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "DataCopy(GM->L1, Nd2NzParams)";
+    xbemu::cube::SiteScope at(file_, line_);
     using namespace xbemu::cube;
     need_aic(api);
     detail::check_params(api, p);
@@ -829,6 +1053,13 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
                       ((blocks - 1) * p.dstNzC0Stride + uint64_t(p.nValue - 1) * p.dstNzNStride + 1) * C0;
     touch(api, "dst", dst, 1u << L1, extent * sizeof(T), xbemu::ALLOCATED);
     cs().c.gm_to_l1_calls++;
+    const uint64_t num = cube_issue(xbemu::P_MTE2);
+    for (uint64_t nd = 0; nd < p.ndNum; nd++)  // one 32-byte block per C0 columns of a row
+        for (uint64_t r = 0; r < p.nValue; r++)
+            for (uint64_t cb = 0; cb < blocks; cb++)
+                tensor_write(api, dst, L1, xbemu::P_MTE2,
+                             (nd * p.dstNzMatrixStride + (r * p.dstNzNStride + cb * p.dstNzC0Stride) * C0) * sizeof(T), 32,
+                             num);
     for (uint32_t nd = 0; nd < p.ndNum; nd++)
         for (uint32_t r = 0; r < p.nValue; r++) {
             const T* row = src.addr_ + nd * uint64_t(p.srcNdMatrixStride) + r * uint64_t(p.srcDValue);
@@ -868,6 +1099,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     touch(api, "src", src, 1u << L1, bytes, xbemu::DEQUEUED);
     touch(api, "dst", dst, 1u << BT, bytes, xbemu::ALLOCATED);
     cs().c.l1_to_bt += bytes;
+    const uint64_t num = cube_issue(xbemu::P_MTE1);
+    tensor_read(api, src, L1, xbemu::P_MTE1, 0, bytes, num);
+    tensor_write(api, dst, BT, xbemu::P_MTE1, 0, bytes, num);
     if (count_only()) return;
     std::memcpy(dst.ptr_, src.ptr_, bytes);
 }
@@ -892,7 +1126,7 @@ struct LoadData2DParams {
 using LoadData2dParams = LoadData2DParams;
 
 namespace detail {
-inline void check_params(const char* api, const LoadData2DParams& p) {
+XBEMU_RT void check_params(const char* api, const LoadData2DParams& p) {
     const char* doc = "docs 矩阵数据搬入至L0-Buffer/LoadData_2D.md, LoadData2DParams";
     xbemu::in_range(api, "LoadData2DParams.startIndex", p.startIndex, 0, 65535, doc);
     xbemu::in_range(api, "LoadData2DParams.repeatTimes", p.repeatTimes, 0, 255, doc);
@@ -902,8 +1136,10 @@ inline void check_params(const char* api, const LoadData2DParams& p) {
 }  // namespace detail
 
 template <typename T>
-inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p,
+                     const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "LoadData";
+    xbemu::cube::SiteScope at(file_, line_);
     using namespace xbemu::cube;
     need_aic(api);
     detail::check_params(api, p);
@@ -917,6 +1153,11 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     int md = touch(api, "dst", dst, (1u << L0A) | (1u << L0B), dst_need, xbemu::ALLOCATED);
     (md == L0A ? cs().c.l1_to_l0a : cs().c.l1_to_l0b) += uint64_t(p.repeatTimes) * 512;
     cs().c.load_data_calls++;
+    const uint64_t num = cube_issue(xbemu::P_MTE1);
+    for (uint64_t r = 0; r < p.repeatTimes; r++) {  // one 512-byte fractal a repeat
+        tensor_read(api, src, L1, xbemu::P_MTE1, (p.startIndex + r * p.srcStride) * 512, 512, num);
+        tensor_write(api, dst, md, xbemu::P_MTE1, r * (1 + uint64_t(p.dstGap)) * 512, 512, num);
+    }
     if (count_only()) return;
     for (uint32_t r = 0; r < p.repeatTimes; r++) {
         const T* s = src.ptr_ + (p.startIndex + uint64_t(r) * p.srcStride) * F;
@@ -954,7 +1195,7 @@ struct LoadData2dTransposeParams {
 };
 
 namespace detail {
-inline void check_params(const char* api, const LoadData2dTransposeParams& p) {
+XBEMU_RT void check_params(const char* api, const LoadData2dTransposeParams& p) {
     const char* doc = "docs 矩阵数据搬入至L0-Buffer/LoadDataWithTranspose.md, LoadData2dTransposeParams";
     xbemu::in_range(api, "LoadData2dTransposeParams.startIndex", p.startIndex, 0, 65535, doc);
     xbemu::in_range(api, "LoadData2dTransposeParams.repeatTimes", p.repeatTimes, 0, 255, doc);
@@ -966,8 +1207,10 @@ inline void check_params(const char* api, const LoadData2dTransposeParams& p) {
 
 template <typename T>
 inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                  const LoadData2dTransposeParams& p) {
+                                  const LoadData2dTransposeParams& p, const char* file_ = __builtin_FILE(),
+                                  int line_ = __builtin_LINE()) {
     const char* api = "LoadDataWithTranspose";
+    xbemu::cube::SiteScope at(file_, line_);
     using namespace xbemu::cube;
     detail::check_params(api, p);
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
@@ -995,6 +1238,10 @@ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T
     int md = touch(api, "dst", dst, (1u << L0A) | (1u << L0B), dst_need, xbemu::ALLOCATED);
     (md == L0A ? cs().c.l1_to_l0a : cs().c.l1_to_l0b) += uint64_t(p.repeatTimes) * NF * 512;
     cs().c.load_data_calls++;
+    const uint64_t num = cube_issue(xbemu::P_MTE1);
+    for (uint64_t r = 0; r < p.repeatTimes; r++)
+        tensor_read(api, src, L1, xbemu::P_MTE1, (p.startIndex + r * p.srcStride) * SQ * sizeof(T), SQ * sizeof(T), num);
+    for (uint64_t slot : slots) tensor_write(api, dst, md, xbemu::P_MTE1, slot * 512, 512, num);
     if (count_only()) return;
     constexpr uint64_t C0 = 32 / sizeof(T);
     for (uint64_t r = 0; r < p.repeatTimes; r++) {
@@ -1072,6 +1319,14 @@ inline void mmad(const char* api, const AscendC::LocalTensor<T>& dst, const Asce
         touch(api, "bias", *bias, 1u << BT, nf * 16 * sizeof(V), xbemu::DEQUEUED);
         cs().c.bias_mmad_calls++;
     }
+    {
+        const uint64_t num = cube_issue(xbemu::P_M);
+        tensor_read(api, fm, L0A, xbemu::P_M, 0, mf * kf * 512, num);
+        tensor_read(api, filter, L0B, xbemu::P_M, 0, kf * nf * 512, num);
+        if (bias) tensor_read(api, *bias, BT, xbemu::P_M, 0, nf * 16 * sizeof(V), num);
+        if (!bias && !p.cmatrixInitVal) tensor_read(api, dst, L0C, xbemu::P_M, 0, mf * nf * 256 * sizeof(T), num);
+        tensor_write(api, dst, L0C, xbemu::P_M, 0, mf * nf * 256 * sizeof(T), num);
+    }
     cs().c.mmad_calls++;
     cs().c.cube_ops += mf * nf * kf;  // one 16 x K0 x 16 product a cycle: b32 at half, b8 at twice the b16 K rate
     if (count_only()) return;
@@ -1108,8 +1363,9 @@ namespace AscendC {
 
 template <typename T, typename U, typename S>
 inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
-                 const MmadParams& p) {
+                 const MmadParams& p, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     static_assert(std::is_same<U, S>::value, "Mmad: A and B must have the same type");
+    xbemu::cube::SiteScope at(file_, line_);
     static_assert((std::is_same<T, float>::value &&
                    (std::is_same<U, half>::value || std::is_same<U, bfloat16_t>::value ||
                     std::is_same<U, float>::value)) ||
@@ -1124,8 +1380,10 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
 // over the m rows; cmatrixSource is not read (the tensor's position decides, ADK MmadImpl).
 template <typename T, typename U, typename S, typename V>
 inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
-                 const LocalTensor<V>& bias, const MmadParams& p) {
+                 const LocalTensor<V>& bias, const MmadParams& p, const char* file_ = __builtin_FILE(),
+                 int line_ = __builtin_LINE()) {
     static_assert(std::is_same<U, S>::value, "Mmad (bias): A and B must have the same type");
+    xbemu::cube::SiteScope at(file_, line_);
     static_assert((std::is_same<T, float>::value && std::is_same<V, float>::value &&
                    (std::is_same<U, half>::value || std::is_same<U, bfloat16_t>::value ||
                     std::is_same<U, float>::value)) ||
@@ -1160,8 +1418,10 @@ struct FixpipeParamsV220 {
 };
 
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
-inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                    const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
     const char* api = "Fixpipe";
+    xbemu::cube::SiteScope at(file_, line_);
     using namespace xbemu::cube;
     static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only the row-major (ND) output is modelled");
     need_aic(api);
@@ -1200,9 +1460,13 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     touch(api, "src", src, 1u << L0C, ((nf - 1) * p.srcStride * 16 + uint64_t(p.srcStride) * 16) * sizeof(U),
           xbemu::DEQUEUED);
     cs().c.fixpipe_calls++;
+    const uint64_t num = cube_issue(xbemu::P_FIX);
+    for (uint64_t c = 0; c < nf; c++)  // column block c: mSize rows of 16 elements
+        tensor_read(api, src, L0C, xbemu::P_FIX, c * uint64_t(p.srcStride) * 16 * sizeof(U), p.mSize * 16 * sizeof(U), num);
     for (uint64_t r = 0; r < p.mSize; r++) {
         T* row = dst.addr_ + r * p.dstStride;
         xbemu::gm_check(api, dst.base_, row, p.nSize * sizeof(T), true);
+        fix_gm_write(api, reinterpret_cast<const uint8_t*>(row), p.nSize * sizeof(T), num);
         cs().c.l0c_to_gm += p.nSize * sizeof(T);
         if (count_only()) continue;
         for (uint64_t c = 0; c < p.nSize; c++) {
@@ -1261,7 +1525,7 @@ inline void CrossCoreWaitFlag(xbemu::Field<uint16_t> flagIdIn, const char* file_
 // Counters of the last launch, for the Python side: {cube_ops, mmad_calls, gm_to_l1, l1_to_l0a,
 // l1_to_l0b, l0c_to_gm, cross_core_sets, peak L1, peak L0A, peak L0B, peak L0C, gm_to_l1_calls,
 // load_data_calls, fixpipe_calls}.
-extern "C" int xblock_cube_counters(uint64_t* out, int n) {
+extern "C" __attribute__((weak)) int xblock_cube_counters(uint64_t* out, int n) {
     const xbemu::cube::Counters& c = xbemu::cube::cs().c;
     uint64_t v[] = {c.cube_ops, c.mmad_calls, c.gm_to_l1, c.l1_to_l0a, c.l1_to_l0b, c.l0c_to_gm, c.cross_core_sets,
                     c.peak[0], c.peak[1], c.peak[2], c.peak[3], c.gm_to_l1_calls, c.load_data_calls, c.fixpipe_calls};

@@ -32,12 +32,12 @@ namespace xbemu {
 constexpr int kBlockCounters = 19;
 constexpr int kCoreEntry = kBlockCounters + 2;
 
-inline std::vector<uint64_t>& block_counters() {
+XBEMU_RT std::vector<uint64_t>& block_counters() {
     static std::vector<uint64_t> v;
     return v;
 }
 
-inline void counter_snapshot(const State& s, const cube::Counters& c, uint64_t* v) {
+XBEMU_RT void counter_snapshot(const State& s, const cube::Counters& c, uint64_t* v) {
     const uint64_t all[kBlockCounters] = {s.gm_read, s.gm_write, s.vec_instrs, s.vec_repeats, s.scalar_ub,
                                           s.scalar_gm, s.dc_in, s.dc_out, s.dc_in_bytes, s.dc_out_bytes,
                                           c.cube_ops, c.mmad_calls, c.gm_to_l1, c.gm_to_l1_calls,
@@ -47,7 +47,7 @@ inline void counter_snapshot(const State& s, const cube::Counters& c, uint64_t* 
 }
 
 // Adds core c's counters to the launch's: its per-core entry, the vector totals (t) and the Cube's (ct).
-inline void count_core(const State& s, const cube::Counters& c, State& t, cube::Counters& ct) {
+XBEMU_RT void count_core(const State& s, const cube::Counters& c, State& t, cube::Counters& ct) {
     std::vector<uint64_t>& v = block_counters();
     v.push_back(static_cast<uint64_t>(s.block));
     v.push_back(s.mixed ? static_cast<uint64_t>(1 + s.slot) : s.role == ROLE_AIC ? 1u : 0u);
@@ -76,7 +76,7 @@ inline void call_kernel(void* f) {
 // The blocks run one after another; the cores of a block (cube.h) as cooperative contexts. After
 // the launch the default core (st(), cube::cs()) holds the launch's totals (xblock_cube_counters).
 // The buffers of the last launch, in the order the launcher passed them (region_reads' order).
-inline std::vector<const uint8_t*>& launch_buffers() {
+XBEMU_RT std::vector<const uint8_t*>& launch_buffers() {
     static std::vector<const uint8_t*> v;
     return v;
 }

@@ -21,6 +21,21 @@
 //    and also defines __CCE_AICORE__ 220. Both define __NPU_ARCH__ 2201, as the compilers of
 //    CANN 8.3, 8.5 and 9 do for Atlas A2, so __NPU_ARCH__ cannot tell the generations apart here.
 #pragma once
+// XBEMU_RT marks the model's out-of-line functions: inline by default (a kernel.cpp with this header
+// is a whole program, as in the export's model toolkit); xblock's own kernel builds compile them
+// once, in a translation unit that defines XBEMU_RUNTIME_TU, and build each kernel with
+// XBEMU_PREBUILT_RUNTIME, where they are declarations for the linker (gnu_inline: never emitted
+// out of line here; noinline: never inlined either, so that a function's static locals stay the one
+// object of the runtime's definition at every -O level) (model/launch.py, _prebuilt).
+#ifndef XBEMU_RT
+#if defined(XBEMU_RUNTIME_TU)
+#define XBEMU_RT
+#elif defined(XBEMU_PREBUILT_RUNTIME)
+#define XBEMU_RT extern inline __attribute__((gnu_inline, noinline))
+#else
+#define XBEMU_RT inline
+#endif
+#endif
 #define XBEMU_KERNEL_OPERATOR_H 1
 
 #ifndef XBEMU_CANN_VERSION
@@ -103,9 +118,11 @@ struct Error : std::runtime_error {
     throw Error(api + ": " + msg);
 }
 
-enum Pipe { P_S = 0, P_V, P_MTE2, P_MTE3, P_NUM };
-inline const char* pipe_name(int p) {
-    static const char* names[] = {"S", "V", "MTE2", "MTE3"};
+// The pipes the model numbers: the vector core's (S, V, MTE2, MTE3) and the Cube's (MTE1: L1 -> L0A/L0B and
+// the BiasTable, M: Mmad, FIX: Fixpipe), as in asc-devkit impl/basic_api/kernel_event.h (SUPPORTED_PIPE).
+enum Pipe { P_S = 0, P_V, P_MTE2, P_MTE3, P_MTE1, P_M, P_FIX, P_NUM };
+XBEMU_RT const char* pipe_name(int p) {
+    static const char* names[] = {"S", "V", "MTE2", "MTE3", "MTE1", "M", "FIX"};
     return names[p];
 }
 
@@ -125,12 +142,12 @@ struct Site {
     const char* file = nullptr;
     int line = 0;
 };
-inline std::string site_text(const Site& s) {
+XBEMU_RT std::string site_text(const Site& s) {
     const char* b = std::strrchr(s.file, '/');
     return std::string(b ? b + 1 : s.file) + ":" + std::to_string(s.line);
 }
-inline std::string where(const Site& s) { return s.file ? " [at " + site_text(s) + "]" : ""; }
-inline std::string ref(const Site& s) { return s.file ? " (" + site_text(s) + ")" : ""; }
+XBEMU_RT std::string where(const Site& s) { return s.file ? " [at " + site_text(s) + "]" : ""; }
+XBEMU_RT std::string ref(const Site& s) { return s.file ? " (" + site_text(s) + ")" : ""; }
 
 // The DataCache: scalar GM access (GlobalTensor::GetValue/SetValue) goes through 64-byte lines
 // held per core. A line is loaded whole on the first scalar read or write of one of its bytes;
@@ -189,11 +206,13 @@ struct State {
     bool read_open[P_NUM] = {};
     // seq[p]: instructions of pipe p so far (those that write UB, and every MTE3 copy to GM);
     // visible[p][q]: pipe p's instructions up to this number are complete before pipe q's next one
-    uint64_t seq[P_NUM] = {0, 0, 0, 0};
+    uint64_t seq[P_NUM] = {};
     uint64_t visible[P_NUM][P_NUM] = {};
     // copies to GM by MTE3 that may still be in flight: first byte -> (end, MTE3 seq); disjoint
     std::map<uintptr_t, std::pair<uintptr_t, uint64_t>> mte3_gm;
     size_t mte3_prune_at = 4096;
+    // the same for the Cube's Fixpipe writes to GM (pipe FIX, cube.h)
+    std::map<uintptr_t, std::pair<uintptr_t, uint64_t>> fix_gm;
     // pipe objects
     bool pipe_alive = false;
     uint32_t ub_used = 0, buffers = 0, que_buffers_in = 0, que_buffers_out = 0;
@@ -216,41 +235,41 @@ struct State {
 
 // The running core's State: the launcher points it at each core in turn (cube.h's scheduler);
 // outside a launch it is one default core (tests that call a kernel directly use it).
-inline State& default_state() {
+XBEMU_RT State& default_state() {
     static State s;
     return s;
 }
-inline State*& current_state() {
+XBEMU_RT State*& current_state() {
     static State* p = &default_state();
     return p;
 }
-inline State& st() { return *current_state(); }
+XBEMU_RT State& st() { return *current_state(); }
 
 // The 64-byte lines scalars were stored into during this launch, by line address (launch-wide).
-inline std::unordered_map<uintptr_t, LineOwner>& scalar_lines() {
+XBEMU_RT std::unordered_map<uintptr_t, LineOwner>& scalar_lines() {
     static std::unordered_map<uintptr_t, LineOwner> m;
     return m;
 }
 
-inline const char* slot_name(int slot) {
+XBEMU_RT const char* slot_name(int slot) {
     static const char* names[] = {"AIC", "AIV0", "AIV1"};
     return names[slot];
 }
 // A core in messages: "block 3" (a block of one core), "block 3 AIV1" (a core of a mixed kernel).
-inline std::string core_name(int64_t block, int slot) {
+XBEMU_RT std::string core_name(int64_t block, int slot) {
     return "block " + std::to_string(block) + (st().mixed ? std::string(" ") + slot_name(slot) : std::string());
 }
-inline std::string core_name() { return core_name(st().block, st().slot); }
+XBEMU_RT std::string core_name() { return core_name(st().block, st().slot); }
 
 // One GM<->UB DataCopy/DataCopyPad call moving `bytes` (the cost model's transfer granularity).
-inline void dma_call(bool to_gm, uint64_t bytes) {
+XBEMU_RT void dma_call(bool to_gm, uint64_t bytes) {
     State& s = st();
     (to_gm ? s.dc_out : s.dc_in)++;
     (to_gm ? s.dc_out_bytes : s.dc_in_bytes) += bytes;
 }
 
 // Resets core s for a new block (its other identity fields stay as they are).
-inline void reset_core(State& s, int64_t idx, int64_t num) {
+XBEMU_RT void reset_core(State& s, int64_t idx, int64_t num) {
     s.block_idx = idx;
     s.block = idx;
     s.block_num = num;
@@ -265,6 +284,7 @@ inline void reset_core(State& s, int64_t idx, int64_t num) {
     std::memset(s.flags, 0, sizeof(s.flags));
     s.mte3_gm.clear();
     s.mte3_prune_at = 4096;
+    s.fix_gm.clear();
     s.pipe_alive = false;
     s.ub_used = s.buffers = s.que_buffers_in = s.que_buffers_out = 0;
     s.atomic = 0;
@@ -276,14 +296,14 @@ inline void reset_core(State& s, int64_t idx, int64_t num) {
 
 // A block run as one core on the running State (tests that call a kernel directly; emu_launch.h
 // runs its cores through cube.h's scheduler instead).
-inline void begin_block(int64_t idx, int64_t num) {
+XBEMU_RT void begin_block(int64_t idx, int64_t num) {
     reset_core(st(), idx, num);
     if (idx == 0) scalar_lines().clear();  // block 0 starts a launch
 }
 
-inline void dc_flush_all(const char* api);
+XBEMU_RT void dc_flush_all(const char* api);
 
-inline void end_block() {
+XBEMU_RT void end_block() {
     State& s = st();
     // the compiler ends a (non-SuperKernel) kernel with a whole-DCache DataCacheCleanAndInvalid
     // (ADK docs/zh/guide/编程指南/高级编程/SuperKernel/算子适配说明.md)
@@ -296,25 +316,25 @@ inline void end_block() {
     if (s.atomic) fail("SetAtomicAdd", "atomic mode still on at kernel end (missing DisableDmaAtomic/SetAtomicNone)");
 }
 
-inline std::string hexaddr(uint64_t off) {
+XBEMU_RT std::string hexaddr(uint64_t off) {
     char b[32];
     std::snprintf(b, sizeof b, "UB+0x%llx", static_cast<unsigned long long>(off));
     return b;
 }
 
-inline uint64_t ub_off(const void* p) {
+XBEMU_RT uint64_t ub_off(const void* p) {
     return static_cast<uint64_t>(static_cast<const uint8_t*>(p) - st().ub.data());
 }
 
 // The AIC of a mixed kernel has no vector unit and no unified buffer (the model gives every core a UB).
-inline void not_on_aic(const char* api, const State& s) {
+XBEMU_RT void not_on_aic(const char* api, const State& s) {
     if (s.mixed && s.role == ROLE_AIC)
         fail(api, "vector/UB API on the AIC of a mixed kernel: the Cube core has no vector unit and no unified "
                   "buffer (put it in an `if ASCEND_IS_AIV` section)");
 }
 
 // A pipe reads [p, p+n): every 32-byte block written by another pipe must be visible to it.
-inline void ub_read(const char* api, int pipe, const void* p, uint64_t n) {
+XBEMU_RT void ub_read(const char* api, int pipe, const void* p, uint64_t n) {
     State& s = st();
     not_on_aic(api, s);
     if (n == 0) return;
@@ -338,7 +358,7 @@ inline void ub_read(const char* api, int pipe, const void* p, uint64_t n) {
 
 // Pipe p's (all pipes', p < 0) reading instruction that wrote nothing gets its number now, before
 // what p has done is made known to another pipe or core (a flag, a barrier).
-inline void close_reads(State& s, int p) {
+XBEMU_RT void close_reads(State& s, int p) {
     for (int q = 0; q < P_NUM; q++)
         if ((p < 0 || q == p) && s.read_open[q]) {
             s.seq[q]++;
@@ -352,7 +372,7 @@ inline void close_reads(State& s, int p) {
 // pipe may overwrite bytes an issued vector instruction or copy-out is still reading (ADK
 // docs/api/context/同步控制简介.md: the pipes run asynchronously; every pair of V, MTE2, MTE3 and S
 // needs a sync in both directions).
-inline void war_check(const char* api, const State& s, int pipe, uint64_t b) {
+XBEMU_RT void war_check(const char* api, const State& s, int pipe, uint64_t b) {
     for (int r : {P_V, P_MTE3}) {
         if (r == pipe || s.rseq[r].empty() || s.rseq[r][b] <= s.visible[r][pipe]) continue;
         fail(api, "writes " + hexaddr(b * 32) + ", which an earlier " + pipe_name(r) + " instruction reads, with no " +
@@ -365,7 +385,7 @@ inline void war_check(const char* api, const State& s, int pipe, uint64_t b) {
 // A pipe writes [p, p+n). Two MTE2 copies whose UB destinations overlap must be ordered
 // (PipeBarrier<PIPE_MTE2>, or a flag chain through another pipe): DMA copies of one pipe may
 // overlap in flight, and the compiler's auto-sync does not order them (ADK PipeBarrier doc).
-inline void ub_write(const char* api, int pipe, const void* p, uint64_t n) {
+XBEMU_RT void ub_write(const char* api, int pipe, const void* p, uint64_t n) {
     State& s = st();
     not_on_aic(api, s);
     if (n == 0) return;
@@ -385,24 +405,24 @@ inline void ub_write(const char* api, int pipe, const void* p, uint64_t n) {
     }
 }
 
-inline void make_visible(int from, int to) {
+XBEMU_RT void make_visible(int from, int to) {
     State& s = st();
     close_reads(s, from);
     if (s.visible[from][to] < s.seq[from]) s.visible[from][to] = s.seq[from];
 }
 
-inline const Region& gm_region(const char* api, const void* p, Site site = Site{});
+XBEMU_RT const Region& gm_region(const char* api, const void* p, Site site = Site{});
 
 // Flags carry what the setting pipe knew: a flag from -> to fires once `from` has finished its
 // earlier instructions, which include its own waits; so `to` learns, transitively, what `from`
 // had learnt of the other pipes. A wait on the scalar pipe stalls the issue of everything after.
-inline void snapshot(int from, uint64_t* out) {
+XBEMU_RT void snapshot(int from, uint64_t* out) {
     State& s = st();
     close_reads(s, from);
     for (int x = 0; x < P_NUM; x++) out[x] = s.visible[x][from];
     out[from] = s.seq[from];
 }
-inline void learn(int to, const uint64_t* what) {
+XBEMU_RT void learn(int to, const uint64_t* what) {
     State& s = st();
     for (int q = 0; q < P_NUM; q++) {
         if (to != P_S && q != to) continue;
@@ -412,11 +432,11 @@ inline void learn(int to, const uint64_t* what) {
 }
 
 // One MTE3 copy to GM (one instruction, possibly several rows): its number.
-inline uint64_t mte3_issue() { return ++st().seq[P_MTE3]; }
+XBEMU_RT uint64_t mte3_issue() { return ++st().seq[P_MTE3]; }
 
 // MTE3 writes [p, p+n) of GM as instruction `seq`: it must not overlap a copy still in flight
 // (PipeBarrier<PIPE_MTE3> between copies whose GM destinations overlap; ADK PipeBarrier doc).
-inline void mte3_gm_write(const char* api, const uint8_t* p, uint64_t n, uint64_t seq) {
+XBEMU_RT void mte3_gm_write(const char* api, const uint8_t* p, uint64_t n, uint64_t seq) {
     State& s = st();
     if (n == 0) return;
     uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
@@ -451,13 +471,13 @@ inline void mte3_gm_write(const char* api, const uint8_t* p, uint64_t n, uint64_
     }
 }
 
-inline const Region* region_holding(const void* p) {
+XBEMU_RT const Region* region_holding(const void* p) {
     for (const Region& r : st().regions)
         if (p >= r.base && p < r.base + (r.bytes ? r.bytes : 1)) return &r;
     return nullptr;
 }
 
-inline const Region& gm_region(const char* api, const void* p, Site site) {
+XBEMU_RT const Region& gm_region(const char* api, const void* p, Site site) {
     if (const Region* r = region_holding(p)) return *r;
     char a[32];
     std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)));
@@ -471,7 +491,7 @@ inline const Region& gm_region(const char* api, const void* p, Site site) {
 // address inside an argument's caller array (or just past its end) stands for the same byte of its
 // copy: the device address an NPU table would hold. Returns that address and its buffer (nullptr for
 // an address in no argument: it stays as it is, and every access through it is an error).
-inline uint8_t* gm_address(const void* p, const Region** in) {
+XBEMU_RT uint8_t* gm_address(const void* p, const Region** in) {
     const uint8_t* q = static_cast<const uint8_t*>(p);
     if ((*in = region_holding(q))) return const_cast<uint8_t*>(q);  // a kernel argument's own GM_ADDR
     for (int past = 0; past < 2; past++)  // inside a caller's array first, then one past its end
@@ -484,7 +504,7 @@ inline uint8_t* gm_address(const void* p, const Region** in) {
     return const_cast<uint8_t*>(q);
 }
 
-inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t n, bool write);
+XBEMU_RT void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t n, bool write);
 
 // GM access of n bytes at p inside the buffer holding `base`: bounds and counters; a DMA access
 // (dma) is also checked against the DataCache (dc_dma).
@@ -492,7 +512,7 @@ inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t 
 // waits for another core to change them (a flag or a lock). Blocks run one after another here, so no
 // other core runs meanwhile: the wait would never end. The model stops it after kSpinLimit such reads.
 constexpr uint64_t kSpinLimit = uint64_t(1) << 22;
-inline void spin_watch(const char* api, const Region& r, const uint8_t* q, uint64_t n, bool write, Site site) {
+XBEMU_RT void spin_watch(const char* api, const Region& r, const uint8_t* q, uint64_t n, bool write, Site site) {
     State& s = st();
     if (write || n > 8) {
         s.spin_reads = 0;
@@ -515,12 +535,12 @@ inline void spin_watch(const char* api, const Region& r, const uint8_t* q, uint6
 
 // GM bytes read per buffer of the launch, all cores together (the cost model's L2 estimate: a buffer
 // read more often than it is large is read again from L2); keyed by the buffer's first byte.
-inline std::map<const uint8_t*, uint64_t>& region_reads() {
+XBEMU_RT std::map<const uint8_t*, uint64_t>& region_reads() {
     static std::map<const uint8_t*, uint64_t> m;
     return m;
 }
 
-inline void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write, bool dma = true,
+XBEMU_RT void gm_check(const char* api, const void* base, const void* p, uint64_t n, bool write, bool dma = true,
                      Site site = Site{}) {
     if (n == 0) return;
     const Region& r = gm_region(api, base, site);
@@ -541,18 +561,18 @@ inline void gm_check(const char* api, const void* base, const void* p, uint64_t 
 
 // ----- the DataCache -------------------------------------------------------------------------
 
-inline std::string line_desc(const DLine& L, const Region& r) {
+XBEMU_RT std::string line_desc(const DLine& L, const Region& r) {
     uint64_t off = static_cast<uint64_t>(L.gm - r.base);
     return "the 64-byte line at bytes [" + std::to_string(off) + ", " + std::to_string(off + kLine) + ") of '" +
            r.name + "'";
 }
 
-inline uintptr_t line_key(const Region& r, const uint8_t* p) {
+XBEMU_RT uintptr_t line_key(const Region& r, const uint8_t* p) {
     return reinterpret_cast<uintptr_t>(r.base + (static_cast<uint64_t>(p - r.base) & ~(kLine - 1)));
 }
 
 // The cached line holding p, loaded from GM on a miss; `hit` tells which.
-inline DLine& dc_line(const Region& r, const uint8_t* p, bool& hit) {
+XBEMU_RT DLine& dc_line(const Region& r, const uint8_t* p, bool& hit) {
     State& s = st();
     uintptr_t k = line_key(r, p);
     auto it = s.dcache.find(k);
@@ -568,7 +588,7 @@ inline DLine& dc_line(const Region& r, const uint8_t* p, bool& hit) {
     return L;
 }
 
-inline const Region& region_of_line(const DLine& L) {
+XBEMU_RT const Region& region_of_line(const DLine& L) {
     for (const Region& r : st().regions)
         if (L.gm >= r.base && L.gm < r.base + r.bytes) return r;
     fail("DataCache", "internal: a cached line outside every buffer");
@@ -577,7 +597,7 @@ inline const Region& region_of_line(const DLine& L) {
 // Clean (write the whole line back, if dirty) and invalidate. Bytes this core did not store go
 // back as they were loaded: if GM changed there since (a DMA of this core wrote them), the
 // write-back would silently put stale bytes over the new ones.
-inline void dc_writeback(const char* api, DLine& L) {
+XBEMU_RT void dc_writeback(const char* api, DLine& L) {
     if (L.dirty) {
         for (uint32_t i = 0; i < L.n; i++)
             if (!((L.dirty >> i) & 1) && L.gm[i] != L.loaded[i]) {
@@ -593,14 +613,14 @@ inline void dc_writeback(const char* api, DLine& L) {
     }
 }
 
-inline void dc_flush_all(const char* api) {
+XBEMU_RT void dc_flush_all(const char* api) {
     State& s = st();
     for (auto& kv : s.dcache) dc_writeback(api, kv.second);
     s.dcache.clear();
 }
 
 // DataCacheCleanAndInvalid of the line holding p (or of the whole cache).
-inline void dcci(const char* api, const void* base, const void* p, bool entire) {
+XBEMU_RT void dcci(const char* api, const void* base, const void* p, bool entire) {
     if (entire) return dc_flush_all(api);
     const Region& r = gm_region(api, base);
     const uint8_t* q = static_cast<const uint8_t*>(p);
@@ -632,7 +652,8 @@ inline void lines_in(M& m, const Region& r, const uint8_t* p, uint64_t n, F f) {
 // core still holds dirty in its cache (the DMA would read the old value); a write must not go
 // into a line that another core stores scalars into (that core's whole-line write-back and this
 // copy race: whichever lands last wins).
-inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t n, bool write) {
+XBEMU_RT void fix_gm_read(const char* api, const Region& r, const uint8_t* p, uint64_t n);  // cube.h
+XBEMU_RT void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t n, bool write) {
     State& s = st();
     if (!write && !s.mte3_gm.empty()) {  // a read of GM this core's MTE3 may still be writing
         uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
@@ -643,6 +664,7 @@ inline void dc_dma(const char* api, const Region& r, const uint8_t* p, uint64_t 
                 fail(api, "reads bytes of '" + r.name + "' that an earlier copy to GM (MTE3) of this core may still " +
                               "be writing: SetFlag/WaitFlag<HardEvent::MTE3_MTE2> (or PipeBarrier<PIPE_ALL>) first");
     }
+    if (!write) fix_gm_read(api, r, p, n);  // GM a Fixpipe (this core's or another's) may still be writing
     if (!write)
         for (int c = 0; c < kMaxCores; c++) {  // GM another core of the block may still be writing
             const State* o = s.peers[c];
@@ -744,7 +766,7 @@ struct Slot {
     int8_t enq_id = -1, free_id = -1;  // the event ids the buffer holds from the pipe's pool (params.h)
 };
 
-inline void vec_count(uint64_t bytes) {
+XBEMU_RT void vec_count(uint64_t bytes) {
     st().vec_instrs++;
     st().vec_repeats += (bytes + 255) / 256;
 }
@@ -774,8 +796,8 @@ using TEventID = int8_t;
 // The block index: the AI Core's on its AIC and on the AIV of a MIX_AIC_1_1 kernel; on an AIV of a
 // MIX_AIC_1_2 kernel the AIV's, 2 * AI Core + GetSubBlockIdx() (CATLASS divides it by
 // GetSubBlockNum() there). GetBlockNum(): the launch's blockDim (AI Cores), on every core.
-inline int64_t GetBlockIdx() { return xbemu::st().block_idx; }
-inline int64_t GetBlockNum() { return xbemu::st().block_num; }
+XBEMU_RT int64_t GetBlockIdx() { return xbemu::st().block_idx; }
+XBEMU_RT int64_t GetBlockNum() { return xbemu::st().block_num; }
 // An AIV's index in its AI Core (0 or 1), 0 on the AIC; the AIVs per AI Core seen from an AIV (2 in
 // MIX_AIC_1_2, else 1), 1 on the AIC (GetSubBlockNum(ISASI) doc).
 __aicore__ inline uint8_t GetSubBlockIdx() { return static_cast<uint8_t>(xbemu::st().sub_idx); }
@@ -1157,7 +1179,7 @@ class TPipe {
 // ----- synchronisation -----------------------------------------------------------------------
 
 namespace detail {
-inline bool event_pipes(HardEvent e, int& from, int& to) {
+XBEMU_RT bool event_pipes(HardEvent e, int& from, int& to) {
     switch (e) {
         case HardEvent::MTE2_V: from = xbemu::P_MTE2; to = xbemu::P_V; return true;
         case HardEvent::V_MTE3: from = xbemu::P_V; to = xbemu::P_MTE3; return true;
@@ -1171,8 +1193,39 @@ inline bool event_pipes(HardEvent e, int& from, int& to) {
         case HardEvent::MTE3_V: from = xbemu::P_MTE3; to = xbemu::P_V; return true;
         case HardEvent::MTE3_MTE2: from = xbemu::P_MTE3; to = xbemu::P_MTE2; return true;
         case HardEvent::V_V: from = xbemu::P_V; to = xbemu::P_V; return true;
+        case HardEvent::MTE2_MTE3: from = xbemu::P_MTE2; to = xbemu::P_MTE3; return true;
+        // the Cube's (AIC) events: asc-devkit impl/basic_api/kernel_event.h, HardEventAic and SetFlagImpl
+        case HardEvent::MTE2_MTE1: from = xbemu::P_MTE2; to = xbemu::P_MTE1; return true;
+        case HardEvent::MTE1_MTE2: from = xbemu::P_MTE1; to = xbemu::P_MTE2; return true;
+        case HardEvent::MTE1_M: from = xbemu::P_MTE1; to = xbemu::P_M; return true;
+        case HardEvent::M_MTE1: from = xbemu::P_M; to = xbemu::P_MTE1; return true;
+        case HardEvent::MTE3_MTE1: from = xbemu::P_MTE3; to = xbemu::P_MTE1; return true;
+        case HardEvent::MTE1_MTE3: from = xbemu::P_MTE1; to = xbemu::P_MTE3; return true;
+        case HardEvent::MTE2_M: from = xbemu::P_MTE2; to = xbemu::P_M; return true;
+        case HardEvent::M_MTE2: from = xbemu::P_M; to = xbemu::P_MTE2; return true;
+        case HardEvent::M_FIX: from = xbemu::P_M; to = xbemu::P_FIX; return true;
+        case HardEvent::FIX_M: from = xbemu::P_FIX; to = xbemu::P_M; return true;
+        case HardEvent::MTE2_FIX: from = xbemu::P_MTE2; to = xbemu::P_FIX; return true;
+        case HardEvent::FIX_MTE2: from = xbemu::P_FIX; to = xbemu::P_MTE2; return true;
+        case HardEvent::FIX_S: from = xbemu::P_FIX; to = xbemu::P_S; return true;
+        case HardEvent::M_S: from = xbemu::P_M; to = xbemu::P_S; return true;
+        case HardEvent::FIX_MTE3: from = xbemu::P_FIX; to = xbemu::P_MTE3; return true;
+        case HardEvent::MTE1_FIX: from = xbemu::P_MTE1; to = xbemu::P_FIX; return true;
+        case HardEvent::FIX_MTE1: from = xbemu::P_FIX; to = xbemu::P_MTE1; return true;
+        case HardEvent::FIX_FIX: from = xbemu::P_FIX; to = xbemu::P_FIX; return true;
         default: return false;
     }
+}
+// On Atlas A2 an AIV has the events between S, V, MTE2 and MTE3, an AIC those between S, MTE1, MTE2, MTE3, M and
+// FIX (asc-devkit impl/basic_api/kernel_event.h, HardEventAiv / HardEventAic: EventToIndex maps any other to MAX).
+XBEMU_RT void event_on_core(const char* api, HardEvent e, int from, int to) {
+    const int role = xbemu::st().role;
+    const bool vec = from <= xbemu::P_MTE3 && to <= xbemu::P_MTE3;
+    const bool cube = from != xbemu::P_V && to != xbemu::P_V;
+    if ((role == xbemu::ROLE_AIV && !vec) || (role == xbemu::ROLE_AIC && !cube))
+        xbemu::fail(api, std::string("HardEvent::") + xbemu::hard_event_name(static_cast<int>(e)) + " is not an " +
+                             (role == xbemu::ROLE_AIV ? "AIV" : "AIC") + " event on Atlas A2 (asc-devkit "
+                             "impl/basic_api/kernel_event.h, HardEvent" + (role == xbemu::ROLE_AIV ? "Aiv" : "Aic") + ")");
 }
 }  // namespace detail
 
@@ -1180,6 +1233,7 @@ template <HardEvent event>
 inline void SetFlag(int32_t eventID) {
     int from, to;
     if (!detail::event_pipes(event, from, to)) xbemu::fail("SetFlag", "event not modelled by the emulator");
+    detail::event_on_core("SetFlag", event, from, to);
     xbemu::arg_in_range("SetFlag", "eventID", eventID, 0, xbemu::kEventIds - 1,
                         "impl/basic_api/kernel_event.h: eventID in [0, QUE_MAX_EVENT), 8 on Atlas A2");
     xbemu::explicit_flag_ok("SetFlag", static_cast<int>(event), eventID);
@@ -1193,6 +1247,7 @@ template <HardEvent event>
 inline void WaitFlag(int32_t eventID) {
     int from, to;
     if (!detail::event_pipes(event, from, to)) xbemu::fail("WaitFlag", "event not modelled by the emulator");
+    detail::event_on_core("WaitFlag", event, from, to);
     xbemu::arg_in_range("WaitFlag", "eventID", eventID, 0, xbemu::kEventIds - 1,
                         "impl/basic_api/kernel_event.h: eventID in [0, QUE_MAX_EVENT), 8 on Atlas A2");
     xbemu::explicit_flag_ok("WaitFlag", static_cast<int>(event), eventID);
@@ -1212,6 +1267,9 @@ inline void PipeBarrier() {
     if (pipe == PIPE_V) xbemu::make_visible(xbemu::P_V, xbemu::P_V);
     if (pipe == PIPE_MTE2) xbemu::make_visible(xbemu::P_MTE2, xbemu::P_MTE2);
     if (pipe == PIPE_MTE3) xbemu::make_visible(xbemu::P_MTE3, xbemu::P_MTE3);
+    if (pipe == PIPE_MTE1) xbemu::make_visible(xbemu::P_MTE1, xbemu::P_MTE1);
+    if (pipe == PIPE_M) xbemu::make_visible(xbemu::P_M, xbemu::P_M);
+    if (pipe == PIPE_FIX) xbemu::make_visible(xbemu::P_FIX, xbemu::P_FIX);
 }
 
 // SINGLE_CACHE_LINE cleans and invalidates the one 64-byte line holding dst's address (written
@@ -1264,10 +1322,10 @@ inline void SetAtomicMax() { detail::set_atomic<T>("SetAtomicMax", 2); }
 template <typename T>
 inline void SetAtomicMin() { detail::set_atomic<T>("SetAtomicMin", 3); }
 #if XBEMU_CANN_VERSION >= 9
-inline void DisableDmaAtomic() { xbemu::st().atomic = 0; }
+XBEMU_RT void DisableDmaAtomic() { xbemu::st().atomic = 0; }
 #endif
 // CANN 9 deprecates it for DisableDmaAtomic (still declared there).
-inline void SetAtomicNone() { xbemu::st().atomic = 0; }
+XBEMU_RT void SetAtomicNone() { xbemu::st().atomic = 0; }
 
 // ----- data movement -------------------------------------------------------------------------
 
@@ -1298,14 +1356,14 @@ struct DataCopyExtParams {
 namespace detail {
 // The documented ranges (params.h): DataCopyParams of the GM <-> UB copies (and UB -> UB, L1 -> C2),
 // DataCopyExtParams of DataCopyPad.
-inline void check_params(const char* api, const DataCopyParams& p) {
+XBEMU_RT void check_params(const char* api, const DataCopyParams& p) {
     const char* doc = "docs GM与UB高维切分数据搬运(DataCopy).md, DataCopyParams table";
     xbemu::in_range(api, "DataCopyParams.blockCount", p.blockCount, 0, 4095, doc);
     xbemu::in_range(api, "DataCopyParams.blockLen", p.blockLen, 0, 65535, doc);
     xbemu::in_range(api, "DataCopyParams.srcStride", p.srcStride, 0, 65535, doc);
     xbemu::in_range(api, "DataCopyParams.dstStride", p.dstStride, 0, 65535, doc);
 }
-inline void check_params(const char* api, const DataCopyExtParams& p) {
+XBEMU_RT void check_params(const char* api, const DataCopyExtParams& p) {
     const char* doc = "docs GMToUB非对齐数据搬运(DataCopyPad).md and UBToGM非对齐数据搬运(DataCopyPad).md, "
                       "DataCopyExtParams table";
     xbemu::in_range(api, "DataCopyExtParams.blockCount", p.blockCount, 0, 4095, doc);
@@ -1723,7 +1781,7 @@ inline long double wide(T v) {
     if constexpr (std::is_integral<T>::value) return static_cast<long double>(v);
     else return static_cast<long double>(static_cast<float>(v));
 }
-inline long double round_int(long double x, RoundMode m, const char* api) {
+XBEMU_RT long double round_int(long double x, RoundMode m, const char* api) {
     switch (m) {
         case RoundMode::CAST_NONE:
         case RoundMode::CAST_RINT: return std::nearbyint(x);
@@ -1930,7 +1988,7 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
 }
 
 namespace detail {
-inline bool cmp(float a, float b, CMPMODE m) {
+XBEMU_RT bool cmp(float a, float b, CMPMODE m) {
     switch (m) {
         case CMPMODE::LT: return a < b;
         case CMPMODE::GT: return a > b;
@@ -2185,7 +2243,7 @@ namespace detail {
 // The strides of the mask/repeat forms have their struct's field widths as range (asc-devkit docs
 // 辅助数据结构/BinaryRepeatParams.md, 数据填充/Brcb.md, UBToUB掩码式高维数据搬运(Copy).md). repeatTime stays a
 // uint8_t parameter, as in the API: a constant above 255 does not compile (-Woverflow under -Werror).
-inline void check_params(const char* api, const BinaryRepeatParams& p) {
+XBEMU_RT void check_params(const char* api, const BinaryRepeatParams& p) {
     const char* doc = "docs 辅助数据结构/BinaryRepeatParams.md: uint8_t strides";
     xbemu::in_range(api, "BinaryRepeatParams.dstBlkStride", p.dstBlkStride, 0, 255, doc);
     xbemu::in_range(api, "BinaryRepeatParams.src0BlkStride", p.src0BlkStride, 0, 255, doc);
@@ -2194,12 +2252,12 @@ inline void check_params(const char* api, const BinaryRepeatParams& p) {
     xbemu::in_range(api, "BinaryRepeatParams.src0RepStride", p.src0RepStride, 0, 255, doc);
     xbemu::in_range(api, "BinaryRepeatParams.src1RepStride", p.src1RepStride, 0, 255, doc);
 }
-inline void check_params(const char* api, const BrcbRepeatParams& p) {
+XBEMU_RT void check_params(const char* api, const BrcbRepeatParams& p) {
     const char* doc = "docs 数据填充/Brcb.md: uint16_t strides";
     xbemu::in_range(api, "BrcbRepeatParams.dstBlkStride", p.dstBlkStride, 0, 65535, doc);
     xbemu::in_range(api, "BrcbRepeatParams.dstRepStride", p.dstRepStride, 0, 65535, doc);
 }
-inline void check_params(const char* api, const CopyRepeatParams& p) {
+XBEMU_RT void check_params(const char* api, const CopyRepeatParams& p) {
     const char* doc = "docs UBToUB掩码式高维数据搬运(Copy).md: uint16_t strides";
     xbemu::in_range(api, "CopyRepeatParams.dstStride", p.dstStride, 0, 65535, doc);
     xbemu::in_range(api, "CopyRepeatParams.srcStride", p.srcStride, 0, 65535, doc);
@@ -2212,7 +2270,7 @@ enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORD
 
 namespace detail {
 // The element offsets, from the operand's start, of the first `mask` lanes of repeat `r`.
-inline uint64_t lane_at(uint64_t r, uint64_t k, uint64_t blk, uint64_t blk_stride, uint64_t rep_stride) {
+XBEMU_RT uint64_t lane_at(uint64_t r, uint64_t k, uint64_t blk, uint64_t blk_stride, uint64_t rep_stride) {
     return r * rep_stride * blk + (k / blk) * blk_stride * blk + k % blk;
 }
 template <typename T>
@@ -2465,6 +2523,8 @@ inline void WholeReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 
 }  // namespace AscendC
 
+// The sort family (Sort32, MrgSort, Sort, Concat, Extract) on (score, index) pairs.
+#include "sort.h"
 // The Cube unit (L1/L0A/L0B/L0C, Nd2Nz, LoadData, Mmad, Fixpipe, cross-core flags).
 #include "cube.h"
 // The launcher that runs the blocks of a launch (the model's side of the host; no kernel API).

@@ -53,7 +53,7 @@ inline void in_range(const char* api, const char* name, const Field<Real>& f, in
 }
 
 // A plain parameter of an API (a repeat count) checked like a field.
-inline void arg_in_range(const char* api, const char* name, int64_t v, int64_t lo, int64_t hi, const char* doc) {
+XBEMU_RT void arg_in_range(const char* api, const char* name, int64_t v, int64_t lo, int64_t hi, const char* doc) {
     in_range(api, name, Field<int64_t>(v), lo, hi, doc);
 }
 
@@ -64,7 +64,7 @@ constexpr int kHardEvents = 64;
 
 enum Holder : uint8_t { ID_FREE = 0, ID_PIPE, ID_QUEUE, ID_USER };
 
-inline const char* hard_event_name(int e) {
+XBEMU_RT const char* hard_event_name(int e) {
     static const char* names[] = {"MTE2_MTE1", "MTE1_MTE2", "MTE1_M", "M_MTE1", "MTE2_V", "V_MTE2", "MTE3_V",
                                   "V_MTE3", "M_V", "V_M", "V_V", "MTE3_MTE1", "MTE1_MTE3", "MTE1_V", "MTE2_M",
                                   "M_MTE2", "V_MTE1", "M_FIX", "FIX_M", "MTE3_MTE2", "MTE2_MTE3", "S_V", "V_S",
@@ -83,7 +83,7 @@ constexpr int kQueEvents[][2] = {{4, 5},     // VECIN, GM -> UB: MTE2_V, V_MTE2
                                  {2, 3},     // A2/B2, L1 -> L0A/L0B: MTE1_M, M_MTE1
                                  {2, 3},     // C2, L1 -> BiasTable: MTE1_M, M_MTE1
                                  {17, 18}};  // CO1, L0C -> GM: M_FIX, FIX_M
-inline const char* que_name(int kind) {
+XBEMU_RT const char* que_name(int kind) {
     static const char* names[] = {"TQue<VECIN>", "TQue<VECOUT>", "TQue<A1/B1/C1>", "TQue<A2/B2>", "TQue<C2>",
                                   "TQue<CO1>"};
     return names[kind];
@@ -96,16 +96,16 @@ struct EventPool {
 };
 
 // The running core's pool: its TPipe's, null while it has none.
-inline std::unordered_map<const State*, EventPool*>& event_pools() {
+XBEMU_RT std::unordered_map<const State*, EventPool*>& event_pools() {
     static std::unordered_map<const State*, EventPool*> m;
     return m;
 }
-inline EventPool* event_pool() {
+XBEMU_RT EventPool* event_pool() {
     auto it = event_pools().find(&st());
     return it == event_pools().end() ? nullptr : it->second;
 }
 
-inline std::string holders(const EventPool& p, int e) {
+XBEMU_RT std::string holders(const EventPool& p, int e) {
     std::string s;
     for (int i = 0; i < kEventIds; i++)
         s += std::string(s.empty() ? "" : "; ") + "id " + std::to_string(i) + ": " + p.who[e][i];
@@ -113,7 +113,7 @@ inline std::string holders(const EventPool& p, int e) {
 }
 
 // Takes the lowest free id of event e for `who` (AllocEventID's sff0 on the pool's bitmask).
-inline int pool_take(const char* api, int e, Holder h, const std::string& who) {
+XBEMU_RT int pool_take(const char* api, int e, Holder h, const std::string& who) {
     EventPool* p = event_pool();
     if (!p) fail(api, "no TPipe: the event-id pool belongs to the pipe");
     for (int i = 0; i < kEventIds; i++) {
@@ -133,7 +133,7 @@ inline int pool_take(const char* api, int e, Holder h, const std::string& who) {
                   "AllocEventID/FetchEventID: use fewer queue buffers");
 }
 
-inline void pool_give(int e, int id) {
+XBEMU_RT void pool_give(int e, int id) {
     if (EventPool* p = event_pool()) {
         p->held[e][id] = ID_FREE;
         p->who[e][id].clear();
@@ -141,7 +141,7 @@ inline void pool_give(int e, int id) {
 }
 
 // The first id of event e the pool does not hold (FetchEventID: takes nothing).
-inline int pool_first_free(const char* api, int e) {
+XBEMU_RT int pool_first_free(const char* api, int e) {
     EventPool* p = event_pool();
     if (!p) fail(api, "no TPipe");
     for (int i = 0; i < kEventIds; i++)
@@ -153,7 +153,7 @@ inline int pool_first_free(const char* api, int e) {
 
 // An explicit SetFlag/WaitFlag of (e, id): refused when the pool gave the id to a queue or the pipe,
 // which set that flag and wait for it themselves.
-inline void explicit_flag_ok(const char* api, int e, int id) {
+XBEMU_RT void explicit_flag_ok(const char* api, int e, int id) {
     EventPool* p = event_pool();
     if (!p || (p->held[e][id] != ID_PIPE && p->held[e][id] != ID_QUEUE)) return;
     fail(api, std::string("id ") + std::to_string(id) + " of HardEvent::" + hard_event_name(e) + " is held by " +
@@ -162,11 +162,11 @@ inline void explicit_flag_ok(const char* api, int e, int id) {
 }
 
 // A queue buffer takes an id of its enqueue (EnQue) or free (FreeTensor) event; -1 when it has none.
-inline int8_t que_take(const char* api, int kind, bool free_event, const std::string& what) {
+XBEMU_RT int8_t que_take(const char* api, int kind, bool free_event, const std::string& what) {
     const int e = kQueEvents[kind][free_event ? 1 : 0];
     return static_cast<int8_t>(pool_take(api, e, ID_QUEUE, std::string("a ") + que_name(kind) + " buffer " + what));
 }
-inline void que_give(int kind, bool free_event, int8_t& id) {
+XBEMU_RT void que_give(int kind, bool free_event, int8_t& id) {
     if (id < 0) return;
     pool_give(kQueEvents[kind][free_event ? 1 : 0], id);
     id = -1;
@@ -181,7 +181,7 @@ namespace xbemu {
 // (asc-devkit impl/basic_api/kernel_tpipe_impl.h, TPipe::Init and DestroyWithoutPipeAll, __NPU_ARCH__
 // 2201). A core's role is known once the kernel declares its type: KERNEL_TASK_TYPE_DEFAULT calls this
 // again (cube.h) for a pipe constructed before it.
-inline void reserve_cube_ids() {
+XBEMU_RT void reserve_cube_ids() {
     EventPool* p = event_pool();
     const State& s = st();
     const bool aic = s.role == ROLE_AIC || (s.role == ROLE_ANY && s.kernel_type >= 0 &&
