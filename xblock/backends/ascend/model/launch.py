@@ -159,7 +159,11 @@ def _prebuilt() -> Path | None:
     emu/*.h: a kernel's build declares them, gnu_inline, and links this object instead of compiling
     them again) and a precompiled kernel_operator.h. Together they take about half of a kernel's
     build time off (the model's headers are 5000 lines of C++). None where they cannot be built: the
-    kernel is then built whole, the same program (the kernel's own build reports a broken header)."""
+    kernel is then built whole, the same program (the kernel's own build reports a broken header).
+    Only at -O0 (the default), where g++ inlines none of the XBEMU_RT functions: at -O2 an inlined
+    copy of one would have static locals of its own (XBLOCK_ASCEND_EMU_OPT builds are built whole)."""
+    if "-O0" not in CXXFLAGS:
+        return None
     key = hashlib.sha256("\0".join([CXX, *CXXFLAGS, _emu_digest()]).encode()).hexdigest()[:16]
     folder = cache_dir() / KIND / f"prebuilt-{key}"
     if (folder / RUNTIME_NAME).is_file():

@@ -25,13 +25,13 @@
 // is a whole program, as in the export's model toolkit); xblock's own kernel builds compile them
 // once, in a translation unit that defines XBEMU_RUNTIME_TU, and build each kernel with
 // XBEMU_PREBUILT_RUNTIME, where they are declarations for the linker (gnu_inline: never emitted
-// out of line here; noinline: never inlined either, so that a function's static locals stay the one
-// object of the runtime's definition at every -O level) (model/launch.py, _prebuilt).
+// out of line here). Only at -O0, where g++ inlines none of them: an inlined copy would have static
+// locals of its own, apart from the runtime's (model/launch.py, _prebuilt).
 #ifndef XBEMU_RT
 #if defined(XBEMU_RUNTIME_TU)
 #define XBEMU_RT
 #elif defined(XBEMU_PREBUILT_RUNTIME)
-#define XBEMU_RT extern inline __attribute__((gnu_inline, noinline))
+#define XBEMU_RT extern inline __attribute__((gnu_inline))
 #else
 #define XBEMU_RT inline
 #endif
