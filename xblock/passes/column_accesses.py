@@ -67,9 +67,18 @@ def _column_major(ps: PointerStructure, ptr: ir.Value, mask: ir.Value | None) ->
     return ps.tile_access(ptr, mask) is None and ps.tile_access(ptr, mask, transposed=True) is not None
 
 
-def run(module: ir.Module) -> int:
-    """Rewrite every column-major 2-D load and store of `module`; returns how many were rewritten."""
+def run(module: ir.Module, can_transpose=None) -> int:
+    """Rewrite the column-major 2-D loads and stores of `module`; returns how many were rewritten.
+
+    `can_transpose(elem, rows, cols)`, when given, says whether the backend transposes a rows x cols
+    block of `elem` ("f32", ...) without a lane loop; an access whose transpose it cannot do is left
+    as written (the backend may have a better path for it: ascend gathers a small column-major tile
+    with one vector Gather)."""
     ps = PointerStructure()
+
+    def fits(v: ir.Value, rows: int, cols: int) -> bool:
+        return can_transpose is None or can_transpose(str(v.type.element_type), rows, cols)
+
     done = 0
     for op in list(_walk(module.operation)):
         if op.name not in ("xb.load", "xb.store"):
@@ -79,7 +88,9 @@ def run(module: ir.Module) -> int:
         if op.name == "xb.load":
             mask = op.operands[1] if seg[1] else None
             other = op.operands[1 + seg[1]] if seg[2] else None
-            if _feeds_dot(op.results[0]) or not _column_major(ps, ptr, mask):
+            shape = _shape(op.results[0])
+            if shape is None or len(shape) != 2 or not fits(op.results[0], shape[1], shape[0]) \
+                    or _feeds_dot(op.results[0]) or not _column_major(ps, ptr, mask):
                 continue
             attrs = {k: op.attributes[k] for k in ("cache", "evict", "volatile")}
             with ir.InsertionPoint(op), op.location:
@@ -95,7 +106,9 @@ def run(module: ir.Module) -> int:
         else:
             value = op.operands[1]
             mask = op.operands[2] if seg[2] else None
-            if _shape(value) is None or not _column_major(ps, ptr, mask):
+            shape = _shape(value)
+            if shape is None or len(shape) != 2 or not fits(value, shape[0], shape[1]) \
+                    or not _column_major(ps, ptr, mask):
                 continue
             with ir.InsertionPoint(op), op.location:
                 loc = op.location

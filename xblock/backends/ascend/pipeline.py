@@ -60,6 +60,7 @@ from .plan.plan import (
     SplitRefused,
     VectorCoreNeeded,
 )
+from .vector.transpose import can_transpose
 
 
 def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
@@ -73,7 +74,7 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     attempts: dict = {}
     if combine_dot_add.run(module):  # `acc += dot(a, b)` is a Cube K loop too (TorchInductor's templates)
         verify(module, combine_dot_add.NAME)
-    if column_accesses.run(module):  # a column-major load or store: row copies and a UB transpose
+    if column_accesses.run(module, _vector_transpose):  # a column-major load or store: row copies, a UB transpose
         verify(module, column_accesses.NAME)
 
     def lower(plan: AscendPlan):
@@ -98,6 +99,12 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     metadata["warnings"] = tried.low.warnings
     metadata["soc"] = options.soc
     return tried.out.operation.get_asm(enable_debug_info=True)
+
+
+def _vector_transpose(elem: str, rows: int, cols: int) -> bool:
+    """Whether a rows x cols block of `elem` is transposed by TransDataTo5HD (no lane loop), with at
+    least 16 of each: a smaller column-major tile is one vector Gather as written (vector/gathers.py)."""
+    return rows >= 16 and cols >= 16 and can_transpose(elem, rows, cols)
 
 
 def _start(module: ir.Module, options) -> planner.Start:

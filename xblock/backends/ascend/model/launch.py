@@ -23,12 +23,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from ....errors import BUFFERS_HINT, ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
-from ...common.cachedir import cache_dir
+from ...common.cachedir import CacheWarning, cache_dir
 from ...common.extra_buffers import unique_buffers
 from ...common.native import library_path, load_library
 from ..emit.api_surface import CANN
@@ -166,8 +167,15 @@ def _prebuilt() -> Path | None:
         return None
     key = hashlib.sha256("\0".join([CXX, *CXXFLAGS, _emu_digest()]).encode()).hexdigest()[:16]
     folder = cache_dir() / KIND / f"prebuilt-{key}"
-    if (folder / RUNTIME_NAME).is_file():
+    if str(folder) in _CHECKED:
         return folder
+    if folder.is_dir():
+        if _intact(folder):
+            _CHECKED.add(str(folder))
+            return folder
+        warnings.warn(f"the AscendC model's prebuilt runtime in the cache ({folder}) was damaged; it is built "
+                      "again", CacheWarning, stacklevel=2)
+        shutil.rmtree(folder, ignore_errors=True)
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="prebuilding-", dir=folder.parent))
@@ -179,6 +187,7 @@ def _prebuilt() -> Path | None:
                          ["-c", "runtime.cpp", "-o", RUNTIME_NAME]):
                 if subprocess.run([CXX, *flags, "-I", str(EMU_DIR), *args], cwd=tmp, capture_output=True).returncode:
                     return None
+            (tmp / MANIFEST).write_text("".join(f"{_digest(tmp / n)} {n}\n" for n in _PARTS))
             try:
                 tmp.rename(folder)  # atomic; another process may have won the race
             except OSError:
@@ -190,7 +199,26 @@ def _prebuilt() -> Path | None:
                 shutil.rmtree(old, ignore_errors=True)
     except OSError:
         return None
-    return folder if (folder / RUNTIME_NAME).is_file() else None
+    if not _intact(folder):
+        return None
+    _CHECKED.add(str(folder))
+    return folder
+
+
+MANIFEST = "manifest"  # the digest of each part, written last: a folder without a matching one is rebuilt
+_PARTS = (PCH_NAME, PCH_NAME + ".gch", RUNTIME_NAME)
+_CHECKED: set = set()  # the prebuilt folders this process found intact
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _intact(folder: Path) -> bool:
+    try:
+        return (folder / MANIFEST).read_text() == "".join(f"{_digest(folder / n)} {n}\n" for n in _PARTS)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def prebuilt_flags(cpp: str) -> tuple[list, list]:
