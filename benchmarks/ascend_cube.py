@@ -1,6 +1,6 @@
 """Cube-path figures for 4096^3 fp16 matmuls on a 910B (docs/BENCHMARKS.md, "Ascend Cube").
 
-Run: `.venv/bin/python benchmarks/ascend_cube.py [--size 4096] [--block 128,256,256]`. Two kernels:
+Run: `.venv/bin/python benchmarks/ascend_cube.py [--size 4096] [--block 128,256,256] [--no-depth]`. Two kernels:
 - `examples/matmul.py` (Triton tutorial 03's structure, grouped program order, leaky-ReLU epilogue):
   a mixed kernel, the Cube computes each tile and both vector cores of the AI Core run the epilogue
   on halves of it (MIX_AIC_1_2);
@@ -52,15 +52,19 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--soc", default="910B3")
     ap.add_argument("--block", default="128,256,256")
+    ap.add_argument("--no-depth", action="store_true",
+                    help="copy the user's BLOCK_K slices one K step at a time (cube_depth=False: the tiles before "
+                         "the deep L1 tiles of cube/depth.py)")
     args = ap.parse_args()
+    opts = dict(cube_depth=False) if args.no_depth else {}
     S = args.size
     BM, BN, BK = map(int, args.block.split(","))
     out_bytes = S * S * 2
     for title, kernel, grid, launch_args, meta in _cases(S, BM, BN, BK):
         t0 = time.perf_counter()
-        p = xblock.profile(kernel, grid, *launch_args, soc=args.soc, **meta)
+        p = xblock.profile(kernel, grid, *launch_args, soc=args.soc, **opts, **meta)
         wall = time.perf_counter() - t0
-        ck = kernel.warmup(*launch_args, target="ascend", soc=args.soc, **meta)
+        ck = kernel.warmup(*launch_args, target="ascend", soc=args.soc, **opts, **meta)
         md = ck.metadata
         c = p.counters
         print(f"## {title}: {S}^3 fp16, BLOCK {BM}x{BN}x{BK}, {args.soc} ({wall:.1f} s on the CPU model)")

@@ -1,7 +1,8 @@
 """A tile transposed in the two other ways public kernels write it: a column-major load (the tile read
 down the columns of x) and a column-major store (the tile written down the columns of y), unmodified
 @triton.jit kernels against numpy's x.T on every target that runs here, and compiled to cubin for cuda.
-On ascend both are row copies and a transpose in the unified buffer (passes/column_accesses.py)."""
+On ascend both are row copies and a transpose in the unified buffer (passes/column_accesses.py), 8-bit
+data included."""
 
 import numpy as np
 import pytest
@@ -56,6 +57,14 @@ def test_transposes_match_numpy(target, kernel, m, n):
 def test_transposes_of_other_dtypes(target, dtype):
     _run(transpose_by_store, target, 40, 33, dtype)
     _run(transpose_by_load, target, 33, 40, dtype)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+@pytest.mark.parametrize("kernel", [transpose_by_store, transpose_by_load], ids=["store", "load"])
+@pytest.mark.parametrize("m, n", [(1, 1), (32, 32), (33, 31), (64, 96)])
+def test_8bit_transposes_at_boundary_shapes(target, kernel, m, n):
+    """int8 tiles of 32 x 32: on ascend TransDataTo5HD's 8-bit form, the edges masked."""
+    _run(kernel, target, m, n, np.int8)
 
 
 def test_transposes_compile_for_cuda():

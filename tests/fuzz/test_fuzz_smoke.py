@@ -29,12 +29,7 @@ TARGETS = ["sim", "cpu", "ascend", "cuda"]
 TIMEOUT = 30.0  # seconds per kernel and target: a hang
 
 # (kernel index, target) -> (failure class, the issue). Found by this seed; see docs/RELIABILITY.md.
-KNOWN: dict = {  # (kernel, target) -> (class, description) of bugs this seed finds today
-    (14, "ascend"): ("model-rejected", "a Cube copy (GM->L1 Nd2Nz) emitted in a vector-core section of a mixed "
-                     "kernel (issue 30's section changes)"),
-    (17, "ascend"): ("internal-error", "xb-strip-mine splits a transposed bf16 block along the wrong axis "
-                     "(IR does not verify: 8x16 against 16x8)"),
-}
+KNOWN: dict = {}  # (kernel, target) -> (class, description) of bugs this seed finds today
 
 
 class KnownBug(AssertionError):

@@ -46,8 +46,9 @@ OPS: list[ApiOp] = [
     ApiOp("ub_at", ("LocalTensor::operator[]",), "(local, offset)", 1, arity=(2, 0)),
     ApiOp("reinterpret", ("LocalTensor::ReinterpretCast",), "(local) -> local of another type", 1, arity=(1, 0)),
     ApiOp("trans_data_5hd", ("TransDataTo5HD", "TransDataTo5HDParams"),
-          "(dst, src) {src_stride, dst_stride, repeat, dst_rep, src_rep}: srcList[j] = src[j * src_stride]; "
-          "dstList[i] = dst[i * dst_stride] (16-bit), dst[(i / 2) * dst_stride + (i % 2) * 8] (32-bit)",
+          "(dst, src) {src_stride, dst_stride, repeat, dst_rep, src_rep[, dst_high, src_high]}: srcList[j] = "
+          "src[j * src_stride]; dstList[i] = dst[i * dst_stride] (8- and 16-bit), dst[(i / 2) * dst_stride + "
+          "(i % 2) * 8] (32-bit); dst_high/src_high: the DataBlock halves an 8-bit call writes and reads",
           arity=(2, 0)),
     ApiOp("data_copy", ("DataCopy",), "(dst, src, count)", arity=(3, 0)),
     ApiOp("data_copy_pad", ("DataCopyPad",),

@@ -130,7 +130,9 @@ def run(module: ir.Module, factor: int, keep=None) -> Split:
     shared_sources.retie(sources, axes)
     if not axes.values:
         raise Refused("the kernel has no blocks")
-    candidates = [v for v in axes.values if not _in_kept(v, kept, whole)]
+    # a loose splat constant is on no axis of its own: it takes the chunk shape of the block it is used
+    # beside (`splat_for`), or of the axis a loop or join ties it to; never an axis split for itself
+    candidates = [v for v in axes.values if not _in_kept(v, kept, whole) and not (axes.loose and is_splat_constant(v))]
     big = max(candidates or axes.values, key=nbytes)
     shape = shape_of(big)
     d = next((i for i, s in enumerate(shape) if s > 1), 0)

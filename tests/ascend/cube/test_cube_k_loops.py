@@ -1,6 +1,7 @@
 """The Cube path takes a dot's K loop in the forms public kernels write it: `range(0, cdiv(K, BK))`
-with offsets from the counter, and `range(0, K, BK)` with pointers advanced every step (the counter
-then counts BK at a time, so the Cube lowering counts the iterations itself), against numpy."""
+with offsets from the counter, `range(0, K, BK)` with pointers advanced every step (the counter
+then counts BK at a time, so the Cube lowering counts the iterations itself), and block pointers
+advanced by `tl.advance` (offsets the loop carries), against numpy; each with deep L1 tiles."""
 
 from __future__ import annotations
 
@@ -43,16 +44,37 @@ def matmul_k_offsets(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.cons
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-@pytest.mark.parametrize("kernel", [matmul_k_step, matmul_k_offsets], ids=lambda k: k.__name__)
-@pytest.mark.parametrize("K", [32, 100])
+@triton.jit
+def matmul_block_ptrs(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    pa = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (pm * BM, 0), (BM, BK), (1, 0))
+    pb = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, pn * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(pa, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(pb, boundary_check=(0, 1), padding_option="zero")
+        acc += tl.dot(a, b)
+        pa = tl.advance(pa, (0, BK))
+        pb = tl.advance(pb, (BK, 0))
+    pc = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (pm * BM, pn * BN), (BM, BN), (1, 0))
+    tl.store(pc, acc, boundary_check=(0, 1))
+
+
+# K = 300: two deep L1 tiles of 8 K steps (cube/depth.py), the second one of 44 (a partial last step)
+@pytest.mark.parametrize("kernel", [matmul_k_step, matmul_k_offsets, matmul_block_ptrs], ids=lambda k: k.__name__)
+@pytest.mark.parametrize("K", [32, 100, 300])
 def test_k_loops_with_a_step_run_on_the_cube(kernel, K):
     rng = np.random.default_rng(K)
     M, N = 40, 48
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
     c = np.zeros((M, N), np.float32)
-    xblock.jit(kernel)[(2, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=32, target="ascend")
+    jk = xblock.jit(kernel)
+    jk[(2, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=32, target="ascend")
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    # every form steps side by side: one copy of A and of B for 8 K steps (256 of K) in L1
+    assert jk.warmup(a, b, c, M, N, K, BM=32, BN=32, BK=32, target="ascend").metadata["cube"][0]["k_depth"] == 8
 
 
 @triton.jit

@@ -414,3 +414,207 @@ def test_a_dot_operand_of_one_column_is_not_taken_for_one_row(dtype, M):
     meta = dict(BM=M if M == 2 else 32, BN=1, BK=1)
     xblock.jit(dot_of_one_column)[(1,)](a, c, M, 1, target="ascend", **meta)
     np.testing.assert_array_equal(c, a.astype(np.float32))
+
+
+@triton.jit
+def two_projections(x_ptr, wq_ptr, wk_ptr, qt_ptr, k_ptr, M, N, K, stride_qm, stride_qn,
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Two projections of one input tile (`q = x @ wq`, `k = x @ wk`, as a fused QK projection does), the
+    first stored through its strides (here transposed: stride_qm = 1), the second as rows."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    q = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, tl.cdiv(K, BK)):
+        kk = k0 * BK + rk
+        x = tl.load(x_ptr + rm[:, None] * K + kk[None, :], mask=(rm < M)[:, None] & (kk < K)[None, :], other=0.0)
+        w = tl.load(wq_ptr + kk[:, None] * N + rn[None, :], mask=(kk < K)[:, None] & (rn < N)[None, :], other=0.0)
+        q = tl.dot(x, w, q)
+    mask = (rm < M)[:, None] & (rn < N)[None, :]
+    tl.store(qt_ptr + rm[:, None] * stride_qm + rn[None, :] * stride_qn, q, mask=mask)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, tl.cdiv(K, BK)):
+        kk = k0 * BK + rk
+        x = tl.load(x_ptr + rm[:, None] * K + kk[None, :], mask=(rm < M)[:, None] & (kk < K)[None, :], other=0.0)
+        w = tl.load(wk_ptr + kk[:, None] * N + rn[None, :], mask=(kk < K)[:, None] & (rn < N)[None, :], other=0.0)
+        acc = tl.dot(x, w, acc)
+    tl.store(k_ptr + rm[:, None] * N + rn[None, :], acc, mask=mask)
+
+
+@pytest.mark.parametrize("M,N,K", [(32, 32, 32), (20, 24, 40)])
+def test_a_dot_after_a_dot_whose_store_goes_through_the_vector_core(M, N, K):
+    """Fuzz seed 6, kernel 14 (model-rejected): the first dot's transposed store runs on the vector core
+    (a mixed kernel, whose AIV section took the rest of the program), and the second dot's Cube copies
+    landed in that section ("cube API called in an ASCEND_IS_AIV section"). Every dot is now handed to
+    the vector core instead."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((M, K)).astype(np.float16)
+    wq, wk = (rng.standard_normal((K, N)).astype(np.float16) for _ in range(2))
+    qt, k = np.zeros((N, M), np.float32), np.zeros((M, N), np.float32)
+    xblock.jit(two_projections)[(triton.cdiv(M, 16), triton.cdiv(N, 16))](
+        x, wq, wk, qt, k, M, N, K, 1, M, BM=16, BN=16, BK=16, target="ascend")
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(qt, (x32 @ wq.astype(np.float32)).T, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(k, x32 @ wk.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+@triton.jit
+def matmul_plus_transposed_residual(a_ptr, b_ptr, r_ptr, c_ptr, M, N, K,
+                                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """`c = a @ b + r.T` with the residual kept column-major ([N, M]) and read as a [BN, BM] tile
+    whose masked lanes load -1 (a transposed load with a constant `other`)."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, tl.cdiv(K, BK)):
+        kk = k0 * BK + rk
+        a = tl.load(a_ptr + rm[:, None] * K + kk[None, :], mask=(rm < M)[:, None] & (kk < K)[None, :], other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * N + rn[None, :], mask=(kk < K)[:, None] & (rn < N)[None, :], other=0.0)
+        acc = tl.dot(a, b, acc)
+    c_ptrs = c_ptr + rm[:, None] * N + rn[None, :]
+    r = tl.load(r_ptr + rn[:, None] * M + rm[None, :], mask=(rn < N)[:, None] & (rm < M)[None, :], other=-1.0)
+    c = acc + tl.trans(r).to(tl.float32)
+    tl.store(c_ptrs, c, mask=(rm < M)[:, None] & (rn < N)[None, :])
+
+
+@pytest.mark.parametrize("M,N,K", [(32, 32, 32), (20, 12, 24)])
+def test_an_epilogue_in_row_chunks_with_a_transposed_load_of_a_constant_other(M, N, K):
+    """Fuzz seed 6, kernel 17 (internal error): the dot's vector epilogue is computed in row chunks shared
+    by both vector cores (xb-strip-mine, the K loop kept whole). The load's `other` (a splat constant,
+    which ties no axis there) counted as an axis of its own as long as the rows, was split along its
+    dimension 0 while the [BN, BM] load it fills is split along dimension 1: the IR did not verify."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    r = rng.standard_normal((N, M)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    kernel = xblock.jit(matmul_plus_transposed_residual)
+    grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
+    kernel[grid](a, b, r, c, M, N, K, BM=16, BN=16, BK=16, target="ascend")
+    want = a.astype(np.float32) @ b.astype(np.float32) + r.T.astype(np.float32)
+    np.testing.assert_allclose(c, want, rtol=2e-3, atol=2e-3)
+    md = kernel.warmup(a, b, r, c, M, N, K, BM=16, BN=16, BK=16, target="ascend").metadata
+    assert md["split"]["rows"] and md["split"]["factor"] > 1  # the epilogue did run in row chunks
+
+
+@triton.jit
+def matmul_minus_a_sum(a_ptr, b_ptr, w_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """`c = a @ b - sum(w[cols])`: a scalar the vector core reduces before the dot, used after it."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    shift = tl.sum(tl.load(w_ptr + rn, mask=rn < N, other=0.0), 0)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm < M)[:, None] & (rk < K)[None, :], other=0.0)
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk < K)[:, None] & (rn < N)[None, :], other=0.0)
+    c = tl.dot(a, b) - shift
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c, mask=(rm < M)[:, None] & (rn < N)[None, :])
+
+
+@pytest.mark.parametrize("M,N,K", [(16, 16, 16), (30, 20, 12)])
+def test_a_scalar_the_vector_core_reduces_before_a_dot_is_used_after_it(M, N, K):
+    """Fuzz seed 72, kernel 10 (refused: "a value of one core section is used in another"): the sum
+    is computed in the vector core's section before the dot and read in its section after the dot; the
+    first section now yields it to the next one of the same core."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    w = rng.standard_normal(N).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+    xblock.jit(matmul_minus_a_sum)[(triton.cdiv(M, 16), triton.cdiv(N, 16))](
+        a, b, w, c, M, N, K, BM=16, BN=16, BK=16, target="ascend")
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    for j in range(0, N, 16):
+        want[:, j:j + 16] -= w[j:j + 16].sum()
+    np.testing.assert_allclose(c, want, rtol=2e-3, atol=2e-3)
+
+
+@triton.jit
+def addmm_variants(a_ptr, b_ptr, c_in_ptr, c_ptr, d_ptr, M, N, K, MODE: tl.constexpr,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """One-step matmuls the Cube cannot take from memory alone. MODE 0: B's masked-off rows load -3 (they
+    multiply A's zero columns); 1: `c = c_in + a @ b` (an addmm whose accumulator starts at a loaded
+    tile); 2: `d = a @ b` through Fixpipe, then `c = a @ b` stored transposed (a vector epilogue)."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    mask = (rm < M)[:, None] & (rn < N)[None, :]
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm < M)[:, None] & (rk < K)[None, :], other=0.0)
+    if MODE == 0:
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk < K)[:, None] & (rn < N)[None, :], other=-3.0)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b), mask=mask)
+    elif MODE == 1:
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk < K)[:, None] & (rn < N)[None, :], other=0.0)
+        c = tl.dot(a, b, tl.load(c_in_ptr + rm[:, None] * N + rn[None, :], mask=mask, other=0.0))
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], c, mask=mask)
+    else:
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk < K)[:, None] & (rn < N)[None, :], other=0.0)
+        tl.store(d_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b), mask=mask)
+        a2 = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm < M)[:, None] & (rk < K)[None, :], other=0.0)
+        b2 = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk < K)[:, None] & (rn < N)[None, :], other=0.0)
+        tl.store(c_ptr + rm[:, None] + rn[None, :] * M, tl.dot(a2, b2), mask=mask)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("M,N,K", [(16, 16, 16), (20, 12, 10)])
+def test_dots_the_cube_cannot_take_from_memory_alone_are_handed_to_the_vector_core(mode, M, N, K):
+    """Fuzz seed 72, kernels 23, 18 and 79 (refused): an operand whose masked-off lanes load -3, an
+    accumulator that does not start at zeros, a kernel mixing a Fixpipe-only dot with one whose epilogue
+    runs on the vector core. Each now asks the planner to hand every dot to the vector core, which loads
+    any operand and adds the accumulator after the Cube's product."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c_in = rng.standard_normal((M, N)).astype(np.float32)
+    c, d = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    kernel = xblock.jit(addmm_variants)
+    args = (a, b, c_in, c, d, M, N, K)
+    kernel[(triton.cdiv(M, 16), triton.cdiv(N, 16))](*args, MODE=mode, BM=16, BN=16, BK=16, target="ascend")
+    ab = a.astype(np.float32) @ b.astype(np.float32)
+    if mode == 2:
+        np.testing.assert_allclose(d, ab, rtol=2e-3, atol=2e-3)
+        np.testing.assert_allclose(c.reshape(N, M), ab.T, rtol=2e-3, atol=2e-3)
+    else:
+        np.testing.assert_allclose(c, ab + (c_in if mode == 1 else 0), rtol=2e-3, atol=2e-3)
+    md = kernel.warmup(*args, MODE=mode, BM=16, BN=16, BK=16, target="ascend").metadata
+    assert md["plan"]["dots"] == "hand_off"
+
+
+@triton.jit
+def shifted_rows_then_scaled_matmul(x_ptr, y_ptr, s_ptr, a_ptr, b_ptr, c_ptr, z_ptr,
+                                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Vector work, then `acc += tl.dot(a, b) * 0.5` in a loop (a dot handed to the vector core): `x` is
+    loaded, a row is stored, a scalar `s` is read from memory after that store, and `x - s` is stored."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    x = tl.load(x_ptr + rm[:, None] * BN + rn[None, :])
+    tl.store(y_ptr + rn, tl.load(x_ptr + rn) * 2.0)
+    s = tl.load(s_ptr)
+    tl.store(z_ptr + rm[:, None] * BN + rn[None, :], x - s)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for i in range(2):
+        a = tl.load(a_ptr + rm[:, None] * (2 * BK) + (i * BK + rk)[None, :])
+        b = tl.load(b_ptr + (i * BK + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(a, b) * 0.5
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+def test_a_scalar_read_after_a_store_stays_in_the_vector_cores_section():
+    """Fuzz seed 73, kernel 95 (`ext:ubsplit:dotloop`, refused): the scalar read of `s` could not move
+    ahead of the vector core's section (the store before it may write `s`), so it ended the section,
+    and `x`, a block in a queue buffer, was needed on both sides of it. Only the vector core reads
+    `s`: the read now stays in its section."""
+    rng = np.random.default_rng(5)
+    BM, BN, BK = 16, 32, 16
+    x = rng.standard_normal((BM, BN)).astype(np.float32)
+    s = np.array([1.5], np.float32)
+    a = rng.integers(-3, 4, (BM, 2 * BK)).astype(np.float16)
+    b = rng.integers(-3, 4, (2 * BK, BN)).astype(np.float16)
+    y, c, z = np.zeros(BN, np.float32), np.zeros((BM, BN), np.float32), np.zeros((BM, BN), np.float32)
+    xblock.jit(shifted_rows_then_scaled_matmul)[(1,)](x, y, s, a, b, c, z, BM=BM, BN=BN, BK=BK, target="ascend")
+    np.testing.assert_array_equal(y, x[0] * 2)
+    np.testing.assert_array_equal(z, x - s[0])
+    np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)) * 0.5)

@@ -48,6 +48,14 @@ LAYERNORM = Start(row_bytes=2 * 512 * 4)  # a 512-float chunk of x read, one of 
 def test_layernorm_rows_per_instance_make_16k_copies():
     assert planner.coarsen_rows(LAYERNORM) == [4, 2]
     assert planner.coarsen_rows(Start(row_bytes=4)) == [64, 32, 16, 8, 4, 2]  # at most 64 rows
+
+
+def test_no_coarsening_with_a_weight_row_in_a_loop():
+    """layernorm's w and b, read chunk by chunk in its third loop: the kernel as written first."""
+    start = Start(row_bytes=2 * 512 * 4, loop_weights=True)
+    assert planner.coarsen_rows(start) == []
+    asked, verdict = drive(start, lambda plan: DOUBLE)
+    assert [p.rows for p in asked] == [1] and verdict == Keep(asked[0])
     assert planner.coarsen_rows(Start(row_bytes=16384)) == []  # already moves 16 KB per program
     assert planner.coarsen_rows(Start(row_bytes=None)) == []  # not coarsenable
     assert planner.coarsen_rows(Start(row_bytes=64, coarsen=False)) == []
@@ -222,13 +230,16 @@ def test_the_kept_plan_is_in_the_metadata_and_the_profile():
     import numpy as np
 
     import xblock
-    from examples import layernorm, matmul
+    from examples import layernorm, matmul, rmsnorm
 
-    case = layernorm.case((97, 3001), np.float32)
-    prof = xblock.profile(case.kernel, case.grid, *case.copy_args(), **dict(case.meta, BLOCK=512))
+    case = rmsnorm.case((97, 1024), np.float16)
+    prof = xblock.profile(case.kernel, case.grid, *case.copy_args(), **case.meta)
     plan = AscendPlan.from_dict(prof.plan)
     assert plan.rows > 1 and plan.split == 1  # coarsened, whole blocks (planner unit tests above)
     assert f"plan: {plan.describe()}" in prof.report()
+    case = layernorm.case((97, 3001), np.float32)  # w and b read in a loop: not coarsened
+    ck = case.kernel.warmup(*case.copy_args(), target="ascend", **dict(case.meta, BLOCK=512))
+    assert ck.metadata["plan"]["rows"] == 1 and ck.metadata["per_core_args"] == ["b_ptr", "w_ptr"]
     mm = matmul.case((64, 64, 64), np.float16)
     ck = mm.kernel.warmup(*mm.copy_args(), target="ascend", **mm.meta)
     # the epilogue in row chunks shared by both vector cores (the planner's last step)

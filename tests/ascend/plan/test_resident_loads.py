@@ -98,6 +98,22 @@ def test_rmsnorm_weight_before_the_grid_loop(coarsen):
     assert ck.metadata["resident_loads"] == [20]
 
 
+def test_blocks_balance_the_reads_of_per_core_arguments():
+    """options.launch_blocks: sqrt(other bytes / bytes every core reads whole) blocks at most (rounded),
+    for vector kernels with resident loads or per-core row caches; the others one per core."""
+    from xblock.backends.ascend.options import AIV_ONLY, MIX_AIC_1_2, launch_blocks
+
+    md = {"soc": "910B3", "kernel_type": AIV_ONLY, "per_core_args": ["w_ptr", "b_ptr"]}
+    ln = {"x_ptr": 97 * 3001 * 4, "y_ptr": 97 * 3001 * 4, "w_ptr": 3001 * 4, "b_ptr": 3001 * 4,
+          "mean_ptr": 97 * 4, "rstd_ptr": 97 * 4}
+    assert launch_blocks(md, 97) == 40  # sizes unknown: one block per core
+    assert launch_blocks(md, 97, ln) == 10  # layernorm 97 x 3001: sqrt(97.0)
+    assert launch_blocks(md, 4096, {"x_ptr": 2 << 24, "w_ptr": 2048, "b_ptr": 2048}) == 40
+    assert launch_blocks(md, 3, {"x_ptr": 4, "w_ptr": 400}) == 1
+    assert launch_blocks(dict(md, per_core_args=[]), 97, ln) == 40
+    assert launch_blocks(dict(md, kernel_type=MIX_AIC_1_2), 97, ln) == 20  # a Cube kernel: one per AI Core
+
+
 @pytest.mark.parametrize("coarsen", [False, None])
 @pytest.mark.parametrize("n_rows", [1, 7, 4096])
 def test_rmsnorm_weight_read_once_per_core(n_rows, coarsen):

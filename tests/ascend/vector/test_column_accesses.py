@@ -36,7 +36,7 @@ def _launch(kernel, m, n, dtype, bm=64, bn=64):
     y = np.zeros((n, m), dtype)
     grid = (-(-m // bm), -(-n // bn)) if kernel is store_down_columns else (-(-n // bn), -(-m // bm))
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no "scalar loop" warning: the 16- and 32-bit forms are all vector work
+        warnings.simplefilter("error")  # no "scalar loop" warning: the 8-, 16- and 32-bit forms are all vector work
         kernel[grid](x, y, m, n, BM=bm, BN=bn, target="ascend")
     want = x.T * 2 if kernel is store_down_columns else x.T + 1
     np.testing.assert_array_equal(y, want.astype(dtype))
@@ -44,7 +44,7 @@ def _launch(kernel, m, n, dtype, bm=64, bn=64):
 
 
 @pytest.mark.parametrize("kernel", [store_down_columns, load_down_columns], ids=["store", "load"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8])
 @pytest.mark.parametrize("m, n", [(64, 64), (100, 70)])
 def test_no_lane_by_lane_access(kernel, dtype, m, n):
     c = _launch(kernel, m, n, dtype)
@@ -53,9 +53,10 @@ def test_no_lane_by_lane_access(kernel, dtype, m, n):
     assert c["datacopy_out_calls"] == tiles  # one row copy per tile, not one copy per element
 
 
-def test_1024_square_either_way_has_no_scalar_access():
+@pytest.mark.parametrize("dtype", [np.float16, np.int8])
+def test_1024_square_either_way_has_no_scalar_access(dtype):
     for kernel in (store_down_columns, load_down_columns):
-        c = _launch(kernel, 1024, 1024, np.float16, bm=128, bn=128)
+        c = _launch(kernel, 1024, 1024, dtype, bm=128, bn=128)
         assert c["scalar_ub_accesses"] == c["scalar_gm_accesses"] == 0
 
 

@@ -63,6 +63,52 @@ def test_transpose_vector(dtype, shape):
     assert "TransDataTo5HD<" in cpp and "GetValue" not in cpp
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("shape", [(32, 32), (64, 32), (32, 96), (96, 64), (32, 2048)])
+def test_transpose_vector_8bit(dtype, shape):
+    """1-byte elements: TransDataTo5HD's 8-bit form (half DataBlocks, 32 x 32 per four calls), exact
+    and with no scalar UB access, from one 32 x 32 block up to 64 column blocks in one call."""
+    R, C = shape
+    x = np.random.default_rng(R + C).integers(0, 256, shape).astype(np.uint8).view(dtype)
+    out = np.zeros((C, R), dtype)
+    warns = run_ascend(trans2, (x, out), R=R, C=C)
+    np.testing.assert_array_equal(out, x.T)
+    assert last_counters(trans2, (x, out), R=R, C=C)["scalar_ub_accesses"] == 0
+    assert not [w for w in warns if "scalar" in w]
+    sig = "*i8" if dtype == np.int8 else "*u8"
+    cpp = _cpp(trans2, {"x_ptr": sig, "out_ptr": sig}, {"R": R, "C": C})
+    assert "TransDataTo5HD<" in cpp and "GetValue" not in cpp
+
+
+@xblock.jit
+def trans3(x_ptr, out_ptr, B: xl.constexpr, R: xl.constexpr, C: xl.constexpr):
+    n: xl.constexpr = B * R * C
+    x = xl.reshape(xl.load(x_ptr + xl.arange(0, n)), [B, R, C])
+    xl.store(out_ptr + xl.arange(0, n), xl.reshape(xl.permute(x, (0, 2, 1)), [n]))
+
+
+def test_transpose_8bit_batched():
+    """A batch of 8-bit transposes (permute (0, 2, 1)): one loop of TransDataTo5HD calls over the matrices."""
+    B, R, C = 3, 64, 32
+    x = np.random.default_rng(5).integers(-128, 128, (B, R, C)).astype(np.int8)
+    out = np.zeros((B, C, R), np.int8)
+    warns = run_ascend(trans3, (x.ravel(), out.ravel()), B=B, R=R, C=C)
+    np.testing.assert_array_equal(out, x.transpose(0, 2, 1))
+    assert last_counters(trans3, (x.ravel(), out.ravel()), B=B, R=R, C=C)["scalar_ub_accesses"] == 0
+    assert not [w for w in warns if "scalar" in w]
+
+
+@pytest.mark.parametrize("shape", [(16, 32), (32, 16), (48, 32)])
+def test_transpose_8bit_fallback(shape):
+    """8-bit rows or columns not whole 32-byte blocks: the scalar loop, warned, still exact."""
+    R, C = shape
+    x = np.arange(R * C, dtype=np.int64).reshape(R, C).astype(np.int8)
+    out = np.zeros((C, R), np.int8)
+    warns = run_ascend(trans2, (x, out), R=R, C=C)
+    np.testing.assert_array_equal(out, x.T)
+    assert any("8-, 16- or 32-bit" in w and "scalar GetValue/SetValue" in w for w in warns)
+
+
 def test_transpose_fallback_small():
     """Rows fewer than 16: still the scalar loop (with its warning), still exact."""
     x = np.arange(32, dtype=np.float32).reshape(4, 8)

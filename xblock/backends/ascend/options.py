@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ...errors import OptionError
@@ -72,9 +73,26 @@ def rows_per_instance(programs: int, rows: int, cores: int) -> int:
     return max(1, min(rows, -(-programs // max(1, cores))))
 
 
-def launch_blocks(metadata: dict, programs: int) -> int:
-    """blockDim of a launch of `programs` program instances: one per core, at most."""
-    return max(1, min(programs, launch_cores(metadata)[0]))
+def launch_blocks(metadata: dict, programs: int, arg_bytes: dict | None = None) -> int:
+    """blockDim of a launch of `programs` program instances: one per core, at most.
+
+    `arg_bytes` (argument name -> bytes of the array passed): when a vector kernel reads some
+    arguments whole on every core (`metadata["per_core_args"]`: resident loads and per-core row caches,
+    plan/resident.py and plan/row_cache.py), each more block reads them once more, and the cores
+    reading the same 512-B windows wait for each other (docs/ASCEND_MODEL.md); fewer blocks each do
+    more of the rest. With S the bytes of those arguments and W the launch's other bytes, a core's time
+    goes as W / blocks + S * blocks, least at sqrt(W / S) blocks: the launch takes that many (rounded),
+    at most one per core and one per program. layernorm 97 x 3001 (w and b 24 KB, x, y 2.3 MB): 10
+    blocks, not 40."""
+    blocks = max(1, min(programs, launch_cores(metadata)[0]))
+    shared = metadata.get("per_core_args")
+    if not arg_bytes or not shared or metadata.get("kernel_type", AIV_ONLY) != AIV_ONLY:
+        return blocks
+    s = sum(arg_bytes.get(n, 0) for n in shared)
+    w = sum(arg_bytes.values()) - s
+    if s <= 0:
+        return blocks
+    return max(1, min(blocks, math.floor(math.sqrt(w / s) + 0.5)))  # as the exported host (project/host.py)
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,9 @@ class AscendOptions(BaseOptions):
         resident: keep data the kernel reads again in the unified buffer: loads alike in every
             program copied once per core before the grid loop (`resident.py`), and rows several
             loops read kept in UB slots (`row_cache.py`); False reads them from GM each time.
+        cube_depth: let the Cube's L1 tile hold several steps of a dot's K loop (one copy of A and
+            of B for them: `cube/depth.py`, `cube/tiling.py` deepen); False copies the user's
+            BLOCK_K slices one step at a time.
     """
 
     soc: str = "910B3"
@@ -98,11 +119,12 @@ class AscendOptions(BaseOptions):
     line_directives: bool = False
     coarsen: bool = True
     resident: bool = True
+    cube_depth: bool = True
 
     def __post_init__(self):
         if self.soc not in SOCS:
             raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
-        for name in ("coarsen", "resident"):
+        for name in ("coarsen", "resident", "cube_depth"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.buffer_num not in (1, 2):

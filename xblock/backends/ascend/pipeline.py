@@ -48,7 +48,7 @@ from .lower.ops import (  # noqa: F401  (register rules)
 )
 from .lower.rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
 from .model.launch import build_emulator_library
-from .plan import planner, resident
+from .plan import planner, resident, row_cache
 from .plan.plan import (
     AscendPlan,
     Failed,
@@ -83,7 +83,7 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
         return attempts[plan].outcome
 
     try:
-        verdict = planner.run(_start(module, options), lower)
+        verdict = planner.run(_start(module, options, metadata), lower)
     except CompilationError:
         raise
     except Exception as e:  # a bug outside the walk (coarsening, strip-mining): at the kernel's def line
@@ -93,12 +93,19 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     if isinstance(verdict, planner.Fail):
         raise _with_reason(tried.error, verdict.detail, verdict.loc)
     metadata.update(tried.meta)
-    metadata["plan"] = verdict.plan.as_dict()
+    metadata["plan"] = verdict.plan.but(cube_tiles=_cube_tiles(metadata)).as_dict()
     metadata["ub_plan"] = tried.low.ub_plan()
     metadata["tiling_fields"] = tried.low.fields
     metadata["warnings"] = tried.low.warnings
     metadata["soc"] = options.soc
     return tried.out.operation.get_asm(enable_debug_info=True)
+
+
+def _cube_tiles(metadata: dict) -> tuple | None:
+    """The Cube tiles the lowering chose for the kernel's first dot: (baseM, baseN, baseK, the K of its L1
+    tile), or None without a dot (cube/tiling.py CubePlan.tiles)."""
+    dots = metadata.get("cube") or []
+    return tuple(dots[0]["tiles"]) if dots and dots[0].get("tiles") else None
 
 
 def _vector_transpose(elem: str, rows: int, cols: int) -> bool:
@@ -107,10 +114,10 @@ def _vector_transpose(elem: str, rows: int, cols: int) -> bool:
     return rows >= 16 and cols >= 16 and can_transpose(elem, rows, cols)
 
 
-def _start(module: ir.Module, options) -> planner.Start:
-    """What the planner knows before any lowering: the options, and the bytes one program's row
-    accesses move when the kernel can be coarsened (R rows of a flat range under a flat mask would be
-    gathers here: such a kernel is not coarsened)."""
+def _start(module: ir.Module, options, metadata: dict) -> planner.Start:
+    """What the planner knows before any lowering: the options, the bytes one program's row accesses
+    move when the kernel can be coarsened (R rows of a flat range under a flat mask would be gathers
+    here: such a kernel is not coarsened), and whether its loops read a weight row."""
     row_bytes = None
     if options.coarsen is not False:
         try:
@@ -118,8 +125,11 @@ def _start(module: ir.Module, options) -> planner.Start:
             row_bytes = None if flat else per_row
         except coarsen_programs.Refused:
             pass
-    return planner.Start(row_bytes=row_bytes, coarsen=options.coarsen is not False,
-                         resident=getattr(options, "resident", True), double_buffer=options.buffer_num != 1)
+    resident_on = getattr(options, "resident", True)
+    return planner.Start(row_bytes=row_bytes, coarsen=options.coarsen is not False, resident=resident_on,
+                         double_buffer=options.buffer_num != 1,
+                         loop_weights=bool(resident_on) and
+                         row_cache.loop_weights(module, metadata.get("written_args")))
 
 
 @dataclass

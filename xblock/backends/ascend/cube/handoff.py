@@ -119,7 +119,8 @@ def _plan(ctx, dot):
                         "straight to a store (`acc = tl.dot(a, b, acc)` in a K loop, then store acc)")
     plan = cube_plan_of(ctx, dot)
     BM, BN, BK = plan.block_m, plan.block_n, plan.block_k
-    ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": False,
+    ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "tiles": plan.tiles,
+                                            "relu": False,
                                             "block": [BM, BN, BK], "dtype": plan.in_dtype, "epilogue": "handoff"})
     return plan
 

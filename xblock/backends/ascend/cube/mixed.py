@@ -28,6 +28,7 @@ from mlir.dialects import arith, scf
 from ....dialects import ascendc as A
 from ..builders import Builders
 from ..options import MIX_AIC_1_2
+from ..plan.plan import VectorCoreNeeded
 from ..values import SIZE, Tile, elem_of, round_up, shape_of
 from .match import users_of
 from .sections import section_kernel
@@ -139,6 +140,15 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
     anchor = loop.operation
     block_ops = [o.operation for o in anchor.block.operations]
     rest = [o for o in block_ops[block_ops.index(anchor) + 1:] if o.name != "func.return"]
+    later = next((o for o in _walk(rest) if o.name == "xb.dot"), None)
+    if later is not None:
+        # the rest of the program goes whole in the AIV section, which cannot hold the Cube's copies and
+        # Mmad of a later dot: the planner hands every dot of the kernel to the vector core instead
+        raise VectorCoreNeeded(ctx.error(f"this dot follows the dot of line {ctx.loc[1]}, whose epilogue runs on the "
+                                         "vector core (a mixed kernel, its vector section taking the rest of the "
+                                         "program), and the Cube cannot run inside that section; the kernel does not "
+                                         "lower with every dot handed to the vector core either", later),
+                               why="dot_store")
     sliced = _sliced(rest, acc_result)
     st = state(ctx)
     st.narrow = _narrow(acc_result, sliced)

@@ -17,7 +17,7 @@ from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
 from ..options import AIC_ONLY, MIX_AIC_1_1, MIX_AIC_1_2
-from ..plan.plan import SECTIONS
+from ..plan.plan import SECTIONS, VectorCoreNeeded
 from ..values import elem_of, shape_of
 from .mixed import state
 from .sections import section_kernel
@@ -90,7 +90,9 @@ def queues(ctx, plan, mixed: bool = False):
     if st.queues:
         if mixed and st.kernel_type.attributes["type"] not in (ir.StringAttr.get(MIX_AIC_1_1),
                                                                ir.StringAttr.get(MIX_AIC_1_2)):
-            raise ctx.error("a kernel mixing Fixpipe-only and vector epilogues of dots is not supported yet")
+            # the planner answers with every dot handed to the vector core
+            raise VectorCoreNeeded(ctx.error("a kernel mixing Fixpipe-only and vector epilogues of dots is not "
+                                             "supported yet"), "dot_store")
         widen(ctx, plan)
         return st.queues
     sectioned = ctx.plan.dots == SECTIONS and not mixed  # Fixpipe-only dots beside vector work of their own
@@ -164,7 +166,7 @@ def to_l1(ctx, plan, qs, src: Operand, in_t):
     """GM -> L1 (ND -> NZ) of one operand; returns the dequeued L1 tensor."""
     q = qs["A1" if src.role == "a" else "B1"]
     # rows of the L1 fractal columns: the padded row count of the tile as GM holds it
-    c0stride = {("a", False): plan.base_m, ("a", True): plan.k_pad, ("b", False): plan.k_pad,
+    c0stride = {("a", False): plan.base_m, ("a", True): plan.l1_k, ("b", False): plan.l1_k,
                 ("b", True): plan.base_n}[(src.role, src.trans)]
     local = A.local_type(in_t)
     t = A.op("alloc_tensor", [], local, queue=q, name=f"{src.role}1Local")
@@ -233,11 +235,32 @@ def nd2nz(ctx, plan, dst, gm, rows, cols, row_stride, c0stride: int) -> None:
 
 
 def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1, in_t, first, bias=None) -> None:
-    """baseK-wide LoadData (L1 -> L0A/L0B) and Mmad steps over the K of one L1 slice. `first` (i1): this slice
-    starts the accumulator (at zero, or at the row of `bias`, a BiasTable tensor, when given)."""
+    """baseK-wide LoadData (L1 -> L0A/L0B) and Mmad steps over the K of one L1 tile. `first` (i1): this tile
+    starts the accumulator (at zero, or at the row of `bias`, a BiasTable tensor, when given). A tile of
+    plan.k_depth K steps of the kernel (tiling.deepen) runs its steps in a loop over the ones `k_valid` reaches
+    (at least one, so that a first tile always starts the accumulator)."""
     if a_trans and plan.esize != 2:
         raise ctx.error(f"a transposed (column-major or tl.trans) A operand of a {plan.in_dtype} dot is not supported "
                         "on the Cube unit yet (its L0A load needs LoadDataWithTranspose squares): load A row-major")
+    if plan.k_depth == 1:
+        _slice_steps(ctx, plan, qs, a1, b1, a_trans, b_trans, k_valid, c1, in_t, first, bias, None)
+        return
+    if a_trans or b_trans:
+        raise ctx.error("internal error: a deep L1 tile of a transposed dot operand")  # deepen() is never asked
+    used = arith.DivSIOp(ctx.add(k_valid, ctx.c64(plan.k_pad - 1)), ctx.c64(plan.k_pad)).result
+    loop = ctx.for_range(ctx.c64(0), ctx.named(ctx.smax(used, ctx.c64(1)), "kSlices"))
+    loop.attributes["name"] = ir.StringAttr.get("kk")
+    with ir.InsertionPoint(loop.body):
+        f = loop.induction_variable
+        at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+        k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(plan.k_pad)))
+        _slice_steps(ctx, plan, qs, a1, b1, False, False, k_left, c1, in_t, at_first, bias, f)
+        scf.YieldOp([])
+
+
+def _slice_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1, in_t, first, bias, f) -> None:
+    """The baseK steps of one k_pad-wide slice of the L1 tile: slice `f` (an i64 value; None: the tile's only
+    slice), whose fractal columns start f * k_pad / K0 into the tile."""
     local = A.local_type(in_t)
     k0, frac = plan.k0, plan.frac_elems
     mf, kf1 = plan.base_m // 16, plan.k_pad // k0
@@ -247,20 +270,21 @@ def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1,
         k_here = ctx.smax(ctx.smin(ctx.sub(k_valid, ctx.c64(s * plan.base_k)), ctx.c64(plan.base_k)), ctx.c64(0))
         k_here = ctx.named(k_here, f"kStep{s}" if plan.k_steps > 1 else "kStep")
         kf = arith.DivSIOp(ctx.add(k_here, ctx.c64(k0 - 1)), ctx.c64(k0)).result
+        kcol = ctx.c64(s * bkf) if f is None else ctx.add(ctx.mul(f, ctx.c64(kf1)), ctx.c64(s * bkf))
         a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
         rows = ctx.for_range(0, mf)
         with ir.InsertionPoint(rows.body):
             i = rows.induction_variable
             if a_trans:  # L1 holds A^T: the K fractals of M row i are consecutive; each one transposed
-                start, stride = ctx.add(ctx.mul(i, ctx.c64(kf1)), ctx.c64(s * bkf)), ctx.c64(1)
+                start, stride = ctx.add(ctx.mul(i, ctx.c64(kf1)), kcol), ctx.c64(1)
             else:
-                start, stride = ctx.add(i, ctx.c64(s * bkf * mf)), ctx.c64(mf)
+                start, stride = ctx.add(i, ctx.mul(kcol, ctx.c64(mf))), ctx.c64(mf)
             A.op("load_data", [ctx.at(a2, ctx.mul(ctx.mul(i, kf), ctx.c64(frac))), a1, start, kf, stride],
                  transpose=a_trans)
             scf.YieldOp([])
         A.op("enque", [a2], queue=qs["A2"])
         b2 = A.op("alloc_tensor", [], local, queue=qs["B2"], name="b2Local")
-        _load_b(ctx, plan, b1, b2, b_trans, s, k_here, kf)
+        _load_b(ctx, plan, b1, b2, b_trans, s, k_here, kf, f)
         A.op("enque", [b2], queue=qs["B2"])
         a2d = A.op("deque", [], local, queue=qs["A2"], name="a2")
         b2d = A.op("deque", [], local, queue=qs["B2"], name="b2")
@@ -281,7 +305,7 @@ def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1,
         A.op("free_tensor", [b2d], queue=qs["B2"])
 
 
-def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf) -> None:
+def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None) -> None:
     """B from L1 to L0B (Zn: per K fractal row, nf fractals of 16 columns x K0, each stored as its transpose).
 
     b_trans: L1 holds B^T (N x K, as attention's K), already in that fractal order: plain LoadData. Otherwise
@@ -289,35 +313,39 @@ def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf) -> None:
     LoadDataWithTranspose, whose squares join two fractals (asc-devkit LoadDataWithTranspose.md): b8 the two K
     fractals 16 x 32 above one another in the NZ L1 tile (a 32 x 32 square -> N fractals 2u, 2u+1, side by side
     in L0B); b32 two 16 x 8 N fractals side by side in the zZ L1 tile (_b32_rows_to_l1: a 16 x 16 square -> the
-    K fractals 2t, 2t+1, nf fractals apart in L0B)."""
+    K fractals 2t, 2t+1, nf fractals apart in L0B). `f`: the k_pad-wide slice of a deep L1 tile (mmad_steps)."""
     k0, frac = plan.k0, plan.frac_elems
-    nf, kf1, bkf = plan.base_n // 16, plan.k_pad // k0, plan.base_k // k0
+    nf, kf1, bkf = plan.base_n // 16, plan.l1_k // k0, plan.base_k // k0
+    # the first K fractal (b16, b8) or 16-row band (b32) of this step in the L1 tile
+    first_kf = ctx.c64(s * bkf) if f is None else ctx.add(ctx.mul(f, ctx.c64(plan.k_pad // k0)), ctx.c64(s * bkf))
     if b_trans or plan.esize == 2:
         ks = ctx.for_range(ctx.c64(0), kf)
         with ir.InsertionPoint(ks.body):
             j = ks.induction_variable
             if b_trans:
-                start, stride = ctx.mul(ctx.add(j, ctx.c64(s * bkf)), ctx.c64(nf)), ctx.c64(1)
+                start, stride = ctx.mul(ctx.add(j, first_kf), ctx.c64(nf)), ctx.c64(1)
             else:
-                start, stride = ctx.add(j, ctx.c64(s * bkf)), ctx.c64(kf1)
+                start, stride = ctx.add(j, first_kf), ctx.c64(kf1)
             A.op("load_data", [ctx.at(b2, ctx.mul(j, ctx.c64(nf * frac))), b1, start, ctx.c64(nf), stride],
                  transpose=not b_trans)
             scf.YieldOp([])
         return
-    if plan.esize == 1:  # one 32-row K square per K fractal; N squares k_pad / 32 squares apart in L1
+    if plan.esize == 1:  # one 32-row K square per K fractal; N squares l1_k / 32 squares apart in L1
         loop = ctx.for_range(ctx.c64(0), kf)
         with ir.InsertionPoint(loop.body):
             t = loop.induction_variable
             A.op("load_data_with_transpose", [ctx.at(b2, ctx.mul(t, ctx.c64(nf * frac))), b1,
-                                              ctx.add(t, ctx.c64(s * bkf)), ctx.c64(plan.base_n // 32),
-                                              ctx.c64(plan.k_pad // 32), ctx.c64(1), ctx.c64(0)])
+                                              ctx.add(t, first_kf), ctx.c64(plan.base_n // 32),
+                                              ctx.c64(plan.l1_k // 32), ctx.c64(1), ctx.c64(0)])
             scf.YieldOp([])
         return
+    band0 = ctx.c64(s * plan.base_k // 16) if f is None else \
+        ctx.add(ctx.mul(f, ctx.c64(plan.k_pad // 16)), ctx.c64(s * plan.base_k // 16))
     bands = arith.DivSIOp(ctx.add(k_here, ctx.c64(15)), ctx.c64(16)).result  # b32: 16 rows of K per square
     loop = ctx.for_range(ctx.c64(0), bands)
     with ir.InsertionPoint(loop.body):
         t = loop.induction_variable
-        start = ctx.mul(ctx.add(t, ctx.c64(s * plan.base_k // 16)), ctx.c64(nf))
+        start = ctx.mul(ctx.add(t, band0), ctx.c64(nf))
         A.op("load_data_with_transpose", [ctx.at(b2, ctx.mul(t, ctx.c64(2 * nf * frac))), b1, start, ctx.c64(nf),
                                           ctx.c64(1), ctx.c64(0), ctx.c64(nf - 1)])
         scf.YieldOp([])

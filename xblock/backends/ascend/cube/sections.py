@@ -10,13 +10,15 @@ before it (both cores compute it). A loop or `if` holding both kinds runs on bot
 sections inside; one holding one kind goes whole into a section of that core. Cross-core flag
 ops say their core (`xb_core`). A value one core computes cannot reach the other through SSA (only
 through GM and a flag): such a use is an error, as is a block held in a queue buffer across a
-section boundary (scratch tiles are declared outside the sections, so they carry over).
+section boundary (scratch tiles are declared outside the sections, so they carry over). A scalar
+that a later section of the same core reads leaves its section as the section's result. A section
+drawn before (a mixed dot's, `cube_mixed.py`) counts as work of its core.
 """
 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import scf
+from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
 from ..irwalk import ancestor_in
@@ -60,7 +62,9 @@ class Sections:
             if op.name in ("scf.yield", "scf.condition", "func.return"):
                 continue
             k = self.classify(op)
-            found.add(k)
+            # a section already drawn (a mixed dot's) is work of its core: a loop holding it and vector work
+            # of the other core's runs on both
+            found.add(_core_of(op) or k if k == FIXED else k)
         return found
 
     def _check_yields(self, op) -> None:
@@ -93,6 +97,10 @@ class Sections:
                                 "(a scalar taken from a block); the Cube runs the same control flow", op)
             if k in (MIXED, BOTH):
                 self._check_yields(op)
+        if k == FIXED and _core_of(op) == AIV:
+            cube = next((o for o in _walk_ops(op) if o.name in CUBE_OPS), None)
+            if cube is not None:  # the model stops a kernel at a Cube API a vector core calls
+                raise CrossCore("the Cube's work of a dot landed in a vector-core section", cube)
         if k == BOTH and used:
             if len(used) > 1:
                 raise CrossCore("an op combines values of the Cube and of the vector core", op)
@@ -149,24 +157,60 @@ class Sections:
                     continue
                 run = (k, [op])
                 runs.append(run)
-            elif k == BOTH and run is not None and (_pure(op) or _gm_read_before(op, run[1])):
+            elif k == BOTH and run is not None and not _reads(op, run[1]) and \
+                    (_pure(op) or _gm_read_before(op, run[1])):
                 op.move_before(run[1][0])  # both cores compute it, ahead of the section
+            elif k == BOTH and run is not None and (_pure(op) or _gm_read(op)) and self._only_for(op, run[0], block):
+                run[1].append(op)  # only this core's work reads it (a GM scalar read after a store): it stays in
             else:
                 run = None
         for k, members in runs:
-            self._check_escapes(block, members)
-            _wrap(k, members)
+            _wrap(k, members, self._check_escapes(block, members, k))
 
-    def _check_escapes(self, block, members) -> None:
-        inside = set(members)
+    def _check_escapes(self, block, members, core) -> list:
+        """The scalars of section `members` (of `core`) used after it, each only in later sections of the same
+        core (a `tl.sum` of a vector block before a dot's hand-off, used after it): the section yields them.
+        A queue block, or a value the other core would read, is an error."""
+        inside, out = set(members), []
         for op in members:
             for r in _all_results(op):
                 for u in r.uses:
                     top = _top_in(block, _op(u.owner))
-                    if top is not None and top not in inside:
+                    if top is None or top in inside:
+                        continue
+                    if A.is_local(r.type) or not _scalar(r.type) or self._user_core(_op(u.owner), top, block) != core:
                         what = "block held in a queue buffer" if A.is_local(r.type) else "value"
                         raise CrossCore(f"a {what} of one core section is used in another (across a dot's "
                                         "hand-off between the Cube and the vector core)", top)
+                    if r not in out:
+                        out.append(r)
+        return out
+
+    def _only_for(self, op, core, block) -> bool:
+        """Whether every use of `op`'s results (through scalar arithmetic both cores would compute) is
+        work of `core`."""
+        stack, seen = list(op.results), set()
+        while stack:
+            for u in stack.pop().uses:
+                owner = _op(u.owner)
+                top = _top_in(block, owner)
+                k = self.kinds.get(top) if top is not None else None
+                if k == core or k == FIXED and _core_of(top) == core or k == MIXED and self.kinds.get(owner) == core:
+                    continue
+                if k != BOTH or top != owner or not _pure(owner):
+                    return False
+                if owner not in seen:
+                    seen.add(owner)
+                    stack.extend(owner.results)
+        return bool(op.results)
+
+    def _user_core(self, user, top, block):
+        """The core that runs `user` (inside `top`, an op of `block`): its section's, or the section its top
+        op will be wrapped in; None for code both cores run."""
+        k = self.kinds.get(top)
+        if k in (AIC, AIV):
+            return k
+        return _section_core(user, block)
 
 
 def _all_results(op):
@@ -177,6 +221,14 @@ def _all_results(op):
                 yield from _all_results(_op(o))
 
 
+def _walk_ops(op):
+    for region in op.regions:
+        for b in region.blocks:
+            for o in b.operations:
+                yield _op(o)
+                yield from _walk_ops(_op(o))
+
+
 def _top_in(block, op):
     """The ancestor of `op` that is an op of `block` (None when op is not inside block)."""
     return None if op is None else ancestor_in(block, op)
@@ -184,6 +236,16 @@ def _top_in(block, op):
 
 def _pure(op) -> bool:
     return (op.name.startswith(("arith.", "math.")) or op.name in PURE) and not op.regions
+
+
+def _gm_read(op) -> bool:
+    return op.name == "ascendc.get_value" and A.is_global(op.operands[0].type)
+
+
+def _reads(op, members) -> bool:
+    """Whether `op` reads a result of one of `members`."""
+    inside = set(members)
+    return any(not isinstance(v.owner, ir.Block) and _op(v.owner) in inside for v in op.operands)
 
 
 def _gm_read_before(op, members) -> bool:
@@ -217,12 +279,43 @@ def _core_of(op):
     return ir.StringAttr(_op(c).attributes["core"]).value
 
 
-def _wrap(core: str, members: list) -> None:
+def _scalar(t) -> bool:
+    return isinstance(t, (ir.IntegerType, ir.IndexType, ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+
+
+def _section_core(op, block):
+    """The core of the innermost section holding `op` below `block` (None: code both cores run)."""
+    while op is not None and op.operation != block.owner:
+        parent = op.parent
+        if parent is None:
+            return None
+        parent = _op(parent)
+        if parent.name == "scf.if" and _core_of(parent) is not None:
+            return _core_of(parent)
+        op = parent
+    return None
+
+
+def _wrap(core: str, members: list, escaping=()) -> None:
+    """`if ASCEND_IS_<core> { members }`; scalars used by later sections of the core (`escaping`) leave it as
+    the `if`'s results (the other core's branch gives a zero it never reads)."""
+    types = [v.type for v in escaping]
     with ir.InsertionPoint(members[0]), members[0].location:
         cond = A.op("core_is", [], ir.IntegerType.get_signless(1), core=core)
-        sec = scf.IfOp(cond, [], has_else=False)
+        sec = scf.IfOp(cond, types, has_else=bool(types))
         with ir.InsertionPoint(sec.then_block):
-            y = scf.YieldOp([])
+            y = scf.YieldOp(list(escaping))
+        if types:
+            with ir.InsertionPoint(sec.else_block):
+                zeros = [arith.ConstantOp(t, 0.0 if not isinstance(t, (ir.IntegerType, ir.IndexType)) else 0).result
+                         for t in types]
+                scf.YieldOp(zeros)
+    inside = set(members) | {sec.operation}  # (the section's yield reads them too)
+    for v, res in zip(escaping, sec.results):
+        for u in list(v.uses):
+            owner = _op(u.owner)
+            if ancestor_in(members[0].block, owner) not in inside:
+                owner.operands[u.operand_number] = res
     for op in members:
         op.move_before(y)
 

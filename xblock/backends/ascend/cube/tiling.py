@@ -5,14 +5,17 @@ CANN-licensed and needs the platform info, so it is not used). One xb program in
 a BLOCK_M x BLOCK_N tile: the accumulator (fp32; int32 for int8 inputs) lives whole in L0C; each
 step of the kernel's K loop brings a BLOCK_M x BLOCK_K slice of A and a BLOCK_K x BLOCK_N slice of B
 into L1 (ND -> NZ), and `LoadData` moves baseK-wide pieces of them into L0A/L0B for `Mmad`. Buffers
-are doubled where the capacity allows, so the next copy overlaps the current multiply. Element sizes: a fractal is 512 B
+are doubled where the capacity allows, so the next copy overlaps the current multiply. `deepen` makes
+the L1 tile several K steps deep (`k_depth`; one copy of A and of B for them), chosen from the shapes
+and the SoC, not the user's BLOCK_K; the lowering uses it where cube/depth.py proves the steps lie
+side by side. Element sizes: a fractal is 512 B
 (16 x 16 f16/bf16, 16 x 8 f32, 16 x 32 i8), L0A/L0B 64 KB, L0C 128 KB and L1 512 KB - 128 B on the
 910B (REFERENCE.md 2.1). Pure Python: no MLIR needed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..options import SOCS
 
@@ -98,6 +101,12 @@ class CubePlan:
     depth_b1: int
     db_l0a: int  # L0A buffers
     db_l0b: int
+    k_depth: int = 1  # steps of the kernel's K loop one L1 tile holds (deepen(): one copy of A and of B per k_depth)
+
+    @property
+    def l1_k(self) -> int:
+        """The K of one L1 tile: k_depth slices of k_pad."""
+        return self.k_depth * self.k_pad
 
     @property
     def esize(self) -> int:
@@ -123,11 +132,11 @@ class CubePlan:
 
     @property
     def a1_bytes(self) -> int:
-        return self.base_m * self.k_pad * self.esize
+        return self.base_m * self.l1_k * self.esize
 
     @property
     def b1_bytes(self) -> int:
-        return self.k_pad * self.base_n * self.esize
+        return self.l1_k * self.base_n * self.esize
 
     @property
     def a2_bytes(self) -> int:
@@ -141,6 +150,11 @@ class CubePlan:
     def c1_bytes(self) -> int:
         return round_up(self.base_m * self.base_n * 4, self.soc.l0c_align)
 
+    @property
+    def tiles(self) -> tuple:
+        """(baseM, baseN, baseK, the K of one L1 tile): what the plan report shows (AscendPlan.cube_tiles)."""
+        return (self.base_m, self.base_n, self.base_k, self.l1_k)
+
     def usage(self) -> dict:
         """Bytes planned per buffer against its capacity."""
         s = self.soc
@@ -153,7 +167,10 @@ class CubePlan:
 
     def describe(self) -> str:
         parts = [f"baseM={self.base_m} baseN={self.base_n} baseK={self.base_k} (BLOCK_K {self.block_k} in "
-                 f"{self.k_steps} step{'s' * (self.k_steps > 1)})",
+                 f"{self.k_steps} step{'s' * (self.k_steps > 1)})"]
+        if self.k_depth > 1:
+            parts.append(f"K depth in L1 {self.l1_k} ({self.k_depth} of the kernel's K steps per copy)")
+        parts += [
                  f"depthA1={self.depth_a1} depthB1={self.depth_b1} L0A x{self.db_l0a} L0B x{self.db_l0b}"]
         parts += [f"{k} {u} / {c} B" for k, (u, c) in self.usage().items()]
         return "; ".join(parts)
@@ -183,6 +200,34 @@ def plan_cube(block_m: int, block_n: int, block_k: int, in_dtype: str, soc: Cube
                         "smaller BLOCK_K")
     depth = 2 if 2 * (a1 + b1) <= soc.l1_bytes else 1
     return CubePlan(soc, in_dtype, block_m, block_n, block_k, base_m, base_n, k_pad, base_k, depth, depth, db, db)
+
+
+# The GM row of one L1 tile of A the planner aims for: a 512-B burst (the GM request window; CATLASS's fp16 L1
+# tile is 256 deep for the same reason). Deeper tiles cut the copies further but make the first one (not
+# overlapped) longer and take L1 from double buffering.
+L1_ROW_BYTES = 512
+
+
+def deepen(plan: CubePlan, reserved_l1: int = 0) -> CubePlan:
+    """The plan with the deepest L1 K tile (a power of two of the kernel's K steps) whose GM rows of A reach
+    L1_ROW_BYTES at most, A1 and B1 double-buffered within L1 (less `reserved_l1`, the bias row's queue); the
+    plan itself when no depth above 1 fits or BLOCK_K is not whole fractals (the K steps would not lie side by
+    side in L1). Chosen from the block shape, the dtype and the SoC, not from the K loop's trip count (a runtime
+    value): a K shorter than the tile leaves part of it unused."""
+    if plan.k_pad != plan.block_k or plan.depth_a1 < 2:
+        return plan
+    best = plan
+    depth = 2
+    while depth * plan.k_pad * plan.esize <= L1_ROW_BYTES:
+        deeper = _with_depth(plan, depth)
+        if 2 * (deeper.a1_bytes + deeper.b1_bytes) + reserved_l1 > plan.soc.l1_bytes or deeper.l1_k > 4095:
+            break
+        best, depth = deeper, depth * 2
+    return best
+
+
+def _with_depth(plan: CubePlan, depth: int) -> CubePlan:
+    return replace(plan, k_depth=depth)
 
 
 def _choose_base_k(base_m: int, base_n: int, k_pad: int, in_dtype: str, soc: CubeSoc) -> tuple:

@@ -335,9 +335,11 @@ ENTRIES: list[Api] = [
         "template <T> TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE], "
         "const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE], const TransDataTo5HDParams&) [16 addresses "
         "each; T int8/uint8/int16/uint16/half/int32/uint32/float on A2; 32-B aligned; per repeat 16-bit: a 16x16 "
-        "transpose, 32-bit: 16 rows of 8 -> 8 rows of 16 (dst blocks 2i, 2i+1); repeatTimes 1 still adds the "
+        "transpose, 32-bit: 16 rows of 8 -> 8 rows of 16 (dst blocks 2i, 2i+1), 8-bit: half dstHighHalf of dst block "
+        "i = element 16 srcHighHalf + i of the 16 src blocks, the other half kept; repeatTimes 1 still adds the "
         "strides once]", adk=ADK_ATOMIC_OLD, c81="interface/kernel_operator_vec_transpose_intf.h",
-        note="semantics and the repeatTimes == 1 quirk: ADK docs/api/context/TransDataTo5HD.md "
+        note="semantics (the 8-bit rule and its int8_t example) and the repeatTimes == 1 quirk: ADK "
+             "docs/api/context/TransDataTo5HD.md "
              "(cannmirror/asc-devkit@0a2e47c191a0733c90577d6aa6b594db668251e4)"),
     Api("TransDataTo5HDParams", "struct", _I + "kernel_struct_transpose.h",
         "TransDataTo5HDParams(bool dstHighHalf, bool srcHighHalf, uint8 repeatTimes, uint16 dstRepStride, "

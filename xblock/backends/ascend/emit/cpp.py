@@ -382,9 +382,18 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
     def emit_if(self, op) -> None:
         cond = op.operands[0].owner
         if not isinstance(cond, ir.Block) and cond.name == "ascendc.core_is":  # a mixed kernel's core section
+            outs = []
+            for r in op.results:  # scalars later sections of this core read (the other core's branch: none)
+                v = self.bind(r, "sec")
+                self.line(f"{self.ctype(r.type)} {v} = 0;")
+                outs.append(v)
             self.line(f"if ASCEND_IS_{self.attr(cond, 'core')} {{")
             self.depth += 1
-            self.block(op.regions[0].blocks[0])
+            blk = op.regions[0].blocks[0]
+            self.block(blk)
+            y = blk.operations[len(blk.operations) - 1]
+            for v, val in zip(outs, y.operands):
+                self.line(f"{v} = {self.expr(val)};")
             self.depth -= 1
             self.line("}")
             return

@@ -10,7 +10,8 @@ class LayoutCalls:
 
     def op_trans_data_5hd(self, op):
         """`TransDataTo5HD(dstList, srcList, params)` with the two address lists built from a base
-        tensor and a row stride (LocalTensor copies: no UB access), in a scope of their own."""
+        tensor and a row stride (LocalTensor copies: no UB access), in a scope of their own; 8-bit
+        calls name the DataBlock halves they write and read (`dst_high`, `src_high`)."""
         d, s = op.operands
         elem = A.elem_of(d.type)
         t = self.ctype(elem)
@@ -30,7 +31,10 @@ class LayoutCalls:
             self.line(f"{dl}[{i}] = {self.expr(d)}[{i} * {ds}];")
         self.depth -= 1
         self.line("}")
-        self.line(f"TransDataTo5HD<{t}>({dl}, {sl}, TransDataTo5HDParams(false, false, {self.attr(op, 'repeat')}, "
+        # the halves of the DataBlocks an 8-bit call writes and reads (vector/transpose.py `_transpose_b8`)
+        dh, sh = (str(bool(self.attr(op, k))).lower() if k in op.attributes else "false"
+                  for k in ("dst_high", "src_high"))
+        self.line(f"TransDataTo5HD<{t}>({dl}, {sl}, TransDataTo5HDParams({dh}, {sh}, {self.attr(op, 'repeat')}, "
                   f"{self.attr(op, 'dst_rep')}, {self.attr(op, 'src_rep')}));")
         self.depth -= 1
         self.line("}")

@@ -150,8 +150,10 @@ def _emu_digest() -> str:
 
 
 _FIRST_DIRECTIVE = re.compile(r"^\s*#.*$|\Z", re.M)
-PCH_NAME, RUNTIME_NAME = "xbemu_pch.h", "xbemu_runtime.o"
+PCH_NAME, PCH8_NAME, RUNTIME_NAME = "xbemu_pch.h", "xbemu_pch8.h", "xbemu_runtime.o"
 PREBUILT = "-DXBEMU_PREBUILT_RUNTIME=1"
+# the CANN 8 check of a kernel (`_differs_on_cann8`): a syntax-only pass over the CANN 8 API generation
+CANN8_FLAGS = [*CXXFLAGS[:3], "-fsyntax-only", "-DXBEMU_CANN_VERSION=8"]
 
 
 def _prebuilt() -> Path | None:
@@ -181,11 +183,14 @@ def _prebuilt() -> Path | None:
         tmp = Path(tempfile.mkdtemp(prefix="prebuilding-", dir=folder.parent))
         try:
             (tmp / PCH_NAME).write_text('#include "kernel_operator.h"\n')
+            (tmp / PCH8_NAME).write_text('#include "kernel_operator.h"\n')
             (tmp / "runtime.cpp").write_text('#define XBEMU_RUNTIME_TU 1\n#include "kernel_operator.h"\n')
             flags = [f for f in CXXFLAGS if f != "-shared"]
-            for args in ([PREBUILT, "-x", "c++-header", PCH_NAME, "-o", PCH_NAME + ".gch"],
-                         ["-c", "runtime.cpp", "-o", RUNTIME_NAME]):
-                if subprocess.run([CXX, *flags, "-I", str(EMU_DIR), *args], cwd=tmp, capture_output=True).returncode:
+            for cmd in ([*flags, PREBUILT, "-x", "c++-header", PCH_NAME, "-o", PCH_NAME + ".gch"],
+                        [*flags, "-c", "runtime.cpp", "-o", RUNTIME_NAME],
+                        [*[f for f in CANN8_FLAGS if f != "-fsyntax-only"], "-x", "c++-header", PCH8_NAME, "-o",
+                         PCH8_NAME + ".gch"]):
+                if subprocess.run([CXX, *cmd, "-I", str(EMU_DIR)], cwd=tmp, capture_output=True).returncode:
                     return None
             (tmp / MANIFEST).write_text("".join(f"{_digest(tmp / n)} {n}\n" for n in _PARTS))
             try:
@@ -206,7 +211,7 @@ def _prebuilt() -> Path | None:
 
 
 MANIFEST = "manifest"  # the digest of each part, written last: a folder without a matching one is rebuilt
-_PARTS = (PCH_NAME, PCH_NAME + ".gch", RUNTIME_NAME)
+_PARTS = (PCH_NAME, PCH_NAME + ".gch", PCH8_NAME, PCH8_NAME + ".gch", RUNTIME_NAME)
 _CHECKED: set = set()  # the prebuilt folders this process found intact
 
 
@@ -228,9 +233,13 @@ def prebuilt_flags(cpp: str) -> tuple[list, list]:
     folder = _prebuilt()
     if folder is None:
         return [], []
+    return [PREBUILT, *_pch(folder, PCH_NAME, cpp)], [str(folder / RUNTIME_NAME)]
+
+
+def _pch(folder: Path | None, name: str, cpp: str) -> list:
+    """`-include` of a precompiled header of the prebuilt folder, where kernel.cpp starts with the header."""
     first = _FIRST_DIRECTIVE.search(cpp)[0].strip()
-    pch = ["-include", str(folder / PCH_NAME)] if first == '#include "kernel_operator.h"' else []
-    return [PREBUILT, *pch], [str(folder / RUNTIME_NAME)]
+    return ["-include", str(folder / name)] if folder is not None and first == '#include "kernel_operator.h"' else []
 
 
 def build_emulator_library(cpp: str, metadata: dict) -> bytes:
@@ -258,8 +267,8 @@ def build_emulator_library(cpp: str, metadata: dict) -> bytes:
         if res.returncode != 0:
             raise compile_error(metadata, cpp, res.stderr, "")
         if _differs_on_cann8(cpp):
-            cmd8 = [CXX, *CXXFLAGS[:3], "-fsyntax-only", "-DXBEMU_CANN_VERSION=8", "-I", str(EMU_DIR), "-I",
-                    str(tmp), str(tmp / "shim.cpp")]
+            cmd8 = [CXX, *CANN8_FLAGS, *_pch(_prebuilt(), PCH8_NAME, cpp), "-I", str(EMU_DIR), "-I", str(tmp),
+                    str(tmp / "shim.cpp")]
             res = subprocess.run(cmd8, capture_output=True, text=True)
             if res.returncode != 0:
                 raise compile_error(metadata, cpp, res.stderr, " as a CANN 8 build (XBEMU_CANN_VERSION=8)")
@@ -274,10 +283,12 @@ def _differs_on_cann8(cpp: str) -> bool:
     """Whether a CANN 8 compiler could see other code or miss a name: a conditional, or a CANN-9-only API."""
     if _CONDITIONAL.search(cpp):
         return True
-    return any(w in _CANN9_ONLY for w in set(re.findall(r"\b[A-Za-z_]\w*\b", cpp)))
+    code = _COMMENT.sub(" ", cpp)  # a name in a comment (the emitter's notes on spellings) builds nothing
+    return any(w in _CANN9_ONLY for w in set(re.findall(r"\b[A-Za-z_]\w*\b", code)))
 
 
 _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _CANN9_ONLY = frozenset(n for n, a in API_TABLE.items() if a.missing_from(tuple(v for v in CANN if v < "9")))
 
 
@@ -359,7 +370,7 @@ def load(asm: dict, metadata: dict):
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
             return
-        block_dim = launch_blocks(metadata, total)
+        block_dim = launch_blocks(metadata, total, {n: a.nbytes for n, a in zip(buf_names, arrays)})
         for extra in extra_gm_args(metadata):
             if extra == "workspace":  # a mixed cube kernel's per-block slots (backends/ascend/cube/mixed.py)
                 work.append(np.zeros(metadata["workspace_bytes"] * block_dim, np.uint8))

@@ -67,7 +67,8 @@ def profile(kernel, grid, *args, target: str = "ascend", soc: str = "910B3", sam
     grid3 = normalize_grid(grid, bound)
     coarse = launch.coarse_grid(md, grid3, {})
     programs = coarse[0] * coarse[1] * coarse[2]
-    blocks = launch_blocks(md, programs)
+    blocks = launch_blocks(md, programs, {n: int(a.nbytes) for n, t, a in zip(md["arg_names"], md["arg_types"], args)
+                                          if t.startswith("*") and hasattr(a, "nbytes")})
     min_bytes = minimum_gm_bytes(args)
     if sample is None:
         sample = min_bytes > (SAMPLE_CUBE_BYTES if md.get("cube") else SAMPLE_BYTES)

@@ -34,7 +34,10 @@ class AscendPlan:
     resident: loads every program makes alike are hoisted before the grid loop and stay in UB
         (plan/resident.py).
     row_cache: rows several loops of a program read are kept in UB slots (plan/row_cache.py).
-    cube_tiles: (baseM, baseN, baseK) for the Cube, or None: cube/tiling.py chooses from the blocks.
+    cube_tiles: the Cube tiles the lowering chose for the kernel's first dot, (baseM, baseN, baseK, the K
+        depth of its L1 tile), recorded with the plan kept (pipeline.py; cube/tiling.py chooses them from
+        the shapes and the SoC: a deep L1 tile holds several steps of the kernel's K loop, cube/depth.py);
+        None while planning and for kernels without a dot.
     """
 
     rows: int = 1
@@ -75,7 +78,8 @@ class AscendPlan:
         parts.append("resident loads" if self.resident else "no resident loads")
         parts.append("row cache" if self.row_cache else "no row cache")
         if self.cube_tiles is not None:
-            parts.append("Cube tiles " + "x".join(map(str, self.cube_tiles)))
+            m, n, k, *l1 = self.cube_tiles
+            parts.append(f"Cube L0 tile {m}x{n}x{k}" + (f", L1 K depth {l1[0]}" if l1 else ""))
         return ", ".join(parts)
 
 

@@ -8,8 +8,9 @@ its choices are tested on made-up outcomes (tests/ascend/plan/test_planner.py).
 The order of the plans:
 1. Coarsened (`rows` > 1) when the kernel's row accesses are small: R rows per instance so that each
    access moves about COARSEN_BYTES, halved while the plan does not fit double-buffered or its row
-   cache does not fit. A coarsened plan that warns of something the kernel as written does not (a
-   contiguous row become a gather) loses to the kernel as written.
+   cache does not fit; never when its loops read a weight row (`coarsen_rows`). A coarsened plan
+   that warns of something the kernel as written does not (a contiguous row become a gather) loses
+   to the kernel as written.
 2. The kernel as written. A dot that cannot go out through Fixpipe is handed to the vector core
    (`dots` HAND_OFF), or, when the kernel has vector work of its own beside Fixpipe-only dots, its
    Cube and vector work go in sections of their cores (SECTIONS), failing that HAND_OFF.
@@ -39,12 +40,14 @@ class Start:
 
     row_bytes: bytes one program's accesses that depend on the program id move, or None when the
         kernel cannot be coarsened (`passes/coarsen_programs.row_bytes`); coarsen, resident: the
-        options; double_buffer: the queues may take two buffers (option buffer_num != 1)."""
+        options; double_buffer: the queues may take two buffers (option buffer_num != 1); loop_weights: a
+        loop of the kernel reads a weight row chunk by chunk, the same in every program."""
 
     row_bytes: int | None = None
     coarsen: bool = True
     resident: bool = True
     double_buffer: bool = True
+    loop_weights: bool = False  # a loop reads tiles alike in every program (row_cache.loop_weights)
 
     def base(self) -> AscendPlan:
         return AscendPlan(resident=self.resident, row_cache=self.resident)
@@ -68,8 +71,12 @@ class Fail:
 
 
 def coarsen_rows(start: Start) -> list:
-    """The rows per instance tried, largest first ([] when the kernel is not coarsened)."""
-    if not start.coarsen or start.row_bytes is None:
+    """The rows per instance tried, largest first ([] when the kernel is not coarsened). A kernel whose
+    loops read a weight row (`loop_weights`, kept per core by the row cache) is not coarsened: each
+    instance would broadcast every weight tile over its R rows on the vector unit, and the weights'
+    copies, the ones coarsening would enlarge, are made once per core anyway (layernorm 97 x 3001,
+    BLOCK 1024, on the cost model: 10.5 us as written, 12.1 us with 2 rows per instance)."""
+    if not start.coarsen or start.row_bytes is None or start.loop_weights:
         return []
     rows = 1
     while rows < COARSEN_MAX_ROWS and start.row_bytes * rows * 2 <= COARSEN_BYTES:

@@ -117,16 +117,22 @@ def hoist(ctx) -> None:
     # declarations (the tiles, queues, iota tables) go before the `if`, where the loop sees them
     ctx.resident_at = ir.InsertionPoint(guard.operation)
     before_grid, ctx.before_grid = ctx.before_grid, ctx.resident_at
-    lines = []
+    lines, args = [], set()
+    kernel = kernel_of(ctx.xb_module)
+    names = [ir.StringAttr(a).value for a in ir.ArrayAttr(kernel.attributes["xb.arg_names"])]
     try:
         with ir.InsertionPoint(end):
             for op, chain in found:
+                roots = written_args.roots(op.operands[0], kernel.regions[0].blocks[0]) or ()
                 if _hoist_one(ctx, op, chain):
                     lines.append(ctx.loc[1])
+                    args.update(names[i] for i in roots)
     finally:
         ctx.resident_at, ctx.before_grid = None, before_grid
     if lines:
         ctx.meta["resident_loads"] = lines
+        # read by every core alike: `options.launch_blocks` weighs them against the launch's bytes
+        ctx.meta["per_core_args"] = sorted(args | set(ctx.meta.get("per_core_args") or ()))
     else:
         guard.operation.erase()
 

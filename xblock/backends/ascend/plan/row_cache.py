@@ -50,6 +50,7 @@ class Group:
 
     per_core: bool  # the same in every program: filled on the core's first program
     name: str = "row"
+    args: tuple = ()  # the names of the kernel arguments it reads
     tile_bytes: int = 0  # set when the filling load is lowered
     elem: str = ""
     buffer: ir.Value | None = None
@@ -107,9 +108,47 @@ def plan(ctx) -> None:
         per_core, roots = members[0][2], members[0][3]
         if not per_core and len(members) < 2:
             continue  # read once per program: nothing to save
-        g = Group(per_core, _stem(names[min(roots)]) if len(roots) == 1 else "row")
+        g = Group(per_core, _stem(names[min(roots)]) if len(roots) == 1 else "row",
+                  tuple(names[i] for i in sorted(roots)))
         for i, (loop, op, _, _) in enumerate(members):
             uses[op.operation] = Use(g, loop, i == 0)
+
+
+def loop_weights(module: ir.Module, written) -> bool:
+    """Whether a loop at the top level of the kernel reads, from an argument the kernel never writes,
+    tiles that are the same in every program (a weight row read chunk by chunk, as layernorm's w and
+    b): the row cache keeps them per core (`plan`'s per-core groups). The planner does not coarsen such
+    a kernel (planner.Start.loop_weights). Before any lowering: no UB plan, no pointer analysis."""
+    kernel = kernel_of(module)
+    if written is None or resident._has_dot(kernel):
+        return False
+    entry = kernel.regions[0].blocks[0]
+    for loop in entry.operations:
+        if loop.name != "scf.for":
+            continue
+        try:
+            lb_ub, same = _bounds(loop, entry)
+        except _No:
+            continue
+        if not same:
+            continue
+        body = loop.regions[0].blocks[0]
+        for op in body.operations:
+            if op.name != "xb.load" or not str(op.result.type).startswith("tensor<") or \
+                    elem_of(op.result.type) == "i1":
+                continue
+            roots = written_args.roots(op.operands[0], entry)
+            if roots is None or roots & set(written):
+                continue
+            leaves: list = []
+            try:
+                for v in op.operands:
+                    _canon(v, body, leaves)
+            except _No:
+                continue
+            if all(_invariant(v, entry) for v in leaves):
+                return True
+    return False
 
 
 def _stem(arg: str) -> str:
@@ -295,6 +334,9 @@ def place(ctx) -> None:
         g.buffer.owner.attributes["count"] = ir.IntegerAttr.get(ctx.i64, slots * g.tile_bytes // _size(g.elem))
         ctx.resident_ops.append((g.buffer.owner, slots * g.tile_bytes))
     ctx.meta["row_cache"] = {"slots": slots, "buffers": sorted(g.name for g in groups.values())}
+    shared = {a for g in groups.values() if g.per_core for a in g.args}
+    if shared:  # read by every core alike: `options.launch_blocks` weighs them against the launch's bytes
+        ctx.meta["per_core_args"] = sorted(shared | set(ctx.meta.get("per_core_args") or ()))
 
 
 def _check_local(ctx, ops: list) -> None:

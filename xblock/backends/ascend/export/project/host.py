@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...emit.cpp import CStyle, tiling_struct_name, workspace_const_name
 from ...model.launch import extra_gm_args
-from ...options import SOCS, STATUS_SLOT, launch_cores
+from ...options import AIV_ONLY, SOCS, STATUS_SLOT, launch_cores
 
 _HELPERS = r"""#define CHECK_ACL(x)                                                                          \
     do {                                                                                      \
@@ -118,7 +118,8 @@ def _header(meta: dict) -> list:
         "//   GX GY GZ   the launch grid of the Python kernel (program instances along x, y and z)",
         f"//   *_BYTES    the size in bytes of each GM buffer ({', '.join(buffers) or 'none'})",
         f"//   then the kernel's scalar arguments ({', '.join(n for n, _ in scalars) or 'none'})",
-        "#include <cerrno>", "#include <cstdint>", "#include <cstdio>", "#include <cstdlib>", "#include <fstream>",
+        "#include <cerrno>", "#include <cmath>", "#include <cstdint>", "#include <cstdio>", "#include <cstdlib>",
+        "#include <fstream>",
         "#include <string>", "#include <vector>", "",
         '#include "acl/acl.h"',
         f'#include "{name}_tiling.h"  // before the launch header: that header declares no struct type',
@@ -190,14 +191,35 @@ def _spec_checks(meta: dict, spec: dict | None) -> list:
     return lines
 
 
+def _block_dim(meta: dict, buffers: list, cores: int) -> list:
+    """`blockDim`: one block per core, at most one per program, and, for a vector kernel that reads
+    some arguments whole on every core, sqrt(other bytes / their bytes) (rounded) at most, as
+    `options.launch_blocks` (the model's launch) computes it."""
+    spread = f"static_cast<uint32_t>(tiling.numPrograms < {cores} ? tiling.numPrograms : {cores})"
+    shared = [n for n in buffers if n in (meta.get("per_core_args") or ())]
+    if not shared or meta.get("kernel_type", AIV_ONLY) != AIV_ONLY:
+        return [f"    const uint32_t blockDim = {spread};"]
+    other = [n for n in buffers if n not in shared]
+    total = lambda names: " + ".join(f"{n}Bytes" for n in names) or "0"  # noqa: E731
+    return [
+        f"    // {', '.join(shared)}: read whole by every block (resident loads, row caches): fewer blocks read",
+        "    // them fewer times; sqrt(other bytes / their bytes) of them balances the two (options.launch_blocks)",
+        f"    const double sharedBytes = static_cast<double>({total(shared)});",
+        f"    const double otherBytes = static_cast<double>({total(other)});",
+        f"    const uint32_t spreadBlocks = {spread};",
+        "    const double balanced = sharedBytes > 0 ? std::floor(std::sqrt(otherBytes / sharedBytes) + 0.5) : 0;",
+        "    const uint32_t blockDim = sharedBytes > 0 && balanced < spreadBlocks ?",
+        "        static_cast<uint32_t>(balanced < 1 ? 1 : balanced) : spreadBlocks;",
+    ]
+
+
 def _device_buffers(meta: dict) -> list:
     name = meta["name"]
     buffers, _ = host_arguments(meta)
     cores, what = launch_cores(meta)
     lines = [
         f"    // one block per {what} ({cores} on {SOCS[meta['soc']].name}); the kernel loops over the programs",
-        f"    const uint32_t blockDim = static_cast<uint32_t>(tiling.numPrograms < {cores} ? "
-        f"tiling.numPrograms : {cores});",
+        *_block_dim(meta, buffers, cores),
         "",
         "    CHECK_ACL(aclInit(nullptr));",
         "    CHECK_ACL(aclrtSetDevice(0));",

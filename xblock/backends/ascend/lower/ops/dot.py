@@ -31,6 +31,7 @@ from mlir.dialects import arith, scf
 from .....dialects import ascendc as A
 from .....passes.pointer_structure import Affine, Lin, Pointer
 from ...cube.batch import batch_tile, gate, is_batched, tile_at
+from ...cube.depth import Steps, steps_side_by_side
 from ...cube.handoff import cube_copyable, lower_handoff_dot, plan_handoffs, rows_apart, same_tile
 from ...cube.match import (
     final_store,
@@ -43,7 +44,18 @@ from ...cube.match import (
     users_of,
 )
 from ...cube.mixed import QUANT, emit_mixed, lower_slice, state, tile_ready, to_workspace
-from ...cube.ops import BIAS_TABLE_BYTES, Operand, bias_to_table, cube_plan_of, extent, mmad_steps, queues, to_l1
+from ...cube.ops import (
+    BIAS_TABLE_BYTES,
+    Operand,
+    bias_to_table,
+    cube_plan_of,
+    extent,
+    mmad_steps,
+    queues,
+    to_l1,
+    widen,
+)
+from ...cube.tiling import deepen
 from ...plan.plan import HAND_OFF, VectorCoreNeeded
 from ...values import Splat, elem_of, shape_of
 from ...vector.access import segments
@@ -57,7 +69,9 @@ def _access(ctx, load, out, dim: int):
     seg = segments(load)
     mask = load.operands[1] if seg[1] else None
     if seg[2] and splat_float(load.operands[1 + seg[1]]) != 0.0:
-        raise ctx.error("masked-off lanes of a dot operand must load as 0 (other=0.0)")
+        # the planner answers with the dot handed to the vector core, which loads any `other`
+        raise VectorCoreNeeded(ctx.error("masked-off lanes of a dot operand must load as 0 (other=0.0) for the Cube "
+                                         "to copy it from memory"), "dot_operand")
     index = state(ctx).batch
     if index is not None:  # one matrix of a batched dot
         bt = batch_tile(ctx.ps, load.operands[0], mask)
@@ -152,7 +166,9 @@ def _check_dot(ctx, dot, acc_init, result, k_loop: bool = False):
                                          "from memory"), "dot_operand")
     init_val = ctx.vmap.get(acc_init) if acc_init is not None else None
     if not (isinstance(init_val, Splat) and init_val.scalar is None and init_val.const == 0):
-        raise ctx.error("the accumulator of a dot on the Cube unit must start at zeros")
+        # the planner answers with the dot handed to the vector core, which adds the accumulator after
+        raise VectorCoreNeeded(ctx.error("the accumulator of a dot on the Cube unit must start at zeros"),
+                               "dot_operand")
     plan = cube_plan_of(ctx, dot)
     epi, bias = match_epilogue(result), None
     if epi is None and k_loop and not is_batched(dot) and (b := _bias_epilogue(ctx, result, plan)) is not None:
@@ -167,7 +183,8 @@ def _check_dot(ctx, dot, acc_init, result, k_loop: bool = False):
                         f"{elem_of(store.operands[1].type)} on the way out", store)
     ctx.absorb(absorbed)
     state(ctx).out = store or final_store(result)
-    ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "relu": relu,
+    ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "tiles": plan.tiles,
+                                            "relu": relu,
                                             "block": [BM, BN, BK], "dtype": in_dtype, "bias": bias is not None,
                                             "epilogue": "fixpipe" if store is not None else "vector"})
     if k_loop:
@@ -392,14 +409,19 @@ def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs, bi
         _seed_pointers(ctx, loop, body, ctx.ps.opaque(done))
     else:
         _seed_pointers(ctx, loop, body, Lin.var(ctx.ps.key(iv_xb)))
+    with ctx.located(dot):
+        plan, advance = _deepen(ctx, loop, body, new, dot, a_load, b_load, plan, scalars,
+                                new.inner_iter_args[len(scalars)] if counted else None, bias2 is not None)
     with ir.InsertionPoint(new.body):
         _lower_ops(ctx, [o.operation for o in body.operations], {dot, a_load, b_load})
         with ctx.located(dot):
             first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, ctx.scalar(loop.operands[0])).result
-            _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias2)
+            steps = _steps_here(ctx, loop, new, plan.k_depth) if plan.k_depth > 1 else None
+            _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias2, steps)
         with ctx.located(y):
-            more = [ctx.add(new.inner_iter_args[len(scalars)], ctx.c64(1))] if counted else []
-            scf.YieldOp([ctx.scalar(y.operands[k]) for k in scalars] + more)
+            more = [ctx.add(new.inner_iter_args[len(scalars)], ctx.c64(plan.k_depth))] if counted else []
+            scf.YieldOp([_advanced(ctx, new.inner_iter_args[j], advance[k], plan.k_depth) if k in advance else
+                         ctx.scalar(y.operands[k]) for j, k in enumerate(scalars)] + more)
     for r in loop.results:
         ctx.vmap[r] = None
     for j, k in enumerate(scalars):
@@ -407,6 +429,78 @@ def _emit_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs, bi
     if bias2 is not None:
         A.op("free_tensor", [bias2], queue=qs["C2"])
     _finish_tile(ctx, qs, c1, store, plan, relu, elem_of(dot.results[0].type))
+
+
+def _deepen(ctx, loop, body, new, dot, a_load, b_load, plan, scalars, done, bias: bool):
+    """(plan, advancing scalars) of the K loop `loop` (lowered as `new`): an L1 tile several of its steps deep
+    (tiling.deepen) when its steps read consecutive K slices (cube/depth.py), else `plan`. A deeper plan steps
+    `new` by k_depth iterations, widens the kernel's L1 queues and replaces the dot's entry in the metadata;
+    the scalars the loop carries (`k0 += BLOCK_K`, a block pointer's offsets) must each advance by a
+    loop-invariant amount, returned as {their index among the loop's carried values: the xb amount}, which
+    the lowered loop then adds k_depth times a step."""
+    if is_batched(dot) or not getattr(ctx.opts, "cube_depth", True):
+        return plan, {}
+    step = ctx.const_of(ctx.scalar(loop.operands[2]))
+    deep = deepen(plan, plan.base_n * 4 if bias else 0)
+    if step is None or step <= 0 or deep is plan:
+        return plan, {}
+    moves = {ctx.ps.key(body.arguments[0]): Lin.const(step)}
+    if done is not None:
+        moves[ctx.ps.key(done)] = Lin.const(1)
+    advance = _advancing(ctx, loop, body, scalars)
+    if advance is None or any(any(True for _ in loop.results[k].uses) for k in scalars):
+        return plan, {}  # (a carried scalar read after the loop would end k_depth steps' worth past its value)
+    for k, x in advance.items():
+        moves[ctx.ps.key(body.arguments[k + 1])] = ctx.ps.scalar(x)
+    accs = []
+    for load in (a_load, b_load):
+        seg = segments(load)
+        accs.append(ctx.ps.tile_access(load.operands[0], load.operands[1] if seg[1] else None, wrapped=True))
+    if not steps_side_by_side(Steps(ctx.ps, loop, moves), *accs, plan.block_k):
+        return plan, {}
+    with ir.InsertionPoint(new.operation):  # the lowered loop moves k_depth of the kernel's steps a time
+        st = new.operation.operands[2]
+        new.operation.operands[2] = arith.ConstantOp(st.type, step * deep.k_depth).result
+    widen(ctx, deep)
+    entry = next(e for e in reversed(ctx.meta["cube"]) if e["plan"] == plan.describe())
+    entry.update(plan=deep.describe(), usage=deep.usage(), tiles=deep.tiles, k_depth=deep.k_depth, l1_k=deep.l1_k)
+    return deep, advance
+
+
+def _advancing(ctx, loop, body, scalars) -> dict | None:
+    """{k: x} when every carried scalar k of the loop is yielded as `arg + x` (or `x + arg`) with x the same in
+    every step (built from values defined before the loop and constants); None otherwise."""
+    y = body.operations[len(body.operations) - 1]
+    still = Steps(ctx.ps, loop, {})
+    out = {}
+    for k in scalars:
+        arg, o = body.arguments[k + 1], owner_of(y.operands[k])
+        if o is None or o.name != "arith.addi" or arg not in list(o.operands):
+            return None
+        x = o.operands[1] if o.operands[0] == arg else o.operands[0]
+        if x == arg or not still.known(ctx.ps.scalar(x)):
+            return None
+        out[k] = x
+    return out
+
+
+def _advanced(ctx, arg, x, depth: int):
+    """`arg + depth * x` in the type of the carried scalar `arg` (x: the xb amount of one step)."""
+    xv = ctx.scalar(x)
+    c = ctx.const_of(xv)
+    by = arith.ConstantOp(xv.type, c * depth).result if c is not None else \
+        arith.MulIOp(xv, arith.ConstantOp(xv.type, depth).result).result
+    return arith.AddIOp(arg, by).result
+
+
+def _steps_here(ctx, loop, new, depth: int):
+    """The kernel's K steps the deep tile at `new`'s index holds: min(depth, the steps left), as an i64."""
+    iv, ub = ctx.to64(new.induction_variable), ctx.to64(ctx.scalar(loop.operands[1]))
+    step = ctx.const_of(ctx.scalar(loop.operands[2]))
+    left = ctx.sub(ub, iv)
+    if step != 1:
+        left = arith.DivSIOp(ctx.add(left, ctx.c64(step - 1)), ctx.c64(step)).result
+    return ctx.named(ctx.smin(left, ctx.c64(depth)), "kStepsHere")
 
 
 def _finish_tile(ctx, qs, c1, store, plan, relu, elem: str):
@@ -421,18 +515,20 @@ def _finish_tile(ctx, qs, c1, store, plan, relu, elem: str):
         tile_ready(ctx)
 
 
-def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias=None):
+def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias=None, steps=None):
     """One step of the kernel's K loop: copy the A and B slices to L1, then baseK-wide multiplies (the first
-    step's first one from the BiasTable row `bias`, when given)."""
+    step's first one from the BiasTable row `bias`, when given). With `steps` (an i64 value: a deep plan's
+    tile, cube/depth.py), the `steps` steps from this one: their slices in one copy each, their K the first
+    step's K limits over `steps` x BLOCK_K."""
     out = state(ctx).out
     (a, a_gm, a_on), (b, b_gm, b_on) = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
     if out is not None:
         _check_stored_within(ctx, out, (a_load, a), (b_load, b))
     # rows of A (and C) in this program; none in a matrix of the batch that is masked off
     m_valid = ctx.named(a_on(extent(ctx, a.row_limits, a.rows)), "mValid")
-    k_valid = ctx.named(extent(ctx, a.col_limits, a.cols), "kValid")  # K left in this step of the K loop
+    k_valid = ctx.named(_k_extent(ctx, a.col_limits, a.cols, steps), "kValid")  # K left in this step of the K loop
     n_valid = ctx.named(b_on(extent(ctx, b.col_limits, b.cols)), "nValid")
-    k_rows = extent(ctx, b.row_limits, b.rows)
+    k_rows = _k_extent(ctx, b.row_limits, b.rows, steps)
     if a.col_limits != b.row_limits:  # the Mmad's K: where both operands are valid (masked lanes are 0)
         k_valid = ctx.smin(k_valid, k_rows)
     a1, b1 = (to_l1(ctx, plan, qs, Operand(key, gm, rows, cols, None), in_t)
@@ -440,6 +536,16 @@ def _emit_step(ctx, plan, qs, a_load, b_load, c1, in_t, first, bias=None):
     mmad_steps(ctx, plan, qs, a1, b1, False, False, k_valid, c1, in_t, first, bias)
     A.op("free_tensor", [a1], queue=qs["A1"])
     A.op("free_tensor", [b1], queue=qs["B1"])
+
+
+def _k_extent(ctx, limits, size: int, steps):
+    """The valid K of one step (`extent`), or of `steps` steps of a deep tile: min(limits, steps * size), >= 0."""
+    if steps is None:
+        return extent(ctx, limits, size)
+    v = ctx.mul(steps, ctx.c64(size))
+    for lim in limits:
+        v = ctx.smin(v, ctx.lin(lim))
+    return ctx.smax(v, ctx.c64(0))
 
 
 def _check_stored_within(ctx, store, a, b) -> None:

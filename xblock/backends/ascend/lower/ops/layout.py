@@ -209,7 +209,7 @@ def _collapse(shape, order):
 def _lower_trans(ctx, op):
     """A permute of any rank. Size-1 dims and source dims that stay adjacent merge first, so a
     permute that keeps the row-major order is a view, and flip's and sort's permutes of the last
-    two dims become a batch of 2-D transposes. A 2-D transpose of 16- or 32-bit elements whose
+    two dims become a batch of 2-D transposes. A 2-D transpose of 8-, 16- or 32-bit elements whose
     dims are whole TransDataTo5HD blocks runs on the vector unit (`transpose`); what is left runs
     as a scalar GetValue/SetValue loop nest, with a warning at the line."""
     r = op.result
@@ -237,8 +237,8 @@ def _lower_trans(ctx, op):
         return
     dims = [src_shape[p] for p in perm]
     ctx.warn(f"a permute of a {tuple(src_shape)} {t.elem} block (order {tuple(perm)}) is not a 2-D transpose "
-             "of 16- or 32-bit elements with rows and columns in whole 16 x 16 (16-bit) or 16 x 8 (32-bit) "
-             "TransDataTo5HD blocks; it runs as a scalar GetValue/SetValue loop")
+             "of 8-, 16- or 32-bit elements with rows and columns in whole 32 x 32 (8-bit), 16 x 16 (16-bit) or "
+             "16 x 8 (32-bit) TransDataTo5HD blocks; it runs as a scalar GetValue/SetValue loop")
     src_strides = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
     _index_loop(ctx, t, out, dims, [src_strides[p] for p in perm])
     if mask:

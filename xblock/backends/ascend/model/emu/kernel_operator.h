@@ -1584,10 +1584,12 @@ XBEMU_BINARY(Min, detail::is_vec_arith, detail::less<T>(x, y) ? x : y)
 // ----- TransDataTo5HD: 16 addressed DataBlocks in, 16 out, per repeat (vec_transpose_intf.h) -------
 // One repeat reads DataBlock k of each of the 16 source addresses and writes 16 DataBlocks: for 16-bit
 // types dst block i = {src_j[i], j < 16} (a 16x16 transpose); for 32-bit types dst block 2i + h =
-// {src_j[i], 8h <= j < 8h + 8} (16 rows of 8 -> 8 rows of 16). Repeat r adds r * RepStride DataBlocks to
-// every address; with repeatTimes == 1 the stride is still added once (the documented quirk: set the
-// strides to 0). 8-bit types (high/low halves) are not modelled. Addresses 32-byte aligned; no source
-// block may overlap a destination block.
+// {src_j[i], 8h <= j < 8h + 8} (16 rows of 8 -> 8 rows of 16); for 8-bit types (32 per DataBlock) one
+// half of each: dst block i, half dstHighHalf = {src_j[16 * srcHighHalf + i], j < 16} (a 16x16 transpose
+// of bytes), the other half of dst block i left as it was (ADK docs/api/context/TransDataTo5HD.md, the
+// 8-bit rule and its int8_t example). Repeat r adds r * RepStride DataBlocks to every address; with
+// repeatTimes == 1 the stride is still added once (the documented quirk: set the strides to 0).
+// Addresses 32-byte aligned; no source block may overlap a destination block.
 constexpr int32_t NCHW_CONV_ADDR_LIST_SIZE = 16;
 struct TransDataTo5HDParams {
     TransDataTo5HDParams() = default;
@@ -1605,12 +1607,14 @@ template <typename T>
 inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
                            const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE],
                            const TransDataTo5HDParams& p) {
-    static_assert(std::is_same<T, half>::value || std::is_same<T, int16_t>::value ||
+    static_assert(std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value ||
+                      std::is_same<T, half>::value || std::is_same<T, int16_t>::value ||
                       std::is_same<T, uint16_t>::value || std::is_same<T, float>::value ||
                       std::is_same<T, int32_t>::value || std::is_same<T, uint32_t>::value,
-                  "TransDataTo5HD: the model covers 16- and 32-bit types (half/int16/uint16/float/int32/uint32)");
+                  "TransDataTo5HD: int8/uint8/half/int16/uint16/float/int32/uint32");
     const char* api = "TransDataTo5HD";
-    if (p.dstHighHalf || p.srcHighHalf) xbemu::fail(api, "dstHighHalf/srcHighHalf apply to 8-bit types only");
+    if (sizeof(T) != 1 && (p.dstHighHalf || p.srcHighHalf))
+        xbemu::fail(api, "dstHighHalf/srcHighHalf apply to 8-bit types only");
     constexpr uint32_t n = 32 / sizeof(T);  // elements per DataBlock
     const uint32_t reps = p.repeatTimes;
     xbemu::vec_count(512ull * reps);
@@ -1632,11 +1636,21 @@ inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_S
         T v[16][n];
         for (int j = 0; j < 16; j++)
             for (uint32_t e = 0; e < n; e++) v[j][e] = s[j].ptr_[e];
-        for (int i = 0; i < 16; i++) detail::touch(api, d[i], xbemu::P_V, true, n);
-        if constexpr (sizeof(T) == 2) {
+        if constexpr (sizeof(T) == 1) {  // half a DataBlock written: the other half is kept
+            const uint32_t dh = p.dstHighHalf ? 16 : 0, sh = p.srcHighHalf ? 16 : 0;
+            for (int i = 0; i < 16; i++) {
+                if (xbemu::ub_off(d[i].ptr_) % 32)
+                    xbemu::fail(api, "UB address " + xbemu::hexaddr(xbemu::ub_off(d[i].ptr_)) +
+                                         " is not 32-byte aligned");
+                detail::touch(api, d[i][dh], xbemu::P_V, true, 16, false);
+                for (int j = 0; j < 16; j++) d[i].ptr_[dh + j] = v[j][sh + i];
+            }
+        } else if constexpr (sizeof(T) == 2) {
+            for (int i = 0; i < 16; i++) detail::touch(api, d[i], xbemu::P_V, true, n);
             for (int i = 0; i < 16; i++)
                 for (int j = 0; j < 16; j++) d[i].ptr_[j] = v[j][i];
         } else {
+            for (int i = 0; i < 16; i++) detail::touch(api, d[i], xbemu::P_V, true, n);
             for (int i = 0; i < 8; i++)
                 for (int j = 0; j < 16; j++) d[2 * i + j / 8].ptr_[j % 8] = v[j][i];
         }
