@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import xblock
+from xblock.errors import CompilationError
 
 triton = pytest.importorskip("triton")
 tl = triton.language
@@ -618,3 +619,90 @@ def test_a_scalar_read_after_a_store_stays_in_the_vector_cores_section():
     np.testing.assert_array_equal(y, x[0] * 2)
     np.testing.assert_array_equal(z, x - s[0])
     np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)) * 0.5)
+
+
+# ----- a dot the Cube cannot take and the hand-off to the vector core cannot either ----------------
+def _line_of(marker: str) -> int:
+    return next(i for i, s in enumerate(open(__file__), 1) if s.rstrip().endswith(f"# {marker}"))
+
+
+@triton.jit
+def batched_dot_plus_bias(a_ptr, b_ptr, c_ptr, o_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                          K: tl.constexpr):
+    bb, m, n, k = tl.arange(0, B), tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + bb[:, None, None] * (M * K) + m[None, :, None] * K + k[None, None, :])
+    b = tl.load(b_ptr + bb[:, None, None] * (K * N) + k[None, :, None] * N + n[None, None, :])
+    c = tl.load(c_ptr + bb[:, None, None] * (M * N) + m[None, :, None] * N + n[None, None, :])
+    out = tl.dot(a, b, c)  # BATCHED_DOT
+    tl.store(o_ptr + bb[:, None, None] * (M * N) + m[None, :, None] * N + n[None, None, :], out)
+
+
+def test_a_batched_dot_the_hand_off_cannot_multiply_names_both_reasons():
+    """Fuzz seed 73, kernel 46 (`dot3`): a batched dot whose accumulator is loaded cannot go through the
+    Cube's K loop (its accumulator starts at zeros), and the planner's answer, the dot handed to the
+    vector core, multiplies 2-D tiles. The error said only the first; it now names the hand-off's reason
+    first, then the Cube's, at the dot's line."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((2, 16, 16)).astype(np.float16) for _ in range(2))
+    c = rng.standard_normal((2, 16, 16)).astype(np.float32)
+    with pytest.raises(CompilationError) as e:
+        xblock.jit(batched_dot_plus_bias)[(1,)](a, b, c, np.zeros_like(c), B=2, M=16, N=16, K=16, target="ascend")
+    text = str(e.value)
+    assert f"test_fuzz_found.py:{_line_of('BATCHED_DOT')}:" in text
+    hand_off = text.index("a batched (3-D) dot cannot be handed to the vector core (it multiplies 2-D tiles)")
+    cube = text.index("and the Cube cannot take it: the accumulator of a dot on the Cube unit must start at zeros")
+    assert hand_off < cube and "put the batch on a grid axis" in text
+
+
+@triton.jit
+def batched_dot_beside_a_scaled_dot(a_ptr, b_ptr, o_ptr, p_ptr, B: tl.constexpr, M: tl.constexpr):
+    bb, m = tl.arange(0, B), tl.arange(0, M)
+    a = tl.load(a_ptr + bb[:, None, None] * (M * M) + m[None, :, None] * M + m[None, None, :])
+    b = tl.load(b_ptr + bb[:, None, None] * (M * M) + m[None, :, None] * M + m[None, None, :])
+    out = tl.dot(a, b)  # BATCHED_ALONE
+    tl.store(o_ptr + bb[:, None, None] * (M * M) + m[None, :, None] * M + m[None, None, :], out)
+    x = tl.load(a_ptr + m[:, None] * M + m[None, :])
+    p = tl.dot(x * 2.0, tl.load(b_ptr + m[:, None] * M + m[None, :]))  # the vector core computes an operand
+    tl.store(p_ptr + m[:, None] * M + m[None, :], p)
+
+
+def test_a_batched_dot_in_a_kernel_whose_dots_are_all_handed_over():
+    """No Cube attempt comes first here (a dot of a computed operand hands every dot of the kernel to the
+    vector core): the error names the hand-off's reason alone, at the batched dot."""
+    a, b = (np.ones((2, 16, 16), np.float16) for _ in range(2))
+    with pytest.raises(CompilationError) as e:
+        xblock.jit(batched_dot_beside_a_scaled_dot)[(1,)](a, b, np.zeros((2, 16, 16), np.float32),
+                                                         np.zeros((16, 16), np.float32), B=2, M=16, target="ascend")
+    text = str(e.value)
+    assert f"test_fuzz_found.py:{_line_of('BATCHED_ALONE')}:" in text
+    assert "a batched (3-D) dot cannot be handed to the vector core (it multiplies 2-D tiles), as every dot of " \
+           "this kernel must be" in text
+    assert "the Cube cannot take it" not in text
+
+
+@triton.jit
+def dot_at_a_row_found_by_a_reduction(a_ptr, b_ptr, c_ptr, r_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr,
+                                      K: tl.constexpr):
+    m, n, k = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    row = tl.max(tl.load(r_ptr + m))  # a scalar only the vector core computes
+    a = tl.load(a_ptr + (row + m)[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    c = tl.load(c_ptr + m[:, None] * N + n[None, :])
+    tl.store(o_ptr + m[:, None] * N + n[None, :], tl.dot(a, b, c))  # ROW_DOT
+
+
+def test_a_hand_off_refused_for_another_reason_names_the_cubes_too():
+    """The hand-off fails for a reason of its own (the Cube's copy of `a` needs a scalar that only the
+    vector core computes): that reason comes first, then why the dot was handed over at all."""
+    a = np.ones((32, 16), np.float16)
+    b = np.ones((16, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    with pytest.raises(CompilationError) as e:
+        xblock.jit(dot_at_a_row_found_by_a_reduction)[(1,)](a, b, c, np.zeros(16, np.int32), np.zeros_like(c),
+                                                            M=16, N=16, K=16, target="ascend")
+    text = str(e.value)
+    assert f"test_fuzz_found.py:{_line_of('ROW_DOT')}:" in text
+    blocker = text.index("the Cube uses a value only the other core computes")
+    why = text.index("xblock hands the dots to the vector core here because the Cube cannot take the dot: the "
+                     "accumulator of a dot on the Cube unit must start at zeros")
+    assert blocker < why

@@ -159,10 +159,26 @@ def test_fixpipe_dots_beside_vector_work_go_in_core_sections_else_hand_off():
     asked, verdict = drive(MATMUL, outcome)
     assert [p.dots for p in asked] == [FIXPIPE, SECTIONS, HAND_OFF]
     assert verdict == Keep(AscendPlan(dots=HAND_OFF))
-    # when nothing lowers, the error of the kernel as written stands
+    # when nothing lowers, the error of the kernel as written stands, after the hand-off's (the pipeline
+    # shows both)
     asked, verdict = drive(MATMUL, lambda plan: NeedsVectorCore(why="vector_work") if plan.dots == FIXPIPE
                            else Failed(message="x"))
-    assert verdict == Fail(AscendPlan())
+    assert verdict == Fail(AscendPlan(), handoff=AscendPlan(dots=HAND_OFF))
+
+
+def test_a_failed_hand_off_of_a_dot_operand_is_named_in_the_verdict():
+    def outcome(plan):
+        return NeedsVectorCore(why="dot_operand", message="acc") if plan.dots == FIXPIPE else Failed(message="3-D")
+
+    asked, verdict = drive(MATMUL, outcome)
+    assert [p.dots for p in asked] == [FIXPIPE, HAND_OFF]
+    assert verdict == Fail(AscendPlan(), handoff=AscendPlan(dots=HAND_OFF))
+    # a hand-off that lowers is kept, and no verdict names a failed one otherwise
+    asked, verdict = drive(MATMUL, lambda plan: NeedsVectorCore(why="dot_operand") if plan.dots == FIXPIPE
+                           else DOUBLE)
+    assert verdict == Keep(AscendPlan(dots=HAND_OFF))
+    asked, verdict = drive(MATMUL, lambda plan: Failed(message="x"))
+    assert verdict == Fail(AscendPlan()) and [p.dots for p in asked] == [FIXPIPE]
 
 
 # ----- an attention whose blocks overflow UB: computed in chunks ----------------------------------

@@ -46,13 +46,17 @@ from .lower.ops import (  # noqa: F401  (register rules)
     sort,
     store,
 )
-from .lower.rules import coverage  # noqa: F401  (complete here, where every rule module is loaded)
+from .lower.rules import (
+    TARGET,
+    coverage,  # noqa: F401  (complete here, where every rule module is loaded)
+)
 from .model.launch import build_emulator_library
 from .plan import planner, resident, row_cache
 from .plan.plan import (
     AscendPlan,
     Failed,
     Fits,
+    HandOffRefused,
     NeedsVectorCore,
     NoRoom,
     Outcome,
@@ -91,7 +95,10 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     tried = attempts[verdict.plan]
     _show(tried.shown)
     if isinstance(verdict, planner.Fail):
-        raise _with_reason(tried.error, verdict.detail, verdict.loc)
+        error = tried.error
+        if verdict.handoff is not None and attempts[verdict.handoff].error is not None:
+            error = _handoff_refused(attempts[verdict.handoff].error, error)
+        raise _with_reason(error, verdict.detail, verdict.loc)
     metadata.update(tried.meta)
     metadata["plan"] = verdict.plan.but(cube_tiles=_cube_tiles(metadata)).as_dict()
     metadata["ub_plan"] = tried.low.ub_plan()
@@ -219,6 +226,26 @@ def internal_error(e: Exception, where) -> CompilationError:
 def _show(shown: list) -> None:
     for w in shown:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _handoff_refused(handoff: CompilationError, first: CompilationError) -> CompilationError:
+    """The error of a kernel whose dot the Cube could not take (`first`, a VectorCoreNeeded) and which
+    the planner's answer, handing the dots to the vector core, could not lower either (`handoff`): the
+    hand-off's reason first, at its line, as the real blocker, then the Cube's."""
+    cube = _bare(first.message)
+    if isinstance(handoff, HandOffRefused):
+        at = f" (line {first.line})" if first.line != handoff.line else ""
+        text = f"{handoff.reason}, and the Cube cannot take it{at}: {cube}"
+        text += f"; {handoff.hint}" if handoff.hint else ""
+    else:
+        at = f" of line {first.line}" if first.line != handoff.line else ""
+        text = f"{_bare(handoff.message)} (xblock hands the dots to the vector core here because the Cube cannot " \
+               f"take the dot{at}: {cube})"
+    return CompilationError(handoff.file, handoff.line, handoff.col, f"{TARGET}: {text}", handoff.source_line)
+
+
+def _bare(message: str) -> str:
+    return message[len(TARGET) + 2:] if message.startswith(f"{TARGET}: ") else message
 
 
 def _with_reason(e: CompilationError, detail: str | None, loc=None) -> CompilationError:

@@ -26,6 +26,7 @@ from mlir.dialects import arith
 
 from ....dialects import ascendc as A
 from ....passes.pointer_structure import PointerStructure
+from ..plan.plan import HandOffRefused
 from ..values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 from ..vector.access import segments, used_after
 from .batch import batch_tile, is_batched
@@ -108,15 +109,17 @@ def _section(ctx) -> None:
     section_kernel(ctx, state(ctx).queues.values() if state(ctx).queues else ())
 
 
+BATCHED = "a batched (3-D) dot cannot be handed to the vector core (it multiplies 2-D tiles)"
+BATCHED_HINT = "put the batch on a grid axis (tl.program_id) and use 2-D dots"
+
+
 def _plan(ctx, dot):
-    if len(shape_of(dot.operands[0].type)) != 2:
-        raise ctx.error("a batched (3-D) dot is not supported on ascend: the Cube path multiplies one 2-D tile "
-                        "per program (Mmad has no batch); put the batch on a grid axis (tl.program_id) and use "
-                        "2-D dots")
     if is_batched(dot):
-        raise ctx.error("a batched (3-D) dot inside another expression is not supported on ascend: the Cube path "
-                        "multiplies its matrices one at a time (Mmad has no batch) and needs the dot's result to go "
-                        "straight to a store (`acc = tl.dot(a, b, acc)` in a K loop, then store acc)")
+        # shown alone when every dot of the kernel is handed over; after the Cube path's own reason when
+        # the planner handed the dots over because of this one (pipeline._handoff_refused)
+        raise HandOffRefused(ctx.error(f"{BATCHED}, as every dot of this kernel must be (one of them is not a Cube "
+                                       "K loop or a dot of two loads whose result goes straight to a store); "
+                                       f"{BATCHED_HINT}"), BATCHED, BATCHED_HINT)
     plan = cube_plan_of(ctx, dot)
     BM, BN, BK = plan.block_m, plan.block_n, plan.block_k
     ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "tiles": plan.tiles,

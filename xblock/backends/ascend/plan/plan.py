@@ -152,5 +152,15 @@ class VectorCoreNeeded(CompilationError):
         self.why = why
 
 
-__all__ = ["AscendPlan", "DOT_MODES", "FIXPIPE", "Failed", "Fits", "HAND_OFF", "NeedsVectorCore", "NoRoom",
-           "Outcome", "Overflow", "SECTIONS", "SplitRefused", "VectorCoreNeeded"]
+class HandOffRefused(CompilationError):
+    """The error a rule raises where a dot cannot be handed to the vector core: `reason` says why, `hint`
+    what to write instead. Shown alone when the kernel's dots must all be handed over; after a plan
+    whose Cube path failed first (VectorCoreNeeded), the pipeline shows both reasons, this one first."""
+
+    def __init__(self, error: CompilationError, reason: str, hint: str = ""):
+        super().__init__(error.file, error.line, error.col, error.message, error.source_line)
+        self.reason, self.hint = reason, hint
+
+
+__all__ = ["AscendPlan", "DOT_MODES", "FIXPIPE", "Failed", "Fits", "HAND_OFF", "HandOffRefused", "NeedsVectorCore",
+           "NoRoom", "Outcome", "Overflow", "SECTIONS", "SplitRefused", "VectorCoreNeeded"]

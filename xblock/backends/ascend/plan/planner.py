@@ -13,7 +13,9 @@ The order of the plans:
    to the kernel as written.
 2. The kernel as written. A dot that cannot go out through Fixpipe is handed to the vector core
    (`dots` HAND_OFF), or, when the kernel has vector work of its own beside Fixpipe-only dots, its
-   Cube and vector work go in sections of their cores (SECTIONS), failing that HAND_OFF.
+   Cube and vector work go in sections of their cores (SECTIONS), failing that HAND_OFF. When the
+   hand-off fails too, the verdict names it (`Fail.handoff`): its error is the real blocker, shown
+   first, then the one of the kernel as written (pipeline._handoff_refused).
 3. Blocks that overflow UB are split into 2, 4, 8, ... chunks until they fit (twice as many when
    that keeps the queues double-buffered); a dot's vector epilogue is split into row chunks that
    both vector cores of an AI Core share, when that fits double-buffered.
@@ -63,11 +65,13 @@ class Keep:
 @dataclass(frozen=True)
 class Fail:
     """The verdict: no plan lowers; the error of `plan`'s lowering stands, with `detail` (why computing
-    the blocks in chunks did not help) at `loc`."""
+    the blocks in chunks did not help) at `loc`, after that of `handoff` when one was tried."""
 
     plan: AscendPlan
     detail: str | None = None
     loc: tuple | None = None
+    handoff: AscendPlan | None = None  # the plan handing the dots to the vector core, tried after `plan`: it
+    # failed too, and its error is the real blocker (the pipeline shows both, that one first)
 
 
 def coarsen_rows(start: Start) -> list:
@@ -103,12 +107,15 @@ def plans(start: Start):
             return Keep(plan)
         break
     plan, got = plain if plain is not None else (yield from _settle(base))
+    handed = None  # the hand-off plan tried, when it failed too
     if isinstance(got, NeedsVectorCore) and got.why in ("dot_store", "dot_operand") and plan.dots == FIXPIPE:
         # a dot's result stored in a shape Fixpipe cannot write, or an operand the Cube cannot copy from
         # GM: the vector core's store takes any shape, and it loads any operand for the Cube
         again = yield from _settle(base.but(dots=HAND_OFF))
         if isinstance(again[1], (Fits, Overflow)):
             plan, got = again
+        else:
+            handed = again[0]
     if isinstance(got, NeedsVectorCore) and got.why == "vector_work":
         # Fixpipe-only dots beside vector work of the kernel's own: a mixed kernel in core sections,
         # failing that every dot handed to the vector core
@@ -117,13 +124,15 @@ def plans(start: Start):
             if isinstance(again[1], (Fits, Overflow)):
                 plan, got = again
                 break
+            if dots == HAND_OFF:
+                handed = again[0]
     if isinstance(got, Overflow):
         return (yield from _split_to_fit(base.but(dots=plan.dots), plan))
     if isinstance(got, Fits):
         if got.vector_epilogue and plan.dots == FIXPIPE:
             return (yield from _both_vector_cores(base.but(dots=plan.dots), plan))
         return Keep(plan)
-    return Fail(plan)
+    return Fail(plan, handoff=handed)
 
 
 def _settle(plan: AscendPlan, coarse: bool = False):
