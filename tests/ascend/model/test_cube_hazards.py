@@ -11,6 +11,7 @@ conformance tests, which run with these checks on.
 from __future__ import annotations
 
 import shutil
+import textwrap
 
 import numpy as np
 import pytest
@@ -23,6 +24,20 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the AscendC
 # One 16 x 16 x 16 half product: A and B go GM -> L1 (Nd2Nz, one fractal each), L1 -> L0A / L0B (LoadData, B
 # transposed into Zn), Mmad into L0C, Fixpipe to c (float). `mode` picks the rule the kernel tests; `sync` 0
 # leaves out the event that rule needs. The `// planted.py:N:` lines name the failing call in messages.
+# the Fixpipe parameters of one 16 x 16 fp32 tile written as it is (no ReLU, no quantization)
+FIX16 = """FixpipeParamsV220 fix;
+fix.deqScalar = 0;
+fix.ndNum = 1;
+fix.srcNdStride = 0;
+fix.dstNdStride = 0;
+fix.reluEn = false;
+fix.unitFlag = 0;
+fix.nSize = 16;
+fix.mSize = 16;
+fix.srcStride = 16;
+fix.dstStride = 16;
+fix.quantPre = QuantMode_t::NoQuant;
+"""
 CUBE_BODY = """    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
 #define SYNC(E)                                                                 \\
     do {                                                                        \\
@@ -52,19 +67,7 @@ CUBE_BODY = """    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
     LocalTensor<half> a2 = l0a.Get<half>();
     LocalTensor<half> b2 = l0b.Get<half>();
     LocalTensor<float> c1 = l0c.Get<float>();
-    FixpipeParamsV220 fix;
-    fix.deqScalar = 0;
-    fix.ndNum = 1;
-    fix.srcNdStride = 0;
-    fix.dstNdStride = 0;
-    fix.reluEn = false;
-    fix.unitFlag = 0;
-    fix.nSize = 16;
-    fix.mSize = 16;
-    fix.srcStride = 16;
-    fix.dstStride = 16;
-    fix.quantPre = QuantMode_t::NoQuant;
-    DataCopy(a1, aGm, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
+""" + textwrap.indent(FIX16, " " * 4) + """    DataCopy(a1, aGm, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
     DataCopy(a1[256], bGm, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
     if (mode != 0 || sync) SYNC(MTE2_MTE1);
     // planted.py:10: LoadData after the copy into L1 (read-after-write, MTE2 -> MTE1)
@@ -192,19 +195,7 @@ XCORE_BODY = """    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
         qB.FreeTensor(b2);
         qC.EnQue(c1);
         c1 = qC.DeQue<float>();
-        FixpipeParamsV220 fix;
-        fix.deqScalar = 0;
-        fix.ndNum = 1;
-        fix.srcNdStride = 0;
-        fix.dstNdStride = 0;
-        fix.reluEn = false;
-        fix.unitFlag = 0;
-        fix.nSize = 16;
-        fix.mSize = 16;
-        fix.srcStride = 16;
-        fix.dstStride = 16;
-        fix.quantPre = QuantMode_t::NoQuant;
-        Fixpipe(wGm, c1, fix);
+""" + textwrap.indent(FIX16, " " * 8) + """        Fixpipe(wGm, c1, fix);
         qC.FreeTensor(c1);
         if (tiling.sync) CrossCoreSetFlag<2, PIPE_FIX>(0);
         else CrossCoreSetFlag<2, PIPE_S>(0);
