@@ -161,6 +161,8 @@ def test_main_includes_the_tiling_header_first_and_passes_its_address(add_projec
      '#include "aclrtlaunch_add_kernel.h"\n',
      '#include "aclrtlaunch_add_kernel.h"\n#include "add_kernel_tiling.h"\n', "AddKernelTilingData' has not been"),
     ("ACL_MEMCPY_HOST_TO_DEVICE", "ACL_MEMCPY_HOST_TO_DEV", "ACL_MEMCPY_HOST_TO_DEV' was not declared"),
+    # the precompiled header holds main.cpp's own leading includes: one it lacks is still missing
+    ("#include <vector>\n", "", "'vector' in namespace 'std' does not name a template type"),
 ])
 def test_host_check_catches_a_host_program_that_cannot_build(add_project, tmp_path, old, new, message):
     proj = tmp_path / "p"
@@ -171,6 +173,20 @@ def test_host_check_catches_a_host_program_that_cannot_build(add_project, tmp_pa
     with pytest.raises(HostCheckError) as e:
         check_host(proj)
     assert message in str(e.value)
+
+
+def test_host_check_precompiles_main_cpps_leading_includes(add_project, tmp_path, monkeypatch):
+    from xblock.backends.ascend.export.hostcheck import check
+
+    monkeypatch.setenv("XBLOCK_CACHE_DIR", str(tmp_path / "cache"))
+    host = (add_project / "main.cpp").read_text()
+    pch = check._host_pch(host)
+    assert pch is not None and pch.with_name(pch.name + ".gch").is_file()
+    included = [line for line in pch.read_text().splitlines()]
+    assert included[0] == "#include <cerrno>" and included[-1] == '#include "acl/acl.h"'
+    assert all(line in host for line in included) and "tiling.h" not in pch.read_text()
+    assert check._host_pch(host.replace("#include <cmath>\n", "")) != pch  # other includes, another header
+    assert check._host_pch("int main() { return 0; }\n") is None
 
 
 def test_host_check_reads_the_kernel_not_the_metadata(add_project, tmp_path):

@@ -3,7 +3,9 @@ model toolkit (CANN's layout, xblock's AscendC CPU model and ACL model inside)."
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from .....errors import XBlockError
+from ....common.cachedir import cache_dir
 from ...options import SOCS
 from .launch_header import launch_header, model_launch_source, parse_entries
 
@@ -65,12 +68,58 @@ def check_host(project) -> str:
             write_launch_files(project / "kernel.cpp", Path(tmp))
         except ValueError as e:
             raise HostCheckError(str(e)) from None
-        cmd = [CXX, *HOST_FLAGS, "-I", str(project), "-I", tmp, "-I", str(ACL_INCLUDE), str(project / "main.cpp")]
+        pch = _host_pch((project / "main.cpp").read_text())
+        cmd = [CXX, *HOST_FLAGS, *(["-include", str(pch)] if pch else []), "-I", str(project), "-I", tmp, "-I",
+               str(ACL_INCLUDE), str(project / "main.cpp")]
         res = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
     if res.returncode != 0:
         raise HostCheckError(f"main.cpp of {project.name} does not compile against the launch header of its "
                              f"kernel.cpp and the ACL declarations:\n{res.stderr[:4000]}")
     return f"{CXX} {' '.join(HOST_FLAGS)} main.cpp"
+
+
+# main.cpp's leading lines up to its last include of a standard header or of acl/acl.h (comments and blank
+# lines in between): what every exported main.cpp shares, precompiled once (`_host_pch`)
+_SHARED_INCLUDES = re.compile(r'\A(?:[ \t]*(?://[^\n]*)?\n|[ \t]*#include[ \t]*(?:<[\w./]+>|"acl/acl\.h")[^\n]*\n)+')
+
+
+def _host_pch(main_cpp: str) -> Path | None:
+    """A precompiled header of main.cpp's leading standard and ACL includes, in the compile cache.
+
+    They are most of the host check's time (0.4 s of g++ against 0.15 s with the header precompiled);
+    main.cpp includes the same headers again at the same place (include guards make that a no-op), so
+    the check sees the same program. None where main.cpp starts otherwise or the header cannot be built:
+    the check then compiles main.cpp whole."""
+    m = _SHARED_INCLUDES.match(main_cpp)
+    includes = "".join(line.strip() + "\n" for line in (m[0] if m else "").splitlines() if "#include" in line)
+    if not includes:
+        return None
+    acl = "".join(p.read_text() for p in sorted(ACL_INCLUDE.rglob("*.h")))
+    key = hashlib.sha256("\0".join([CXX, *HOST_FLAGS, includes, acl]).encode()).hexdigest()[:16]
+    folder = cache_dir() / "ascend-hostcheck" / key
+    header = folder / "host_pch.h"
+    if (folder / "done").is_file():
+        return header
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="building-", dir=folder.parent))
+        try:
+            (tmp / header.name).write_text(includes)
+            flags = [f for f in HOST_FLAGS if f != "-fsyntax-only"]
+            res = subprocess.run([CXX, *flags, "-x", "c++-header", "-I", str(ACL_INCLUDE), header.name, "-o",
+                                  header.name + ".gch"], cwd=tmp, capture_output=True)
+            if res.returncode:
+                return None
+            (tmp / "done").write_text("")
+            try:
+                tmp.rename(folder)  # atomic; another process may have won the race
+            except OSError:
+                pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        return None
+    return header if (folder / "done").is_file() else None
 
 
 def model_toolkit(directory) -> Path:
