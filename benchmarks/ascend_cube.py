@@ -1,6 +1,7 @@
 """Cube-path figures for 4096^3 fp16 matmuls on a 910B (docs/BENCHMARKS.md, "Ascend Cube").
 
-Run: `.venv/bin/python benchmarks/ascend_cube.py [--size 4096] [--block 128,256,256] [--no-depth]`. Two kernels:
+Run: `.venv/bin/python benchmarks/ascend_cube.py [--size 4096] [--block 128,256,256] [--no-depth] [--no-join]`.
+Two kernels:
 - `examples/matmul.py` (Triton tutorial 03's structure, grouped program order, leaky-ReLU epilogue):
   a mixed kernel, the Cube computes each tile and both vector cores of the AI Core run the epilogue
   on halves of it (MIX_AIC_1_2);
@@ -55,8 +56,12 @@ def main() -> None:
     ap.add_argument("--no-depth", action="store_true",
                     help="copy the user's BLOCK_K slices one K step at a time (cube_depth=False: the tiles before "
                          "the deep L1 tiles of cube/depth.py)")
+    ap.add_argument("--no-join", action="store_true",
+                    help="run one program of a core at a time (cube_join=False: no program joining of small tiles)")
     args = ap.parse_args()
     opts = dict(cube_depth=False) if args.no_depth else {}
+    if args.no_join:
+        opts["cube_join"] = False
     S = args.size
     BM, BN, BK = map(int, args.block.split(","))
     out_bytes = S * S * 2

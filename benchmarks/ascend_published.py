@@ -53,12 +53,18 @@ def _plan(p) -> str:
 def add_rows_cases():
     n = 8192 * 8192
     x = np.ones(n, np.float16)
-    for block, bufs, published, what in [(4096, 1, 306.6, "8 KB copies, one buffer"),
-                                         (16384, 1, 268.5, "32 KB copies, one buffer"),
-                                         (16384, 2, 264.0, "32 KB copies, double-buffered"),
-                                         (8192, 2, 264.0, "xblock's pick: 16 KB copies, double-buffered")]:
+    # the published cases 2-4 read their inputs through L2 (l2_bypass=False); case 5 keeps them out of it, as
+    # xblock's own plan does (plan/streaming.py); case 6 (184.5 us) is case 5 with a UB layout without bank
+    # conflicts, the best published Add
+    for block, bufs, bypass, published, what in [
+            (4096, 1, False, 306.6, "8 KB copies, one buffer"),
+            (16384, 1, False, 268.5, "32 KB copies, one buffer"),
+            (16384, 2, False, 264.0, "32 KB copies, double-buffered"),
+            (8192, 2, False, 264.0, "16 KB copies, double-buffered, inputs through L2"),
+            (16384, 2, True, 187.7, "32 KB copies, double-buffered, inputs out of L2"),
+            (8192, 2, True, 184.5, "xblock's plan: 16 KB copies, double-buffered, inputs out of L2")]:
         yield (f"Add 8192^2 fp16, {what}", "910B2", published, add_rows, (xblock.cdiv(n, block),),
-               (x, x, np.empty_like(x), n), dict(BLOCK=block, buffer_num=bufs))
+               (x, x, np.empty_like(x), n), dict(BLOCK=block, buffer_num=bufs, l2_bypass=bypass))
 
 
 def copy_cases():
@@ -67,7 +73,7 @@ def copy_cases():
         x = np.ones((m, n), np.float16)
         yield (f"GM->UB read {m}x{n} fp16, tile [{bm},{bn}]", "910B2", published, read_tiles,
                (xblock.cdiv(m, bm), xblock.cdiv(n, bn)), (x, np.empty((1, 1), np.float16), m, n, 0),
-               dict(BM=bm, BN=bn))
+               dict(BM=bm, BN=bn, l2_bypass=False))  # the published copy reads through L2
 
 
 def matmul_cases():
@@ -83,14 +89,15 @@ def matmul_cases():
 def attention_cases():
     from examples.triton import attention
 
-    for seq, published in [(1024, 21.0), (4096, 88.9), (8192, 292.6)]:
-        q = np.ones((1, 1, seq, 128), np.float16)
-        # BLOCK 32 x 64: the largest tiles whose blocks fit the unified buffer (128 x 128 needs 705536 B, 64 x 64
-        # 214272 B of the 188416 usable)
-        meta = dict(HEAD_DIM=128, BLOCK_M=32, BLOCK_N=64, CAUSAL=False)
-        yield (f"attention fwd S={seq}, D=128 fp16, BLOCK 32x64", "910B2", published, attention.attention_fwd,
-               attention.grid(seq, 1, 1, 32),
-               (q, q, q, np.empty_like(q), 0.088, seq * 128, seq * 128, 128, 1, seq), meta)
+    # BLOCK 32 x 128: the widest key block whose program fits the unified buffer whole (164352 of 188416 B; 64 x 128
+    # needs 311808 B, and 64 x 64 fits with single-buffered output only); 32 x 64 for comparison with earlier tables
+    for bm, bn in [(32, 64), (32, 128)]:
+        for seq, published in [(1024, 21.0), (4096, 88.9), (8192, 292.6)]:
+            q = np.ones((1, 1, seq, 128), np.float16)
+            meta = dict(HEAD_DIM=128, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=False)
+            yield (f"attention fwd S={seq}, D=128 fp16, BLOCK {bm}x{bn}", "910B2", published, attention.attention_fwd,
+                   attention.grid(seq, 1, 1, bm),
+                   (q, q, q, np.empty_like(q), 0.088, seq * 128, seq * 128, 128, 1, seq), meta)
 
 
 GROUPS = {"add": add_rows_cases, "copy": copy_cases, "matmul": matmul_cases, "attention": attention_cases}

@@ -31,6 +31,8 @@ _V = ("Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or", "Exp", "Ln", "Abs",
 OPS: list[ApiOp] = [
     ApiOp("tiling_field", ("",), "{name}: a scalar field of the kernel's tiling struct", 1, arity=(0, 0)),
     ApiOp("set_global_buffer", ("GlobalTensor::SetGlobalBuffer",), "(gm_addr) {dtype}", 1, arity=(1, 0)),
+    ApiOp("l2_cache_hint", ("GlobalTensor::SetL2CacheHint", "CacheMode"),
+          "(global) {mode}: mode \"disable\" keeps the tensor's reads out of L2 (CACHE_MODE_DISABLE)", arity=(1, 0)),
     ApiOp("tque", ("TQue", "TPipe::InitBuffer"), "{sym_name, position, depth, num, bytes}", arity=(0, 0)),
     ApiOp("tbuf", ("TBuf", "TPipe::InitBuffer"), "{sym_name, bytes}", arity=(0, 0)),
     ApiOp("alloc_tensor", ("TQue::AllocTensor",), "{queue}", 1, arity=(0, 0)),

@@ -42,7 +42,8 @@ def test_depth_leaves_room_for_the_bias_row():
 
 
 def test_plan_reports_the_cube_tiles():
-    ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG,
+    # one program at a time (cube_join=False): joined programs share L1 and take a shallower tile (test_cube_join)
+    ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, cube_join=False,
                         constexprs=dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0))
     cube = ck.metadata["cube"][0]
     assert cube["k_depth"] == 8 and cube["l1_k"] == 256 and "K depth in L1 256" in cube["plan"]
@@ -50,7 +51,8 @@ def test_plan_reports_the_cube_tiles():
     assert "K depth in L1 256" in ck.asm["cpp"]  # the file header's plan line
     M = N = K = 64  # xblock.profile's report prints the plan with its tiles
     a, b, c = np.ones((M, K), np.float16), np.ones((K, N), np.float16), np.zeros((M, N), np.float32)
-    prof = xblock.profile(dot_kernel, (1, 1), a, b, c, M, N, K, K, N, N, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0)
+    prof = xblock.profile(dot_kernel, (1, 1), a, b, c, M, N, K, K, N, N, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0,
+                          cube_join=False)
     assert "Cube L0 tile 64x64x32, L1 K depth 256" in prof.report()
     off = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, cube_depth=False,
                          constexprs=dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0))

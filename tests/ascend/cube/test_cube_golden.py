@@ -32,9 +32,10 @@ DOT_SIG = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", M="i32", N="i32", K=
 DOT_META = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, RELU=1)
 
 
-def _matmul():
+def _matmul(**opts):
     mod = importlib.import_module("examples.matmul")
-    return xblock.compile(mod.matmul_kernel, target="ascend", signature=MM_SIG, constexprs=dict(mod.META, **UNIT))
+    return xblock.compile(mod.matmul_kernel, target="ascend", signature=MM_SIG, constexprs=dict(mod.META, **UNIT),
+                          **opts)
 
 
 def _compare(name: str, text: str) -> None:
@@ -46,7 +47,7 @@ def _compare_mlir(name: str, ck) -> None:
 
 
 def test_golden_matmul_mixed():
-    ck = _matmul()
+    ck = _matmul(cube_join=False)  # one program at a time (the joined kernel: tests/ascend/cube/test_cube_join.py)
     _compare_mlir("matmul_kernel_f16", ck)
     _compare("matmul_kernel_f16.cpp", ck.asm["cpp"])
     cpp = ck.asm["cpp"]
@@ -65,7 +66,7 @@ def test_golden_matmul_mixed():
 
 
 def test_golden_dot_fixpipe_relu():
-    ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=DOT_META)
+    ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=DOT_META, cube_join=False)
     _compare_mlir("dot_kernel_relu_f16", ck)
     _compare("dot_kernel_relu_f16.cpp", ck.asm["cpp"])
     assert "fixParams.reluEn = true;" in ck.asm["cpp"] and "QuantMode_t::F322F16" in ck.asm["cpp"]

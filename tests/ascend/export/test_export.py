@@ -239,7 +239,8 @@ def test_readme_and_kernel_json_state_the_specialization(add_project):
     info = json.loads((add_project / "kernel.json").read_text())
     assert info["specialization"]["constexprs"] == {"BLOCK": 1024}
     plan = AscendPlan.from_dict(info["plan"])  # the plan the planner kept, in kernel.json and the README
-    assert plan == AscendPlan() and f"the plan: {plan.describe()}" in readme
+    # the kernel as written; its inputs are streamed (plan/streaming.py): out of L2 on launches larger than it
+    assert plan == AscendPlan(l2_bypass=("x_ptr", "y_ptr")) and f"the plan: {plan.describe()}" in readme
     assert info["specialization"]["divisible_by_16"] == ["n", "out_ptr", "x_ptr", "y_ptr"]
     launch = info["launch"]
     assert launch["grid"] == [1, 1, 1] and launch["scalars"] == {"n": 1024}

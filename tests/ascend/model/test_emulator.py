@@ -57,6 +57,7 @@ def test_rules_followed_is_silent(scenarios):
     ("gm_out_of_bounds", "DataCopy(GM->UB)", "'x'"),
     ("compare_count", "CompareScalar", "256 B"),
     ("cast_round_mode", "Cast", "round mode"),
+    ("l2_hint_mode", "GlobalTensor::SetL2CacheHint", "not one Atlas A2/A3 supports"),
 ])
 def test_violation_is_caught(scenarios, name, api, words):
     msg = scenarios(name)

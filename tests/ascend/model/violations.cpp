@@ -13,6 +13,11 @@ static void Scenario(const std::string& s) {
     TPipe pipe;
     GlobalTensor<float> xGm;
     xGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(gmData));
+    if (s == "ok") xGm.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);  // reads kept out of L2: allowed on A2
+    if (s == "l2_hint_mode") {
+        xGm.SetL2CacheHint(CacheMode::CACHE_MODE_PERSISTENT);  // announced for 950 only
+        return;
+    }
     if (s == "ub_overflow") {
         TBuf<TPosition::VECCALC> big;
         pipe.InitBuffer(big, 200 * 1024);

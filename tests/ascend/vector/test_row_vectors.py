@@ -1,5 +1,6 @@
 """Row reductions and per-row broadcasts of 2-D blocks on ascend run on the vector unit only
-(backends/ascend/vector/rowvec.py: mask/repeat-form folds, WholeReduceSum/Max/Min, Brcb, Copy): every target
+(backends/ascend/vector/rowvec.py: mask/repeat-form folds, WholeReduceSum/Max/Min and BlockReduceSum/Max/Min,
+Brcb, Copy, binary ops reading a Brcb block per row): every target
 matches numpy at boundary shapes (a last program with fewer valid rows; rows of 1 to 1024 columns; half
 and float), the generated AscendC reads no scalar back, and the AscendC model refuses misuse of the
 new API forms (unaligned operands, repeat counts above 255, masks above one repeat, stride 0)."""
@@ -7,6 +8,7 @@ new API forms (unaligned operands, repeat counts above 255, masks above one repe
 from __future__ import annotations
 
 import ctypes
+import re
 import shutil
 import subprocess
 
@@ -83,6 +85,26 @@ def test_row_sum_max_min_match_numpy(target, dtype, n):
     assert np.all(np.abs(s - ref) <= tol * (1 + np.abs(x).astype(np.float64).sum(1))), (s, ref)
 
 
+@pytest.mark.parametrize("rows", [2, 4, 512])
+@pytest.mark.parametrize("n", [64, 200])
+def test_float_rows_through_block_reductions_match_numpy(rows, n):
+    """Float rows folded to one repeat end in two BlockReduce passes (rowvec._blocks): 2 or 4 rows take the
+    masked second pass alone, 512 rows three groups of 248, 248 and 16; a last program with fewer valid rows."""
+    m = 2 * rows - 1
+    x = np.random.default_rng(rows + n).standard_normal((m, n)).astype(np.float32)
+    outs = [np.zeros(m, np.float32) for _ in range(3)]
+    _run(row_stats, "ascend", (-(-m // rows),), x, *outs, m, n, R=rows, BLOCK=_block(n))
+    s, mx, mn = outs
+    np.testing.assert_array_equal(mx, x.max(1))
+    np.testing.assert_array_equal(mn, x.min(1))
+    ref = x.astype(np.float64).sum(1)
+    assert np.all(np.abs(s - ref) <= 1e-5 * (1 + np.abs(x).astype(np.float64).sum(1))), (s, ref)
+    src = _cpp(row_stats, {"x_ptr": "*fp32", "s_ptr": "*fp32", "mx_ptr": "*fp32", "mn_ptr": "*fp32", "n_rows": "i32",
+                           "n_cols": "i32"}, R=rows, BLOCK=_block(n))
+    assert "BlockReduceSum(" in src and "BlockReduceMax(" in src and "BlockReduceMin(" in src
+    assert "WholeReduce" not in src
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("n", [8, 64, 1000, 1024])
 def test_softmax_of_rows_matches_numpy(target, n):
@@ -116,7 +138,12 @@ def test_row_reductions_and_broadcasts_read_no_scalar_back(rows, block):
     src = _cpp(softmax_rows, {"out_ptr": "*fp32", "x_ptr": "*fp32", "n_rows": "i32", "n_cols": "i32"},
                R=rows, BLOCK=block)
     assert "GetValue" not in src and "SetValue" not in src
-    assert "WholeReduceMax(" in src and "WholeReduceSum(" in src and "Brcb(" in src and "Copy(" in src
+    # float rows folded to one 256-byte repeat end in two BlockReduce passes, shorter rows in a WholeReduce
+    red = "BlockReduce" if block >= 64 else "WholeReduce"
+    assert f"{red}Max(" in src and f"{red}Sum(" in src and "Brcb(" in src
+    # the per-row max and sum are read by the Sub and the Div straight from their Brcb blocks (rowvec.row_binary):
+    # no Copy writes the broadcast out
+    assert "BinaryRepeatParams(" in src and re.search(r"(?<![A-Za-z])Copy\(", src) is None
     if rows > 255:  # repeat counts are split at 248 rows (float): two WholeReduce calls per reduction
         assert src.count("WholeReduceMax(") == 2
 
@@ -133,6 +160,8 @@ def test_the_profile_has_no_scalar_accesses():
     out = np.zeros_like(x)
     p = xblock.profile(softmax_rows, (m // R,), out, x, m, n, R=R, BLOCK=n)
     assert p.counters["scalar_ub_accesses"] == 0
+    # float rows end in BlockReduce, which the dev kit prices at one cycle a repeat (not WholeReduce's 7)
+    assert p.counters["reduce_repeats"] == 0 and p.counters["vector_repeats"] > 0
 
 
 # ----- the model of the new API forms ---------------------------------------------------------------
@@ -159,6 +188,15 @@ static void Case(const std::string& c) {
         Copy(x[512], d, 64, 2, CopyRepeatParams(1, 0, 8, 1));               // 2 rows of 64 from blocks 0, 1
         WholeReduceMin(b[8], a, 64, 4, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
     }
+    if (c == "block") {
+        for (int i = 0; i < 4; i++) Duplicate(a[i * 128], float(i + 1), 128);
+        Duplicate(a[8], 9.0f, 8);                                           // block 1 of row 0
+        BlockReduceSum(d, a, 4, 64, 1, 1, 16);                              // d[8r + j] = 8 (r + 1), row 0 block 1: 72
+        BlockReduceSum(b, d, 1, 32, 1, 1, 8);                               // b[r] = 64 (r + 1) (+ 64 for row 0)
+        BlockReduceMax(b[8], a, 1, 64, 1, 1, 8);                            // b[8 + j] = 1, 9, 1, 1, ...
+    }
+    if (c == "block_part") BlockReduceSum(d, a, 1, 60, 1, 1, 8);
+    if (c == "block_dst") BlockReduceMax(d[4], a, 1, 64, 1, 1, 8);
     if (c == "unaligned") WholeReduceSum(b, a[4], 64, 1, 1, 1, 8);
     if (c == "unaligned_binary") Add(d, a, a[4], 64, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
     if (c == "repeat") WholeReduceMax(b, a, 64, 300, 1, 1, 0, ReduceOrder::ORDER_ONLY_VALUE);
@@ -218,7 +256,16 @@ def test_the_model_computes_the_documented_semantics(model):
     assert counters[2] == 1 + 4 + 5 and counters[3] == 64 + 4 * 2 + (4 + 4 + 1 + 2 + 4)
 
 
+def test_the_model_computes_block_reductions(model):
+    err, got, _ = model("block")
+    assert err is None, err
+    assert got[:4] == [128.0, 128.0, 192.0, 256.0]  # the sums of the blocks' sums: rows of 64 lanes
+    assert got[8:12] == [1.0, 9.0, 1.0, 1.0]  # the max of each block of row 0
+
+
 @pytest.mark.parametrize("case, words", [
+    ("block_part", "covers part of a DataBlock"),
+    ("block_dst", "not 32-byte aligned"),
     ("unaligned", "not 32-byte aligned"),
     ("unaligned_binary", "src1 UB address"),
     ("repeat", "repeatTime 300 outside [0, 255]"),

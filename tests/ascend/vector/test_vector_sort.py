@@ -147,15 +147,17 @@ def test_two_stage_topk(dtype, K, chunk):
 
 
 @pytest.mark.parametrize("dtype,n", [(np.int32, 32), (np.float32, 16)])
-def test_outside_the_vector_sort_stays_scalar(dtype, n):
-    """Integer keys and rows shorter than 32: the bitonic network, scalar loops with a warning."""
+def test_outside_the_vector_sort_is_the_bitonic_network(dtype, n):
+    """Integer keys and rows shorter than 32: the bitonic network of Gathers and GatherMasks, no scalar
+    loop (tests/ascend/vector/test_static_moves.py)."""
     x = np.random.default_rng(n).permutation(n).astype(dtype)
     asc, desc = np.zeros_like(x), np.zeros_like(x)
     warns = run_ascend(sort_row, (x, asc, desc), N=n)
     np.testing.assert_array_equal(asc, np.sort(x))
     np.testing.assert_array_equal(desc, np.sort(x)[::-1])
-    assert any("scalar GetValue/SetValue" in w for w in warns)
-    assert "Sort<" not in _cpp(sort_row, (x, asc, desc), N=n)
+    assert not any("scalar GetValue/SetValue" in w for w in warns)
+    cpp = _cpp(sort_row, (x, asc, desc), N=n)
+    assert "Sort<" not in cpp and "Gather(" in cpp
 
 
 def test_model_refuses_nan_scores():

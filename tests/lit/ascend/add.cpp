@@ -5,6 +5,12 @@
 // CHECK: TPipe pipe;
 // CHECK: xGm.SetGlobalBuffer((__gm__ float *)x_ptr);
 // CHECK: const int32_t n = tiling.n;
+// The inputs each program reads its own part of, once, bypass L2 when the launch moves more than it holds
+// (plan/streaming.py): numPrograms x 12288 B (x, y, out) against 192 MB; the output keeps L2.
+// CHECK: if ({{.*}}(numPrograms * 12288) > 201326592){{.*}}) {
+// CHECK-NEXT: xGm.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
+// CHECK-NEXT: yGm.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
+// CHECK-NEXT: }
 // CHECK: TQue<TPosition::VECIN, 1> inQueueX;
 // CHECK-NEXT: pipe.InitBuffer(inQueueX, 2, 4096);
 // CHECK: TQue<TPosition::VECOUT, 1> outQueueOut;

@@ -23,9 +23,13 @@ class SocProfile:
     vector_dtypes: tuple = ("f16", "f32", "i16", "i32")
     ub_align: int = 32
     repeat_bytes: int = 256
+    # L2 bytes a launch may fill before lines are replaced; 0 where GlobalTensor::SetL2CacheHint is not
+    # supported (asc-devkit GlobalTensor/SetL2CacheHint.md: A2/A3 and 950 only): no L2 hint there
+    l2_bytes: int = 0
 
 
-_910B = dict(ub_bytes=192 * 1024, ub_usable=184 * 1024, has_data_copy_pad=True, npu_arch="dav-2201")
+_910B = dict(ub_bytes=192 * 1024, ub_usable=184 * 1024, has_data_copy_pad=True, npu_arch="dav-2201",
+             l2_bytes=192 * 2 ** 20)  # l2_size of Ascend910B1.ini as publicly quoted (model/cost.py _L2)
 SOCS = {
     "910B1": SocProfile("Ascend910B1", vector_cores=48, cube_cores=24, **_910B),
     "910B2": SocProfile("Ascend910B2", vector_cores=48, cube_cores=24, **_910B),
@@ -112,6 +116,12 @@ class AscendOptions(BaseOptions):
         cube_depth: let the Cube's L1 tile hold several steps of a dot's K loop (one copy of A and
             of B for them: `cube/depth.py`, `cube/tiling.py` deepen); False copies the user's
             BLOCK_K slices one step at a time.
+        cube_join: let a core run several programs of a small-tile dot together (their K loops in
+            one, operand tiles they share copied and loaded once, one L0C accumulator each:
+            `lower/ops/dot.py` _emit_joined, `cube/tiling.py` join); False runs one program at a time.
+        l2_bypass: keep the inputs every program reads its own part of, once, out of L2 when the launch
+            moves more than L2 holds (`GlobalTensor::SetL2CacheHint`, `plan/streaming.py`); False reads
+            every input through L2.
     """
 
     soc: str = "910B3"
@@ -120,11 +130,13 @@ class AscendOptions(BaseOptions):
     coarsen: bool = True
     resident: bool = True
     cube_depth: bool = True
+    cube_join: bool = True
+    l2_bypass: bool = True
 
     def __post_init__(self):
         if self.soc not in SOCS:
             raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
-        for name in ("coarsen", "resident", "cube_depth"):
+        for name in ("coarsen", "resident", "cube_depth", "cube_join", "l2_bypass"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.buffer_num not in (1, 2):

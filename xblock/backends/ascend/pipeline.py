@@ -51,7 +51,7 @@ from .lower.rules import (
     coverage,  # noqa: F401  (complete here, where every rule module is loaded)
 )
 from .model.launch import build_emulator_library
-from .plan import planner, resident, row_cache
+from .plan import planner, resident, row_cache, streaming
 from .plan.plan import (
     AscendPlan,
     Failed,
@@ -124,7 +124,9 @@ def _vector_transpose(elem: str, rows: int, cols: int) -> bool:
 def _start(module: ir.Module, options, metadata: dict) -> planner.Start:
     """What the planner knows before any lowering: the options, the bytes one program's row accesses
     move when the kernel can be coarsened (R rows of a flat range under a flat mask would be gathers
-    here: such a kernel is not coarsened), and whether its loops read a weight row."""
+    here: such a kernel is not coarsened), whether its loops read a weight row, and the inputs every plan
+    keeps out of L2 when the launch exceeds it (plan/streaming.py; recorded as metadata["streamed"] for
+    the lowering's guard)."""
     row_bytes = None
     if options.coarsen is not False:
         try:
@@ -133,7 +135,13 @@ def _start(module: ir.Module, options, metadata: dict) -> planner.Start:
         except coarsen_programs.Refused:
             pass
     resident_on = getattr(options, "resident", True)
+    streamed = streaming.Streamed()
+    if options.profile.l2_bytes and getattr(options, "l2_bypass", True):
+        streamed = streaming.analyse(module, metadata.get("written_args"), bool(metadata.get("int_pointers")))
+    metadata["streamed"] = {"args": [[n, list(a)] for n, a in streamed.args],
+                            "program_bytes": streamed.program_bytes}
     return planner.Start(row_bytes=row_bytes, coarsen=options.coarsen is not False, resident=resident_on,
+                         l2_bypass=streamed.names(),
                          double_buffer=options.buffer_num != 1,
                          loop_weights=bool(resident_on) and
                          row_cache.loop_weights(module, metadata.get("written_args")))

@@ -13,6 +13,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
+from typing import Callable
 
 
 class CacheWarning(RuntimeWarning):
@@ -70,3 +71,24 @@ def degrade(root: Path, error: OSError):
                   "in memory for this process (set XBLOCK_CACHE_DIR to a writable directory)", CacheWarning,
                   stacklevel=3)
     return state
+
+
+def build_folder(folder: Path, build: Callable[[Path], bool]) -> bool:
+    """Make `folder` (in the cache) at once: `build(tmp)` fills a temporary folder beside it, renamed to
+    `folder` when `build` returns True; another process may have won the race, its folder stays. False
+    where `build` failed or nothing could be written."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="building-", dir=folder.parent))
+        try:
+            if not build(tmp):
+                return False
+            try:
+                tmp.rename(folder)  # atomic
+            except OSError:
+                pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        return False
+    return True

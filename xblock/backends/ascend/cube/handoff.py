@@ -22,13 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
 from ....passes.pointer_structure import PointerStructure
 from ..plan.plan import HandOffRefused
 from ..values import SIZE, Splat, Tile, elem_of, numel, round_up, shape_of
 from ..vector.access import segments, used_after
+from ..vector.tiles import dst_tile
 from .batch import batch_tile, is_batched
 from .match import owner_of, splat_float, users_of
 from .mixed import QUANT, state, workspace_view
@@ -329,7 +330,7 @@ def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> N
     acc_v = ctx.vmap.get(acc) if acc is not None else None
     plain = acc is None or isinstance(acc_v, Splat) and acc_v.scalar is None and acc_v.const == 0
     rows_by_fill = (BN * SIZE[elem]) % 32 == 0  # rows >= m_valid: one Duplicate of the tile's tail, no row iota
-    bits = None if zero else _valid_mask(ctx, shape, BM if rows_by_fill else m_valid, n_valid)
+    limits = None if zero else _mask_limits(ctx, shape, BM if rows_by_fill else m_valid, n_valid)
     # a scratch tile (not the VECOUT buffer of a store: MTE2 writes it, and the model has no MTE2->MTE3 event)
     t = ctx.new_tile(elem, shape, ctx.name_for(_op(result.owner)) if plain else None)
     if not plain:
@@ -342,15 +343,27 @@ def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> N
     A.op("data_copy", [t.value, _slot(ctx, h, elem, 0), ctx.c64(round_up(BM * BN, 32 // SIZE[elem]))])
     _flag("set", OUT_FREE, "AIV", "PIPE_MTE2")
     ctx.sync("MTE2_V")
-    if bits is not None:  # columns >= n_valid (and rows >= m_valid) to 0, in place
-        # Select takes half/float: an int32 tile is selected as float lanes (0.0f is the bits of 0)
-        sel_t = "f32" if elem == "i32" else elem
-        view = t.value if sel_t == elem else A.op("reinterpret", [t.value], A.local_type(ir.Type.parse(sel_t)))
-        A.op("select", [view, bits.value, view, ctx.cst(sel_t, 0.0), ctx.c64(t.count)],
-             mode="VSEL_TENSOR_SCALAR_MODE")
-    if rows_by_fill and not zero and ctx.const_of(m_valid) != BM:
+    if limits:  # columns >= n_valid (and rows >= m_valid) to 0, in place, when the tile is partial (at run time)
+        partial = None
+        for _, lim, size in limits:
+            c = arith.CmpIOp(arith.CmpIPredicate.slt, ctx.to64(lim), ctx.c64(size)).result
+            partial = c if partial is None else arith.OrIOp(partial, c).result
+        branch = scf.IfOp(partial, [], has_else=False)
+        with ir.InsertionPoint(branch.then_block):
+            bits = _valid_mask(ctx, shape, limits)
+            # Select takes half/float: an int32 tile is selected as float lanes (0.0f is the bits of 0)
+            sel_t = "f32" if elem == "i32" else elem
+            view = t.value if sel_t == elem else A.op("reinterpret", [t.value], A.local_type(ir.Type.parse(sel_t)))
+            A.op("select", [view, bits.value, view, ctx.cst(sel_t, 0.0), ctx.c64(t.count)],
+                 mode="VSEL_TENSOR_SCALAR_MODE")
+            scf.YieldOp([])
+    if rows_by_fill and not zero and ctx.const_of(m_valid) != BM:  # rows >= m_valid to 0, when there are any
         start = ctx.mul(m_valid, ctx.c64(BN))
-        A.op("duplicate", [ctx.at(t.value, start), ctx.cst(elem, 0), ctx.sub(ctx.c64(BM * BN), start)])
+        branch = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.slt, ctx.to64(m_valid), ctx.c64(BM)).result, [],
+                          has_else=False)
+        with ir.InsertionPoint(branch.then_block):
+            A.op("duplicate", [ctx.at(t.value, start), ctx.cst(elem, 0), ctx.sub(ctx.c64(BM * BN), start)])
+            scf.YieldOp([])
     ctx.vmap[result] = t if plain else _add_acc(ctx, t, acc, acc_v, result)
 
 
@@ -363,13 +376,17 @@ def _k_limits(site, accs, i):
     return (acc.col_limits if on_cols else acc.row_limits), (acc.cols if on_cols else acc.rows)
 
 
-def _valid_mask(ctx, shape, m, n):
-    """The bit mask of the lanes with row < m and column < n (Compare against iota tiles)."""
+def _mask_limits(ctx, shape, m, n) -> list:
+    """(dim, limit, size) of the dims whose valid extent (rows m, columns n) is not statically the whole tile."""
+    return [(d, lim, size) for d, lim, size in ((0, m, shape[0]), (1, n, shape[1]))
+            if not isinstance(lim, int) and ctx.const_of(lim) != size]
+
+
+def _valid_mask(ctx, shape, limits):
+    """The bit mask of the lanes inside `limits` (_mask_limits; Compare against iota tiles)."""
     bits = None
     u16 = A.local_type(ir.Type.parse("ui16"))
-    for d, lim, size in ((0, m, shape[0]), (1, n, shape[1])):
-        if isinstance(lim, int) or ctx.const_of(lim) == size:
-            continue
+    for d, lim, size in limits:
         io = ctx.iota(shape, d)
         dst = ctx.temp("ui8", shape)
         A.op("compare_scalar", [dst.value, io.value, arith.SIToFPOp(ir.F32Type.get(), lim).result,
@@ -385,7 +402,9 @@ def _valid_mask(ctx, shape, m, n):
 def _add_acc(ctx, t: Tile, acc, acc_v, result):
     """dot(a, b, acc) = acc + a @ b: the accumulator operand, added on the vector core (in the result type: an
     f16 result is the rounded product plus acc, rounded again)."""
-    out = ctx.new_tile(t.elem, t.shape, ctx.name_for(_op(result.owner)), result=result)
+    # the loop's accumulator tile itself when the dot feeds only the loop's yield (tiles.dst_tile): no copy at
+    # the end of each iteration
+    out = dst_tile(ctx, _op(result.owner), t.elem)
     if isinstance(acc_v, Splat):
         A.op("vec_scalar", [out.value, t.value, ctx.splat_scalar(acc_v), ctx.c64(out.count)], api="Adds")
     else:

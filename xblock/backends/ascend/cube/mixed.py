@@ -57,6 +57,9 @@ class CubeState:
     ws_views: dict = field(default_factory=dict)  # elem -> GlobalTensor<elem> over it
     narrow: str | None = None  # f16/bf16: the epilogue converts the accumulator first, Fixpipe does it
     prologue_sectioned: bool = False  # the after-walk hook that puts vector work in AIV sections is set
+    join: int = 1  # programs a core runs together (dot.py `_emit_joined`): workspace slots per block
+    slot: int = 0  # the slot of the program whose epilogue is being lowered
+    group: object = None  # JoinedGroup of a joined kernel (the core's range of programs, each one's values)
 
 
 @dataclass
@@ -74,9 +77,19 @@ def state(ctx) -> CubeState:
 
 
 def workspace(ctx, plan, elem: str = "f32"):
-    """The GlobalTensor<elem> over the extra `workspace` kernel argument (one tile slot per block; 4 bytes
-    an element, the accumulator's size, whatever type Fixpipe writes there)."""
-    return workspace_view(ctx, elem, plan.block_m * plan.block_n * 4)
+    """The GlobalTensor<elem> over the extra `workspace` kernel argument (one tile slot per block, `join` of
+    them in a joined kernel; 4 bytes an element, the accumulator's size, whatever type Fixpipe writes there)."""
+    return workspace_view(ctx, elem, plan.block_m * plan.block_n * 4 * state(ctx).join)
+
+
+def slot_start(ctx, plan, block=None):
+    """The element offset of this block's workspace slot (of the program `state.slot` in a joined kernel)."""
+    st = state(ctx)
+    tile = plan.block_m * plan.block_n
+    block = A.op("block_idx", [], ctx.i64) if block is None else block
+    if st.join == 1:
+        return ctx.mul(block, ctx.c64(tile))
+    return ctx.add(ctx.mul(block, ctx.c64(tile * st.join)), ctx.c64(tile * st.slot))
 
 
 def workspace_view(ctx, elem: str, per_block: int):
@@ -105,13 +118,17 @@ def to_workspace(ctx, c1, plan, elem: str) -> None:
     """The accumulator tile to this block's workspace slot as `elem` (the dot's result type: Fixpipe
     rounds fp32 to f16/bf16 on the way), once the vector core has read the previous one."""
     block = A.op("block_idx", [], ctx.i64)
-    again = arith.CmpIOp(arith.CmpIPredicate.ne, ctx.pid, block).result
+    st = state(ctx)
+    # a joined kernel's group g of this core reuses the slots of its group g - 1 (the grid loop starts at the
+    # core's first program, dot.py _group)
+    first = block if st.join == 1 else st.group.start
+    again = arith.CmpIOp(arith.CmpIPredicate.ne, ctx.pid, first).result
     wait = scf.IfOp(again, [], has_else=False)
     with ir.InsertionPoint(wait.then_block):
         A.op("cross_core_wait_flag", [ctx.c64(FLAG_WS_FREE)])
         scf.YieldOp([])
     elem = state(ctx).narrow or elem
-    ws = ctx.at(workspace(ctx, plan, elem), ctx.mul(block, ctx.c64(plan.block_m * plan.block_n)))
+    ws = ctx.at(workspace(ctx, plan, elem), slot_start(ctx, plan, block))
     A.op("fixpipe", [ws, c1, ctx.c64(plan.block_n), ctx.c64(plan.block_m), ctx.c64(plan.base_m),
                      ctx.c64(plan.block_n)], quant=QUANT[(plan.acc_dtype, elem)], relu=False)
 
@@ -140,7 +157,7 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
     anchor = loop.operation
     block_ops = [o.operation for o in anchor.block.operations]
     rest = [o for o in block_ops[block_ops.index(anchor) + 1:] if o.name != "func.return"]
-    later = next((o for o in _walk(rest) if o.name == "xb.dot"), None)
+    later = next((o for o in walk_ops(rest) if o.name == "xb.dot"), None)
     if later is not None:
         # the rest of the program goes whole in the AIV section, which cannot hold the Cube's copies and
         # Mmad of a later dot: the planner hands every dot of the kernel to the vector core instead
@@ -163,29 +180,53 @@ def emit_mixed(ctx, loop, emit_aic, plan, acc_result):
         scf.YieldOp([])
     _after_grid_wait(ctx)
     aiv = core_if("AIV")
-    if sliced:
-        return _emit_chunked(ctx, aiv, rest, plan, acc_result)
+    # one epilogue, or in a joined kernel one per program of the group that exists (dot.py _emit_joined),
+    # each reading its own workspace slot with its own lowered values
+    programs = st.group.programs if st.group is not None else [(ctx.vmap, None)]
+    keep = ctx.vmap
     with ir.InsertionPoint(aiv.then_block):
-        A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
-        shape = (plan.block_m, plan.block_n)
-        elem = st.narrow or elem_of(acc_result.type)
-        count = round_up(plan.block_m * plan.block_n, 32 // SIZE[elem])  # whole 32-byte blocks (the slot has room)
-        nbytes = count * SIZE[elem]
-        q = ctx.queue("VECIN", -(-nbytes // 256) * 256, "acc")
-        local = A.local_type(ir.Type.parse(elem))
-        t = A.op("alloc_tensor", [], local, queue=q.name, name="accLocal")
-        ws = ctx.at(workspace(ctx, plan, elem), ctx.mul(A.op("block_idx", [], ctx.i64),
-                                                        ctx.c64(plan.block_m * plan.block_n)))
-        A.op("data_copy", [t, ws, ctx.c64(count)])
-        A.op("enque", [t], queue=q.name)
-        acc = A.op("deque", [], local, queue=q.name, name="acc")
-        A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
-        tile = Tile(acc, elem, shape, -(-nbytes // 256) * 256, "vecin", q, line=ctx.loc[1])
-        _bind_converted(ctx, acc_result, tile)
-        _lower_rest(ctx, anchor.block, rest)
-        ctx.release(tile)  # its last use is in this section; the walk's later drop must not free it outside
-        ctx.vmap[acc_result] = None
+        for j, (vmap, active) in enumerate(programs):
+            ctx.vmap, st.slot = vmap, j
+            gate = scf.IfOp(active, [], has_else=False) if active is not None else None
+            try:
+                with ir.InsertionPoint(gate.then_block) if gate is not None else _here():
+                    if sliced:
+                        _emit_chunked(ctx, rest, plan, acc_result, j == len(programs) - 1)
+                    else:
+                        _emit_whole(ctx, anchor, rest, plan, acc_result, j == len(programs) - 1)
+                    if gate is not None:
+                        scf.YieldOp([])
+            finally:
+                ctx.vmap, st.slot = keep, 0
         scf.YieldOp([])
+
+
+def _here():
+    return ir.InsertionPoint(ir.InsertionPoint.current.block)
+
+
+def _emit_whole(ctx, anchor, rest, plan, acc_result, last: bool) -> None:
+    """The AIV section of an epilogue that reads the whole accumulator tile: wait for it, copy it to UB, hand
+    the slot back, lower the rest of the program (`last`: the walk skips it from then on)."""
+    st = state(ctx)
+    A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
+    shape = (plan.block_m, plan.block_n)
+    elem = st.narrow or elem_of(acc_result.type)
+    count = round_up(plan.block_m * plan.block_n, 32 // SIZE[elem])  # whole 32-byte blocks (the slot has room)
+    nbytes = count * SIZE[elem]
+    q = ctx.queue("VECIN", -(-nbytes // 256) * 256, "acc")
+    local = A.local_type(ir.Type.parse(elem))
+    t = A.op("alloc_tensor", [], local, queue=q.name, name="accLocal")
+    ws = ctx.at(workspace(ctx, plan, elem), slot_start(ctx, plan))
+    A.op("data_copy", [t, ws, ctx.c64(count)])
+    A.op("enque", [t], queue=q.name)
+    acc = A.op("deque", [], local, queue=q.name, name="acc")
+    A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
+    tile = Tile(acc, elem, shape, -(-nbytes // 256) * 256, "vecin", q, line=ctx.loc[1])
+    _bind_converted(ctx, acc_result, tile)
+    _lower_rest(ctx, anchor.block, rest, last)
+    ctx.release(tile)  # its last use is in this section; the walk's later drop must not free it outside
+    ctx.vmap[acc_result] = None
 
 
 def _narrow(acc_result, sliced: bool) -> str | None:
@@ -209,7 +250,8 @@ def _bind_converted(ctx, v, tile) -> None:
     ctx.absorb(converts)
 
 
-def _walk(ops):
+def walk_ops(ops):
+    """Every op of `ops` and of their regions, nested ones included."""
     for op in ops:
         stack = [op]
         while stack:
@@ -221,7 +263,7 @@ def _walk(ops):
 
 
 def _sliced(rest, acc_result) -> bool:
-    return any(o.name == "tensor.extract_slice" and o.operands[0] == acc_result for o in _walk(rest))
+    return any(o.name == "tensor.extract_slice" and o.operands[0] == acc_result for o in walk_ops(rest))
 
 
 SIDE_EFFECTS = ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert")
@@ -233,12 +275,12 @@ def _shared(rest) -> bool:
     chunks = [o for o in rest if o.name == "scf.for" and "xb.chunks" in o.attributes]
     if not chunks or any(len(o.operands) > 3 for o in chunks):
         return False
-    outside = [o for o in _walk([o for o in rest if o not in chunks])]
+    outside = [o for o in walk_ops([o for o in rest if o not in chunks])]
     return not any(o.name in SIDE_EFFECTS for o in outside)
 
 
-def _emit_chunked(ctx, aiv, rest, plan, acc_result) -> None:
-    """The AIV section of an epilogue computed in row chunks (module docstring)."""
+def _emit_chunked(ctx, rest, plan, acc_result, last: bool = True) -> None:
+    """The AIV section of an epilogue computed in row chunks (module docstring), at the insertion point."""
     st = state(ctx)
     both = ctx.plan.vector_cores > 1 and _shared(rest)
     if both:
@@ -246,16 +288,14 @@ def _emit_chunked(ctx, aiv, rest, plan, acc_result) -> None:
         ctx.meta["kernel_type"] = MIX_AIC_1_2
         ctx.ext.share_loop = _every_other
     ctx.meta["cube"][-1]["vector_cores"] = 2 if both else 1
-    with ir.InsertionPoint(aiv.then_block):
-        A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
-        ctx.vmap[acc_result] = InWorkspace(plan, st.narrow or elem_of(acc_result.type))
-        try:
-            _lower_rest(ctx, rest[0].block, rest)
-        finally:
-            ctx.ext.share_loop = None
-        ctx.vmap[acc_result] = None
-        A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
-        scf.YieldOp([])
+    A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
+    ctx.vmap[acc_result] = InWorkspace(plan, st.narrow or elem_of(acc_result.type))
+    try:
+        _lower_rest(ctx, rest[0].block, rest, last)
+    finally:
+        ctx.ext.share_loop = None
+    ctx.vmap[acc_result] = None
+    A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
 
 
 def _every_other(op, lb, step):
@@ -289,8 +329,7 @@ def lower_slice(ctx, op) -> None:
     q = ctx.queue("VECIN", nbytes, "acc")
     local = A.local_type(ir.Type.parse(elem))
     t = A.op("alloc_tensor", [], local, queue=q.name, name="accLocal")
-    slot = ctx.mul(A.op("block_idx", [], ctx.i64), ctx.c64(plan.block_m * plan.block_n))
-    ws = ctx.at(workspace(ctx, plan, elem), ctx.add(slot, ctx.mul(row0, ctx.c64(cols))))
+    ws = ctx.at(workspace(ctx, plan, elem), ctx.add(slot_start(ctx, plan), ctx.mul(row0, ctx.c64(cols))))
     A.op("data_copy", [t, ws, ctx.c64(rows * cols)])
     A.op("enque", [t], queue=q.name)
     acc = A.op("deque", [], local, queue=q.name, name="acc")
@@ -306,7 +345,17 @@ def _after_grid_wait(ctx):
     with ir.InsertionPoint.after(ctx.grid.operation):
         aic = core_if("AIC")
         with ir.InsertionPoint(aic.then_block):
-            any_prog = arith.CmpIOp(arith.CmpIPredicate.slt, A.op("block_idx", [], ctx.i64), ctx.num_programs).result
+            block = A.op("block_idx", [], ctx.i64)
+            if st.join > 1:
+                # a joined kernel: the slots its first group used (`join` programs, fewer when the core has fewer)
+                count = ctx.smin(st.group.count, ctx.c64(st.join))
+                w = ctx.for_range(ctx.c64(0), ctx.named(count, "slotsUsed"))
+                with ir.InsertionPoint(w.body):
+                    A.op("cross_core_wait_flag", [ctx.c64(FLAG_WS_FREE)])
+                    scf.YieldOp([])
+                scf.YieldOp([])
+                return
+            any_prog = arith.CmpIOp(arith.CmpIPredicate.slt, block, ctx.num_programs).result
             w = scf.IfOp(any_prog, [], has_else=False)
             with ir.InsertionPoint(w.then_block):
                 A.op("cross_core_wait_flag", [ctx.c64(FLAG_WS_FREE)])
@@ -314,7 +363,9 @@ def _after_grid_wait(ctx):
             scf.YieldOp([])
 
 
-def _lower_rest(ctx, block, ops) -> None:
-    """Lower the rest of the program (the epilogue and its store) here, and keep the walk off it."""
+def _lower_rest(ctx, block, ops, last: bool = True) -> None:
+    """Lower the rest of the program (the epilogue and its store) here, and (`last`: the last program of a
+    joined group lowers it) keep the walk off it."""
     ctx.lower_ops(block, ops)
-    ctx.absorb(ops)
+    if last:
+        ctx.absorb(ops)

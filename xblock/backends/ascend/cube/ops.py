@@ -113,8 +113,10 @@ def queues(ctx, plan, mixed: bool = False):
 
 
 def _sizes(plan):
-    return (("A1", plan.depth_a1, plan.a1_bytes), ("B1", plan.depth_b1, plan.b1_bytes),
-            ("A2", plan.db_l0a, plan.a2_bytes), ("B2", plan.db_l0b, plan.b2_bytes), ("CO1", 1, plan.c1_bytes))
+    j = plan.join  # a joined plan (tiling.join): one slot per program in each buffer
+    return (("A1", plan.depth_a1, j * plan.a1_bytes), ("B1", plan.depth_b1, j * plan.b1_bytes),
+            ("A2", plan.db_l0a, j * plan.a2_bytes), ("B2", plan.db_l0b, j * plan.b2_bytes),
+            ("CO1", 1, j * plan.c1_bytes))
 
 
 def widen(ctx, plan) -> None:

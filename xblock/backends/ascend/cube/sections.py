@@ -28,7 +28,7 @@ CUBE_OPS = ("ascendc.data_copy_nd2nz", "ascendc.data_copy_bt", "ascendc.load_dat
             "ascendc.mmad", "ascendc.fixpipe")
 QUEUE_OPS = ("ascendc.alloc_tensor", "ascendc.enque", "ascendc.deque", "ascendc.free_tensor")
 PURE = ("ascendc.tiling_field", "ascendc.block_idx", "ascendc.block_num", "ascendc.gm_at", "ascendc.get_with_offset",
-        "ascendc.set_global_buffer", "ascendc.ub_at", "ascendc.reinterpret")
+        "ascendc.set_global_buffer", "ascendc.l2_cache_hint", "ascendc.ub_at", "ascendc.reinterpret")
 DECLS = ("ascendc.tque", "ascendc.tbuf", "ascendc.kernel_type")
 REGIONS = ("scf.for", "scf.if", "scf.while")
 

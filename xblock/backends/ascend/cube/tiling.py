@@ -102,6 +102,7 @@ class CubePlan:
     db_l0a: int  # L0A buffers
     db_l0b: int
     k_depth: int = 1  # steps of the kernel's K loop one L1 tile holds (deepen(): one copy of A and of B per k_depth)
+    join: int = 1  # programs of a core whose K loops run together (join(): a slot of each buffer per program)
 
     @property
     def l1_k(self) -> int:
@@ -156,13 +157,13 @@ class CubePlan:
         return (self.base_m, self.base_n, self.base_k, self.l1_k)
 
     def usage(self) -> dict:
-        """Bytes planned per buffer against its capacity."""
-        s = self.soc
+        """Bytes planned per buffer against its capacity (a joined plan: `join` slots in each buffer)."""
+        s, j = self.soc, self.join
         return {
-            "L1": (self.depth_a1 * self.a1_bytes + self.depth_b1 * self.b1_bytes, s.l1_bytes),
-            "L0A": (self.db_l0a * self.a2_bytes, s.l0a_bytes),
-            "L0B": (self.db_l0b * self.b2_bytes, s.l0b_bytes),
-            "L0C": (self.c1_bytes, s.l0c_bytes),
+            "L1": (j * (self.depth_a1 * self.a1_bytes + self.depth_b1 * self.b1_bytes), s.l1_bytes),
+            "L0A": (j * self.db_l0a * self.a2_bytes, s.l0a_bytes),
+            "L0B": (j * self.db_l0b * self.b2_bytes, s.l0b_bytes),
+            "L0C": (j * self.c1_bytes, s.l0c_bytes),
         }
 
     def describe(self) -> str:
@@ -170,6 +171,9 @@ class CubePlan:
                  f"{self.k_steps} step{'s' * (self.k_steps > 1)})"]
         if self.k_depth > 1:
             parts.append(f"K depth in L1 {self.l1_k} ({self.k_depth} of the kernel's K steps per copy)")
+        if self.join > 1:
+            parts.append(f"{self.join} programs of a core joined (their K loops run together, shared operand tiles "
+                         "copied once, one L0C accumulator each)")
         parts += [
                  f"depthA1={self.depth_a1} depthB1={self.depth_b1} L0A x{self.db_l0a} L0B x{self.db_l0b}"]
         parts += [f"{k} {u} / {c} B" for k, (u, c) in self.usage().items()]
@@ -220,10 +224,33 @@ def deepen(plan: CubePlan, reserved_l1: int = 0) -> CubePlan:
     depth = 2
     while depth * plan.k_pad * plan.esize <= L1_ROW_BYTES:
         deeper = _with_depth(plan, depth)
-        if 2 * (deeper.a1_bytes + deeper.b1_bytes) + reserved_l1 > plan.soc.l1_bytes or deeper.l1_k > 4095:
+        if 2 * plan.join * (deeper.a1_bytes + deeper.b1_bytes) + reserved_l1 > plan.soc.l1_bytes or \
+                deeper.l1_k > 4095:
             break
         best, depth = deeper, depth * 2
     return best
+
+
+# Program joining (docs/DESIGN.md, "Program joining"): a core runs up to JOIN_MAX programs of a small-tile dot
+# together when their accumulators fit half of L0C. Eight 64 x 64 programs (all of L0C) leave L1 room for 64-deep
+# tiles only, which the cost model prices slower than four with 128-deep tiles (docs/BENCHMARKS.md).
+JOIN_MAX = 4
+
+
+def join(plan: CubePlan) -> CubePlan:
+    """The plan with `join` programs a core runs together: the most (a power of two up to JOIN_MAX) whose L0C
+    accumulators take at most half of L0C and whose L0A/L0B slots keep the plan's double buffering, with A1 and
+    B1 (one K step deep) double-buffered in L1; the plan itself when fewer than two fit (a 128 x 128 fp32
+    accumulator already takes half of L0C: such tiles are the hardware tile)."""
+    s = plan.soc
+    j = JOIN_MAX
+    while j > 1:
+        if j * plan.c1_bytes <= s.l0c_bytes // 2 and j * plan.db_l0a * plan.a2_bytes <= s.l0a_bytes and \
+                j * plan.db_l0b * plan.b2_bytes <= s.l0b_bytes and plan.depth_a1 == 2 and \
+                2 * j * (plan.a1_bytes + plan.b1_bytes) <= s.l1_bytes:
+            return replace(plan, join=j)
+        j //= 2
+    return plan
 
 
 def _with_depth(plan: CubePlan, depth: int) -> CubePlan:

@@ -224,6 +224,19 @@ ENTRIES: list[Api] = [
         c81=_C_TENSOR),
     Api("GlobalTensor::GetValue", "method", _TENSOR, "T GetValue(uint64 offset) const [scalar pipe]", c81=_C_TENSOR),
     Api("GlobalTensor::SetValue", "method", _TENSOR, "SetValue(uint64 offset, T value)", c81=_C_TENSOR),
+    Api("GlobalTensor::SetL2CacheHint", "method", _TENSOR, "template <CacheRwMode rwMode = CacheRwMode::RW> "
+        "SetL2CacheHint(CacheMode mode) [after SetGlobalBuffer: it re-derives the address from the buffer's; A2/A3: "
+        "DISABLE adds the runtime's l2Cacheoffset to the address]", adk=ADK_HEAD, c81=_C_TENSOR,
+        note="read at v8.5.0, v9.0.0, v9.1.0.pre (include/basic_api/kernel_tensor.h) and HEAD; semantics: "
+             "docs/zh/api/SIMD-API/基础API/数据结构/GlobalTensor/SetL2CacheHint.md (A2/A3/950 only; not the 310P) and "
+             "impl/basic_api/kernel_tensor_impl.h; the --sanitizer build ignores it (AI-Core算子编译基本用法.md)"),
+    Api("CacheMode", "enum", _MACROS, "enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, "
+        "CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 } (namespace AscendC)", adk=ADK_HEAD, c81=_C_MACROS,
+        note="the same members at v8.5.0, v9.0.0, v9.1.0.pre and in C81; 9.1 also declares AscendC::Te::CacheMode "
+             "(include/tensor_api/utils/utils.h, the tensor API's), which `CacheMode` under `using namespace "
+             "AscendC` does not name"),
+    *_members("CacheMode", ("CACHE_MODE_DISABLE",), _MACROS, ADK_HEAD, _C_MACROS,
+              sig="the GlobalTensor's reads and writes do not allocate in L2 (SetL2CacheHint.md)"),
     Api("LocalTensor", "class", _TENSOR, "template <T> class LocalTensor: a view of UB/L1/L0", c81=_C_TENSOR),
     Api("LocalTensor::GetValue", "method", _TENSOR, "T GetValue(uint32 index) const [scalar pipe]", c81=_C_TENSOR),
     Api("LocalTensor::SetValue", "method", _TENSOR, "template <S> SetValue(uint32 index, S value) const",
@@ -394,6 +407,15 @@ ENTRIES: list[Api] = [
                "semantics: docs/zh/api/SIMD-API/基础API/Memory矢量计算/归约计算/ReduceRepeat.md")
       for k, extra in (("Sum", ""), ("Max", ", ReduceOrder order = ORDER_VALUE_INDEX"),
                        ("Min", ", ReduceOrder order = ORDER_VALUE_INDEX"))],
+    *[Api(f"BlockReduce{k}", "function", _RED_IMPL, f"template <T, bool isSetMask = true> BlockReduce{k}(dst, src, "
+          "int32 repeatTime, int32 mask, int32 dstRepStride, int32 srcBlkStride, int32 srcRepStride) [one result per "
+          "DataBlock, 8 a repeat; dstRepStride in units of 8 results; A2: half, float]",
+          adk="cannmirror/asc-devkit@24c4cc8c894fa181229703ef9241f11f83c77662", c81=_C_RED,
+          note=f"CANN 9.1 renamed it ReduceDataBlock<ReduceType::{k.upper()}> and still defines it in impl/ "
+               "(comment: 'has been updated, please use ReduceDataBlock instead'), as WholeReduce*; declared in "
+               f"{_RED} up to 9.0 (cannmirror/asc-devkit@0a5b3245) and in C81; semantics: hiascend CANN 8.5.0 "
+               "BlockReduceMax page (atlasascendc_api_07_0082): dst 16-B (half) / 32-B (float) aligned, src 32-B")
+      for k in ("Sum", "Max", "Min")],
     Api("ReduceOrder", "enum", _MODE, "enum class ReduceOrder : uint8_t", adk=ADK_HEAD, c81=_C_MODE),
     *_members("ReduceOrder", ("ORDER_ONLY_VALUE",), _MODE, ADK_HEAD, _C_MODE,
               sig="results are values only: dstRepStride in units of one T (A2 supports all four orders)"),

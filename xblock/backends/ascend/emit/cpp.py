@@ -494,6 +494,10 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         self.line(f"GlobalTensor<{t}> {v};")
         self.line(f"{v}.SetGlobalBuffer((__gm__ {t} *){self.expr(op.operands[0])});")
 
+    def op_l2_cache_hint(self, op):
+        mode = {"disable": "CACHE_MODE_DISABLE"}[self.attr(op, "mode")]
+        self.line(f"{self.expr(op.operands[0])}.SetL2CacheHint(CacheMode::{mode});")
+
     def op_tque(self, op):
         q = self.attr(op, "sym_name")
         self.used.add(q)
@@ -613,6 +617,8 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         if form == "whole_reduce":
             order = ", ReduceOrder::ORDER_ONLY_VALUE" if api != "WholeReduceSum" else ""
             return f"{api}({args}, {mask}, {repeat}, {strides}{order});"
+        if form == "block_reduce":  # BlockReduce*(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)
+            return f"{api}({args}, {repeat}, {mask}, {strides});"
         return f"{api}({args}, {mask}, {repeat}, {self.repeat_params[form]}({strides}));"
 
     def op_vec_scalar(self, op):

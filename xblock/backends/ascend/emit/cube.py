@@ -22,6 +22,12 @@ class CubeCalls:
             self.line(f"//   L1 {use}.")
         if dots and self.meta.get("workspace_bytes"):
             self.line(f"// GM workspace: {self.meta['workspace_bytes']} B per block (AIC <-> AIV hand-offs).")
+        joined = max((c.get("join", 1) for c in dots), default=1)
+        if joined > 1:
+            self.line(f"// Programs joined: each core takes a contiguous range of the programs, {joined} at a time "
+                      "(the loop")
+            self.line(f"// over pid below runs programs pid .. pid + {joined - 1} of its range together in one "
+                      "iteration).")
 
     def op_kernel_type(self, op):
         self.line(f"KERNEL_TASK_TYPE_DEFAULT({self.attr(op, 'type')});")

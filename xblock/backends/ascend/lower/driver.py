@@ -15,7 +15,7 @@ from mlir.dialects import func, scf
 from ....dialects import ascendc as A
 from ....dialects.locations import kernel_of, missing_rule
 from ..options import AIC_ONLY, AIV_ONLY
-from ..plan import resident, row_cache
+from ..plan import resident, row_cache, streaming
 from ..plan.plan import AscendPlan, VectorCoreNeeded
 from ..values import TILE_ALIGN, round_up
 from ..vector.tiles import clone_scalar
@@ -88,6 +88,7 @@ class Lowering(LoweringContext):
         self.grid_x = A.op("tiling_field", [], self.i32, name="gridX")
         self.grid_y = A.op("tiling_field", [], self.i32, name="gridY")
         self.fields = fields + [("numPrograms", "i64"), ("gridX", "i32"), ("gridY", "i32")]
+        streaming.lower_hints(self, {name: self.vmap[body.arguments[arg_names.index(name)]] for name, _ in gm_args})
         self.calc = A.op("tbuf", [], sym_name="calcBuf", bytes=0)
         bidx = A.op("block_idx", [], self.i64)
         bnum = A.op("block_num", [], self.i64)

@@ -27,7 +27,12 @@ workspace), or its largest buffer, fits in L2, every byte read more than once is
 fraction `1 - unique / bytes read` of the reads (at least 0), the same for every core, where
 `unique` is the bytes of each buffer the launch read at least once (the CPU model counts the reads
 of every buffer). The launch also takes at least its HBM bytes (the reads that miss and the writes
-beyond what L2 holds) over the HBM bandwidth; the bound is "HBM" when that sets its time.
+written back during the launch) over the HBM bandwidth; the bound is "HBM" when that sets its time.
+**L2 bypass:** reads through a GlobalTensor whose L2 hint is CACHE_MODE_DISABLE (the profile build counts
+them per core: `uncached_read_bytes`) never hit, put nothing in L2 and do not share the core's GM port
+with its writes (below). The launch's writes are written back to HBM during it in proportion to what
+overflows L2: writes x max(0, L2 in - L2) / L2 in, where L2 in = the reads through L2 that miss + writes
+(`l2_writeback`); the reads through L2 of a launch without writes do not write back.
 
 The unit of the overlap rule is a program, except on an AIC whose L1 holds two K steps of its dot:
 there, each step of the K loop (a GM -> L1 copy of A and B, then LoadData and Mmad) overlaps the
@@ -43,7 +48,8 @@ programs on the core, stage times per program p_i = pipe_i / P, a software pipel
 (P - 1) * max_i p_i + sum_i p_i. With one buffer per queue the pipes of consecutive programs
 cannot overlap: the sum. Scalar UB/GM accesses (read-backs of reductions, scalar loops) wait for
 the vector pipe and stall the next vector instruction (V->S / S->V syncs): their cycles are added
-serially, outside the overlap. `core_time` adds to the rule the GM port MTE2 and MTE3 share and the
+serially, outside the overlap. `core_time` adds to the rule the GM port that MTE3 and the reads of MTE2
+through L2 share and the
 GM latency a program waits for; the estimate adds the device-side start-up of the launch (not the
 host's enqueue).
 
@@ -96,7 +102,8 @@ CONSTANTS: dict[str, Constant] = {
     "reduce_cycles_per_repeat": Constant(
         7, "cycles", f"ReduceRepeat (WholeReduceSum/Max/Min): 128/7 half or 64/7 float elements a cycle, i.e. 7 "
         f"cycles a repeat ({_ADK_VEC}, table 8); the count-form ReduceSum/Max/Min are built of them "
-        "('软仿指令'), priced the same per repeat"),
+        "('软仿指令'), priced the same per repeat; BlockReduceSum/Max/Min (ReduceDataBlock) in half too (128/7), "
+        "in float at 64 elements a cycle: one cycle a repeat, as the simple ops (model/profile_shim.py)"),
     "gather_elems_per_cycle": Constant(5, "elements/cycle", f"Gather: 5 elements a cycle ({_ADK_VEC}, table 12)"),
     "gathermask_cycles_per_repeat": Constant(
         2, "cycles", f"GatherMask: 64 half or 32 float elements a cycle ({_ADK_VEC}, table 6): 2 cycles a repeat"),
@@ -113,6 +120,14 @@ CONSTANTS: dict[str, Constant] = {
     "mte3_bytes_per_cycle": Constant(
         28, "B/cycle", f"per-core UB -> GM rate: 8 KB writes in 287 cycles on one AIV and on 48 (cases 1-2), 32 KB in "
         f"1215 (case 3): about 28 B/cycle with no fixed cost, {_ADD_HP}; writes land in L2"),
+    "l2_writeback": Constant(
+        1, "rule", "when the bytes a launch puts in L2 (its reads through L2 that miss, and its writes) exceed L2, "
+        "lines are "
+        "replaced, and a replaced line that was written goes back to HBM first, taking HBM bandwidth "
+        "(asc-devkit (cannmirror/asc-devkit@0da921b9) docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访问/"
+        "设置合理的L2-CacheMode.md): with lines replaced oldest first, the launch writes back its writes times "
+        "the excess over what it put in L2; reads kept out of L2 (SetL2CacheHint(CACHE_MODE_DISABLE)) put "
+        f"nothing there. {_ADD_HP} case 5: the Add with its inputs out of L2 ran 187.7 us against 264.0"),
     "l2_read_bytes_per_cycle": Constant(
         110, "B/cycle", "per-core rate of reads that hit L2: [AICoreMemoryRates] l2_read_rate=110 of Ascend910B1.ini "
         "(CANN 9.0 platform_config) as quoted in a public analysis of a 910B; taken for every 910B part (assumption)"),
@@ -127,7 +142,11 @@ CONSTANTS: dict[str, Constant] = {
     "mte1_bytes_per_cycle": Constant(
         256, "B/cycle", "assumption: L1 -> L0A/L0B LoadData moves half a 512-B fractal per cycle"),
     "fixpipe_bytes_per_cycle": Constant(
-        32, "B/cycle", "assumption: L0C -> GM at the per-core GM rate (mte_bytes_per_cycle)"),
+        32, "B/cycle", "assumption, bounded by sources: L0C -> GM at the per-core GM rate (mte_bytes_per_cycle, "
+        "ddr_rate=32). The dev kit's table of Fixpipe rates (asc-devkit (cannmirror/asc-devkit@0da921b9) "
+        "docs/zh/api/附录/Cube指令理论性能汇总.md, table 7, NPU arch 2201) gives the L0C side only, for L0C -> L1: "
+        "64 elements a cycle (128 B/cycle of half output), four times this; it has no L0C -> GM row, whose GM "
+        "side is the limit (UB -> GM writes measured 28 B/cycle: mte3_bytes_per_cycle)"),
     "scalar_ub_cycles": Constant(
         10, "cycles", "assumption: one GetValue/SetValue on UB from the scalar unit, including the V->S / S->V "
         "synchronisation it needs next to vector code"),
@@ -250,15 +269,17 @@ def overlap(pipes: dict, sync: float, programs: int, double_buffered: bool) -> f
     return (programs - 1) / programs * max(stream.values()) + total / programs + sync
 
 
-def core_time(pipes: dict, sync: float, programs: int, double_buffered: bool) -> float:
-    """Cycles of one core: the overlap rule, with MTE2 and MTE3 sharing the core's GM port (overlapped,
-    they take their sum: the Add's MTE2 time grew by a third with double buffering, "mixed read-write
-    bandwidth", asc-devkit add_high_performance case 4), and the GM latency a program waits for
-    (`dma_latency_cycles`: per program and direction single-buffered, once double-buffered)."""
+def core_time(pipes: dict, sync: float, programs: int, double_buffered: bool, uncached: float = 0.0) -> float:
+    """Cycles of one core: the overlap rule, with the reads through L2 and the writes sharing the core's
+    GM port (overlapped, they take their sum: the Add's MTE2 time grew by a third with double buffering,
+    "mixed read-write bandwidth", asc-devkit add_high_performance case 4; with its inputs kept out of L2,
+    case 5, MTE2 and MTE3 ran side by side, 176.0 and 160.3 of 185.2 us), and the GM latency a program waits
+    for (`dma_latency_cycles`: per program and direction single-buffered, once double-buffered).
+    `uncached`: the share of the core's reads kept out of L2 (their part of MTE2 is off the port)."""
     lat = _c("dma_latency_cycles") * ((pipes["MTE2"] > 0) + (pipes["MTE3"] > 0))
     if not double_buffered or programs <= 1:
         return overlap(pipes, sync, programs, double_buffered) + lat * max(programs, 1)
-    port = dict(pipes, MTE2=pipes["MTE2"] + pipes["MTE3"], MTE3=0.0)
+    port = dict(pipes, MTE2=pipes["MTE2"] * (1 - uncached) + pipes["MTE3"], MTE3=0.0)
     extra = (programs - 1) / programs * max(0.0, port["MTE2"] - max(v for k, v in pipes.items() if k != "Scalar"))
     return overlap(pipes, sync, programs, True) + max(0.0, extra) + lat
 
@@ -375,6 +396,16 @@ def l2_hit_fraction(reads: int, footprint: int, sc: SocCost, unique: int | None 
     return max(0.0, 1.0 - (footprint if unique is None else unique) / reads)
 
 
+def l2_writeback_bytes(misses: float, writes: float, sc: SocCost) -> float:
+    """The bytes of a launch's writes written back to HBM during it (`l2_writeback`): what overflows L2
+    of the bytes the launch puts there (its reads through L2 that miss, and its writes), the written
+    share of it."""
+    into = misses + writes
+    if writes <= 0 or into <= sc.l2.value:
+        return 0.0
+    return writes * (into - sc.l2.value) / into
+
+
 def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: str) -> Profile:
     """The Profile of one launch from the model's counters (its launcher's `last_counters`, and
     `last_block_counters`: one entry per model core, with its "block" and "core"; model/launch.py)."""
@@ -384,9 +415,15 @@ def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: s
     workspace = int(metadata.get("workspace_bytes") or 0) * n_blocks
     reads = sum(e["datacopy_in_bytes"] + e["gm_to_l1_bytes"] for e in entries)
     writes = sum(e["datacopy_out_bytes"] + e["l0c_to_gm_bytes"] for e in entries)
+    uncached = sum(e.get("uncached_read_bytes", 0) for e in entries)  # reads kept out of L2: never hit
     buffers = totals.get("buffer_reads") or []
     largest = max((size for _, size in buffers), default=None)
-    hit = l2_hit_fraction(reads, min_bytes + workspace, sc, totals.get("unique_read_bytes"), largest)
+    unique = totals.get("unique_read_bytes")
+    # the reads through L2, and the bytes of them read at least once (a buffer kept out of L2 is read once
+    # by the rule that keeps it out, plan/streaming.py: its reads are its unique bytes)
+    cached = reads - uncached
+    hit = l2_hit_fraction(cached, min_bytes + workspace, sc, None if unique is None else max(0, unique - uncached),
+                          largest)
     readers = sum(1 for e in entries if e["datacopy_in_bytes"] + e["gm_to_l1_bytes"]) or 1
     rate = min(_c("mte_bytes_per_cycle"), sc.hbm.value / sc.hz / readers)  # a core's share of HBM reads
     cube = cube_cycles_per_op(metadata)
@@ -394,10 +431,11 @@ def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: s
     worst, worst_pipes, all_pipes, labels, progs_of, by_kind = -1.0, None, [], [], [], {}
     for i, e in enumerate(entries):
         block, core = e.get("block", i), e.get("core", "AIV")
-        has_reads = e["datacopy_in_bytes"] + e["gm_to_l1_bytes"] > 0
-        pipes, sync = core_pipes(e, rate, hit, cube, serial if has_reads else 0.0)
+        core_reads = e["datacopy_in_bytes"] + e["gm_to_l1_bytes"]
+        share = min(1.0, e.get("uncached_read_bytes", 0) / core_reads) if core_reads else 0.0
+        pipes, sync = core_pipes(e, rate, hit * (1 - share), cube, serial if core_reads else 0.0)
         progs = (programs - block + n_blocks - 1) // n_blocks
-        t = core_time(pipes, sync, max(progs, k_steps(e, metadata)), double)
+        t = core_time(pipes, sync, max(progs, k_steps(e, metadata)), double, share)
         all_pipes.append(pipes)
         labels.append(f"block {block} {core}")
         progs_of.append(progs)
@@ -406,12 +444,16 @@ def estimate(metadata: dict, totals: dict, entries: list, min_bytes: int, soc: s
             by_kind[kind] = (t, pipes)
         if t > worst:
             worst, worst_pipes = t, pipes
-    # the launch's HBM traffic: reads that miss L2, and writes beyond what L2 holds (write-back after the kernel)
-    hbm_bytes = reads * (1 - hit) + max(0.0, writes - sc.l2.value)
+    # the launch's HBM traffic during it: reads that miss L2, and the writes replaced lines take back to HBM
+    # (l2_writeback; the rest is written back after the kernel)
+    back = l2_writeback_bytes(cached * (1 - hit), writes, sc)
+    hbm_bytes = cached * (1 - hit) + uncached + back
     hbm = hbm_bytes / sc.hbm.value * sc.hz
     counters = _totals(metadata, totals, entries, min_bytes)
-    counters["l2_hit_bytes"] = int(reads * hit)
-    counters["hbm_bytes"] = int(reads * (1 - hit) + writes)
+    counters["l2_hit_bytes"] = int(cached * hit)
+    counters["uncached_read_bytes"] = int(uncached)
+    counters["l2_writeback_bytes"] = int(back)
+    counters["hbm_bytes"] = int(cached * (1 - hit) + uncached + writes)
     bw = min(sc.hbm.value, n_blocks * _c("mte_bytes_per_cycle") * sc.hz)
     cube_cores = n_blocks if counters["cube_ops"] else 0
     floor = min_bytes / bw

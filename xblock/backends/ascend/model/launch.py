@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ....errors import BUFFERS_HINT, ArgumentError, ExecutionError, LaunchArgumentError, LaunchError
-from ...common.cachedir import CacheWarning, cache_dir
+from ...common.cachedir import CacheWarning, build_folder, cache_dir
 from ...common.extra_buffers import unique_buffers
 from ...common.native import library_path, load_library
 from ..emit.api_surface import CANN
@@ -150,7 +150,7 @@ def _emu_digest() -> str:
 
 
 _FIRST_DIRECTIVE = re.compile(r"^\s*#.*$|\Z", re.M)
-PCH_NAME, PCH8_NAME, RUNTIME_NAME = "xbemu_pch.h", "xbemu_pch8.h", "xbemu_runtime.o"
+PCH_NAME, PCH8_NAME, RUNTIME_NAME, LINK_NAME = "xbemu_pch.h", "xbemu_pch8.h", "xbemu_runtime.o", "link-flags"
 PREBUILT = "-DXBEMU_PREBUILT_RUNTIME=1"
 # the CANN 8 check of a kernel (`_differs_on_cann8`): a syntax-only pass over the CANN 8 API generation
 CANN8_FLAGS = [*CXXFLAGS[:3], "-fsyntax-only", "-DXBEMU_CANN_VERSION=8"]
@@ -159,15 +159,17 @@ CANN8_FLAGS = [*CXXFLAGS[:3], "-fsyntax-only", "-DXBEMU_CANN_VERSION=8"]
 def _prebuilt() -> Path | None:
     """The model's parts every kernel build shares, built once per model version and compiler flags
     into a folder of the cache: the object of the model's out-of-line functions (the XBEMU_RT ones of
-    emu/*.h: a kernel's build declares them, gnu_inline, and links this object instead of compiling
-    them again) and a precompiled kernel_operator.h. Together they take about half of a kernel's
-    build time off (the model's headers are 5000 lines of C++). None where they cannot be built: the
-    kernel is then built whole, the same program (the kernel's own build reports a broken header).
-    Only at -O0 (the default), where g++ inlines none of the XBEMU_RT functions: at -O2 an inlined
-    copy of one would have static locals of its own (XBLOCK_ASCEND_EMU_OPT builds are built whole)."""
+    emu/*.h), copies of the headers with those functions' definitions elided (`elide_runtime`: a
+    kernel's build sees their declarations only and links the object, so it neither compiles them nor
+    instantiates the templates their bodies use) and a precompiled kernel_operator.h of those copies.
+    A kernel's build takes about a seventh of the time it would take whole (docs/ASCEND_MODEL.md, §1).
+    None where they cannot be built: the kernel is then built whole, the same program (the kernel's
+    own build reports a broken header). Only at -O0 (the default), where g++ inlines none of the
+    XBEMU_RT functions: at -O2 an inlined copy of one would have static locals of its own
+    (XBLOCK_ASCEND_EMU_OPT builds are built whole)."""
     if "-O0" not in CXXFLAGS:
         return None
-    key = hashlib.sha256("\0".join([CXX, *CXXFLAGS, _emu_digest()]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([CXX, *CXXFLAGS, _emu_digest(), _PREBUILT_FORMAT]).encode()).hexdigest()[:16]
     folder = cache_dir() / KIND / f"prebuilt-{key}"
     if str(folder) in _CHECKED:
         return folder
@@ -178,40 +180,100 @@ def _prebuilt() -> Path | None:
         warnings.warn(f"the AscendC model's prebuilt runtime in the cache ({folder}) was damaged; it is built "
                       "again", CacheWarning, stacklevel=2)
         shutil.rmtree(folder, ignore_errors=True)
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="prebuilding-", dir=folder.parent))
-        try:
-            (tmp / PCH_NAME).write_text('#include "kernel_operator.h"\n')
-            (tmp / PCH8_NAME).write_text('#include "kernel_operator.h"\n')
-            (tmp / "runtime.cpp").write_text('#define XBEMU_RUNTIME_TU 1\n#include "kernel_operator.h"\n')
-            flags = [f for f in CXXFLAGS if f != "-shared"]
-            for cmd in ([*flags, PREBUILT, "-x", "c++-header", PCH_NAME, "-o", PCH_NAME + ".gch"],
-                        [*flags, "-c", "runtime.cpp", "-o", RUNTIME_NAME],
-                        [*[f for f in CANN8_FLAGS if f != "-fsyntax-only"], "-x", "c++-header", PCH8_NAME, "-o",
-                         PCH8_NAME + ".gch"]):
-                if subprocess.run([CXX, *cmd, "-I", str(EMU_DIR)], cwd=tmp, capture_output=True).returncode:
-                    return None
-            (tmp / MANIFEST).write_text("".join(f"{_digest(tmp / n)} {n}\n" for n in _PARTS))
-            try:
-                tmp.rename(folder)  # atomic; another process may have won the race
-            except OSError:
-                pass
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        for old in folder.parent.glob("prebuilt-*"):  # those of other model versions
-            if old.name != folder.name:
-                shutil.rmtree(old, ignore_errors=True)
-    except OSError:
+    if not build_folder(folder, _build_prebuilt):
         return None
+    for old in folder.parent.glob("prebuilt-*"):  # those of other model versions
+        if old.name != folder.name:
+            shutil.rmtree(old, ignore_errors=True)
     if not _intact(folder):
         return None
     _CHECKED.add(str(folder))
     return folder
 
 
+def _build_prebuilt(tmp: Path) -> bool:
+    """Fill `tmp` with the parts `_prebuilt` describes; False where one does not build."""
+    (tmp / INCLUDE).mkdir()
+    for h in EMU_DIR.glob("*.h"):
+        (tmp / INCLUDE / h.name).write_text(elide_runtime(h.read_text()))
+    (tmp / PCH_NAME).write_text('#include "kernel_operator.h"\n')
+    (tmp / PCH8_NAME).write_text('#include "kernel_operator.h"\n')
+    (tmp / "runtime.cpp").write_text('#define XBEMU_RUNTIME_TU 1\n#include "kernel_operator.h"\n')
+    flags = [f for f in CXXFLAGS if f != "-shared"]
+    for cmd in ([*flags, PREBUILT, "-I", INCLUDE, "-x", "c++-header", PCH_NAME, "-o", PCH_NAME + ".gch"],
+                [*flags, "-c", "runtime.cpp", "-o", RUNTIME_NAME],
+                [*[f for f in CANN8_FLAGS if f != "-fsyntax-only"], "-x", "c++-header", PCH8_NAME, "-o",
+                 PCH8_NAME + ".gch"]):
+        if subprocess.run([CXX, *cmd, "-I", str(EMU_DIR)], cwd=tmp, capture_output=True).returncode:
+            return False
+    # gold, where the toolchain has it, links a kernel's library in a third of GNU ld's time
+    gold = [CXX, "-shared", "-fPIC", "-fuse-ld=gold", RUNTIME_NAME, "-o", "probe.so"]
+    ok = subprocess.run(gold, cwd=tmp, capture_output=True).returncode == 0
+    (tmp / "probe.so").unlink(missing_ok=True)
+    (tmp / LINK_NAME).write_text("-fuse-ld=gold\n" if ok else "")
+    (tmp / MANIFEST).write_text("".join(f"{_digest(tmp / n)} {n}\n" for n in _parts()))
+    return True
+
+
 MANIFEST = "manifest"  # the digest of each part, written last: a folder without a matching one is rebuilt
-_PARTS = (PCH_NAME, PCH_NAME + ".gch", PCH8_NAME, PCH8_NAME + ".gch", RUNTIME_NAME)
+INCLUDE = "include"  # the headers of a kernel build that links the runtime object (elide_runtime)
+_PREBUILT_FORMAT = "3"  # the folder's layout and elide_runtime's rules: a change builds it again
+
+
+def _parts() -> list:
+    return [PCH_NAME, PCH_NAME + ".gch", PCH8_NAME, PCH8_NAME + ".gch", RUNTIME_NAME, LINK_NAME,
+            *sorted(f"{INCLUDE}/{h.name}" for h in EMU_DIR.glob("*.h"))]
+
+
+_RT_DEF = re.compile(r"^XBEMU_RT\b", re.M)
+_MEMBER = re.compile(r"\w\s*::\s*~?\w+\s*$")  # a declarator `Class::name` (or `Class::~Class`)
+
+
+def elide_runtime(src: str) -> str:
+    """Header text without the bodies of the XBEMU_RT functions defined in it: each definition (it
+    starts a line with XBEMU_RT) becomes its declaration, a member function's out-of-class one
+    nothing (its class declares it), padded with newlines so that every line keeps its number.
+    Comments, string and character literals are skipped when braces are matched."""
+    out, pos = [], 0
+    for m in _RT_DEF.finditer(src):
+        if m.start() < pos:
+            continue  # inside a definition elided already
+        i, depth = _skip(src, m.end(), "({;"), 0
+        while not (depth == 0 and src[i] in "{;"):  # the declarator, up to its body (or `;`)
+            depth += {"(": 1, ")": -1}.get(src[i], 0)
+            i = _skip(src, i + 1, "(){;")
+        if src[i] == ";":
+            continue  # a declaration
+        j, depth = i, 0
+        while True:
+            depth += {"{": 1, "}": -1}.get(src[j], 0)
+            if depth == 0:
+                break
+            j = _skip(src, j + 1, "{}")
+        head = src[m.start():i]
+        keep = "" if _MEMBER.search(head.split("(")[0]) else head.rstrip() + ";"
+        out += [src[pos:m.start()], keep, "\n" * (src.count("\n", m.start(), j + 1) - keep.count("\n"))]
+        pos = j + 1
+    return "".join(out) + src[pos:]
+
+
+def _skip(src: str, i: int, stops: str) -> int:
+    """The index of the next character of `stops` at or after i outside comments and literals."""
+    while src[i] not in stops:
+        if src.startswith("//", i):
+            i = src.index("\n", i)
+        elif src.startswith("/*", i):
+            i = src.index("*/", i) + 2
+        elif src[i] in "\"'":
+            q, i = src[i], i + 1
+            while src[i] != q:
+                i += 2 if src[i] == "\\" else 1
+            i += 1
+        else:
+            i += 1
+    return i
+
+
 _CHECKED: set = set()  # the prebuilt folders this process found intact
 
 
@@ -221,19 +283,21 @@ def _digest(path: Path) -> str:
 
 def _intact(folder: Path) -> bool:
     try:
-        return (folder / MANIFEST).read_text() == "".join(f"{_digest(folder / n)} {n}\n" for n in _PARTS)
+        return (folder / MANIFEST).read_text() == "".join(f"{_digest(folder / n)} {n}\n" for n in _parts())
     except (OSError, UnicodeDecodeError):
         return False
 
 
 def prebuilt_flags(cpp: str) -> tuple[list, list]:
-    """(flags before the sources, objects after them) of a kernel build that uses `_prebuilt()`: the
-    precompiled header only where kernel.cpp's first directive includes kernel_operator.h (generated
-    kernels do), so that the header comes first as it would anyway (#pragma once)."""
+    """(flags before the sources, link inputs after them) of a kernel build that uses `_prebuilt()`: its
+    headers (before the model's own), the precompiled header only where kernel.cpp's first directive
+    includes kernel_operator.h (generated kernels do), so that the header comes first as it would
+    anyway (#pragma once); the runtime object, and the linker the folder found (`link-flags`)."""
     folder = _prebuilt()
     if folder is None:
         return [], []
-    return [PREBUILT, *_pch(folder, PCH_NAME, cpp)], [str(folder / RUNTIME_NAME)]
+    link = (folder / LINK_NAME).read_text().split()
+    return [PREBUILT, "-I", str(folder / INCLUDE), *_pch(folder, PCH_NAME, cpp)], [str(folder / RUNTIME_NAME), *link]
 
 
 def _pch(folder: Path | None, name: str, cpp: str) -> list:

@@ -7,7 +7,8 @@ the model's counters, and a choice of the blocks that run.
   passes the whole launch: blockDim, the tiling, every buffer);
 - per core (keyed as the launcher's per-core counters: block, core code), the vector repeats of the
   instruction classes the dev kit prices above one repeat a cycle, and the DMA bytes whose GM address
-  is not 512-byte aligned (`cost.py` prices both). Each priced API call in kernel.cpp is wrapped by a
+  is not 512-byte aligned, and the bytes read through a GlobalTensor kept out of L2 (its SetL2CacheHint:
+  CACHE_MODE_DISABLE) (`cost.py` prices them). Each priced API call in kernel.cpp is wrapped by a
   macro that reads the model's repeat and GM byte counters around it; the call site
   (`__builtin_LINE()` of the model's APIs) stays the kernel.cpp line of the call.
 """
@@ -28,19 +29,21 @@ from . import launch
 
 # the per-core fields of xblock_profile_counters, in order (cost.py reads them by these names)
 FIELDS = ("trans_repeats_b16", "trans_repeats_b32", "reduce_repeats", "gather_repeats_b16", "gather_repeats_b32",
-          "gathermask_repeats", "unaligned_read_bytes", "unaligned_write_bytes")
+          "gathermask_repeats", "unaligned_read_bytes", "unaligned_write_bytes", "uncached_read_bytes")
 
 # API -> class (an index into FIELDS' first columns; the element size picks b16 / b32)
+# (BlockReduce*: priced as a reduction in half only; a float one moves 64 elements a cycle, cost.py)
 _WRAPPED = {"Exp": "TRANS", "Ln": "TRANS", "Sqrt": "TRANS", "Div": "TRANS", "WholeReduceSum": "REDUCE",
             "WholeReduceMax": "REDUCE", "WholeReduceMin": "REDUCE", "ReduceSum": "REDUCE", "ReduceMax": "REDUCE",
-            "ReduceMin": "REDUCE", "Gather": "GATHER", "GatherMask": "GATHERMASK"}
+            "ReduceMin": "REDUCE", "Gather": "GATHER", "GatherMask": "GATHERMASK", "BlockReduceSum": "BLOCKREDUCE",
+            "BlockReduceMax": "BLOCKREDUCE", "BlockReduceMin": "BLOCKREDUCE"}
 
 _PRELUDE = r"""
 #include "kernel_operator.h"
 
 namespace xbprof {
 constexpr int kMaxBlocks = 65536, kCores = 4, kFields = %(nfields)d;
-enum Cls { TRANS, REDUCE, GATHER, GATHERMASK };
+enum Cls { TRANS, REDUCE, GATHER, GATHERMASK, BLOCKREDUCE };
 static bool g_all = true;
 static bool g_sel[kMaxBlocks];
 static uint64_t g_count[256][kCores][kFields];  // blocks 0..255 (a sampled run keeps its blocks below 256)
@@ -63,11 +66,15 @@ inline void vec(Cls c, const AscendC::LocalTensor<T>&, F f) {
     uint64_t* v = fields();
     if (c == TRANS) v[sizeof(T) <= 2 ? 0 : 1] += n;
     if (c == REDUCE) v[2] += n;
+    if (c == BLOCKREDUCE && sizeof(T) <= 2) v[2] += n;  // half: 7 cycles a repeat, float: 1 (cost.py)
     if (c == GATHER) v[sizeof(T) <= 2 ? 3 : 4] += n;
     if (c == GATHERMASK) v[5] += n;
 }
 template <typename T> inline const void* gm(const AscendC::GlobalTensor<T>& g) { return g.GetPhyAddr(0); }
 template <typename T> inline const void* gm(const AscendC::LocalTensor<T>&) { return nullptr; }
+// reads through a GlobalTensor whose L2 hint is CACHE_MODE_DISABLE (they bypass L2: cost.py)
+template <typename T> inline bool uncached(const AscendC::GlobalTensor<T>& g) { return g.l2_bypass_; }
+template <typename T> inline bool uncached(const AscendC::LocalTensor<T>&) { return false; }
 // the GM side's offset in its buffer (the launch's buffers start 512-byte aligned, as aclrtMalloc'd ones)
 inline bool unaligned(const void* p) {
     const xbemu::Region* r = p ? xbemu::region_holding(p) : nullptr;
@@ -77,10 +84,11 @@ template <typename D, typename S, typename F>
 inline void dma(const D& dst, const S& src, F f) {
     const xbemu::State& s = xbemu::st();
     const uint64_t r0 = s.gm_read, w0 = s.gm_write;
-    const bool in = unaligned(gm(src)), out = unaligned(gm(dst));
+    const bool in = unaligned(gm(src)), out = unaligned(gm(dst)), by = uncached(src);
     f();
     uint64_t* v = fields();
     if (in) v[6] += s.gm_read - r0;
+    if (by) v[8] += s.gm_read - r0;
     if (out) v[7] += s.gm_write - w0;
 }
 }  // namespace xbprof

@@ -34,6 +34,9 @@ class AscendPlan:
     resident: loads every program makes alike are hoisted before the grid loop and stay in UB
         (plan/resident.py).
     row_cache: rows several loops of a program read are kept in UB slots (plan/row_cache.py).
+    l2_bypass: the inputs whose GlobalTensors bypass L2 when the launch moves more than L2 holds
+        (`GlobalTensor::SetL2CacheHint(CACHE_MODE_DISABLE)`): the arguments every program reads its own
+        part of, once (plan/streaming.py).
     cube_tiles: the Cube tiles the lowering chose for the kernel's first dot, (baseM, baseN, baseK, the K
         depth of its L1 tile), recorded with the plan kept (pipeline.py; cube/tiling.py chooses them from
         the shapes and the SoC: a deep L1 tile holds several steps of the kernel's K loop, cube/depth.py);
@@ -47,6 +50,7 @@ class AscendPlan:
     resident: bool = True
     row_cache: bool = True
     cube_tiles: tuple | None = None
+    l2_bypass: tuple = ()
 
     def __post_init__(self):
         if self.dots not in DOT_MODES or self.rows < 1 or self.split < 1 or self.vector_cores not in (1, 2):
@@ -58,6 +62,7 @@ class AscendPlan:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["cube_tiles"] = list(self.cube_tiles) if self.cube_tiles is not None else None
+        d["l2_bypass"] = list(self.l2_bypass)
         return d
 
     @classmethod
@@ -66,6 +71,7 @@ class AscendPlan:
         d = dict(d)
         if d.get("cube_tiles") is not None:
             d["cube_tiles"] = tuple(d["cube_tiles"])
+        d["l2_bypass"] = tuple(d.get("l2_bypass") or ())
         return cls(**d)
 
     def describe(self) -> str:
@@ -80,6 +86,9 @@ class AscendPlan:
         if self.cube_tiles is not None:
             m, n, k, *l1 = self.cube_tiles
             parts.append(f"Cube L0 tile {m}x{n}x{k}" + (f", L1 K depth {l1[0]}" if l1 else ""))
+        if self.l2_bypass:
+            parts.append(f"{', '.join(self.l2_bypass)} bypass{'es' if len(self.l2_bypass) == 1 else ''} L2 when the "
+                         "launch exceeds it")
         return ", ".join(parts)
 
 

@@ -43,16 +43,18 @@ class Start:
     row_bytes: bytes one program's accesses that depend on the program id move, or None when the
         kernel cannot be coarsened (`passes/coarsen_programs.row_bytes`); coarsen, resident: the
         options; double_buffer: the queues may take two buffers (option buffer_num != 1); loop_weights: a
-        loop of the kernel reads a weight row chunk by chunk, the same in every program."""
+        loop of the kernel reads a weight row chunk by chunk, the same in every program; l2_bypass: the
+        inputs every plan keeps out of L2 when the launch exceeds it (plan/streaming.py)."""
 
     row_bytes: int | None = None
     coarsen: bool = True
     resident: bool = True
     double_buffer: bool = True
     loop_weights: bool = False  # a loop reads tiles alike in every program (row_cache.loop_weights)
+    l2_bypass: tuple = ()  # the inputs every program reads its own part of, once (plan/streaming.py)
 
     def base(self) -> AscendPlan:
-        return AscendPlan(resident=self.resident, row_cache=self.resident)
+        return AscendPlan(resident=self.resident, row_cache=self.resident, l2_bypass=self.l2_bypass)
 
 
 @dataclass(frozen=True)

@@ -241,15 +241,35 @@ class VMath:
         return out
 
     # ------------------------------------------------------------------------------ exp and log
-    def exp2(self, x, out) -> Tile:
+    def exp2(self, x, out, nonpositive: bool = False) -> Tile:
+        """2^x; `nonpositive`: x <= 0 or NaN is known (the caller proved it from the IR), so that n = rint(x)
+        lies in [-151, 0] and one exact power of two does the scale (`scale_nonpositive`)."""
         xc = self.sop("Maxs", x, -151.0)
-        self.sop("Mins", xc, 129.0, out=xc)  # NaN stays NaN
+        if not nonpositive:
+            self.sop("Mins", xc, 129.0, out=xc)  # NaN stays NaN
         n = self.round(xc, "CAST_RINT")
         f = self.sub(xc, n, out=xc)
         self.muls(f, _LN2, out=f)
         self.op("Exp", f, out=f)
-        self.scale(f, n, out=out)
+        if nonpositive:
+            self.scale_nonpositive(f, n, out=out)
+        else:
+            self.scale(f, n, out=out)
         self.done(n, f)
+        return out
+
+    def scale_nonpositive(self, y, n, out) -> Tile:
+        """y * 2^n for integral n in [-151, 0] and y in [2^-1/2, 2^1/2]: y * 2^(n + 64) is exact (a normal
+        float), and the product with 2^-64 rounds once (into denormals where it must), as `scale`."""
+        k = self.adds(n, 64.0 + 127.0)  # the biased exponent of 2^(n + 64), in [40, 191]
+        ki = self.round(k, "CAST_RINT", elem="i32")
+        self.done(k)
+        self.sop("Muls", ki, 1 << 23, out=ki)
+        view = A.op("reinterpret", [ki.value], A.local_type(ir.F32Type.get()))
+        p = Tile(view, "f32", ki.shape, ki.bytes, "view", parent=ki)
+        self.mul(y, p, out=out)
+        self.done(ki)
+        self.muls(out, 2.0 ** -64, out=out)
         return out
 
     def expm1(self, x, out=None) -> Tile:

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from .....errors import XBlockError
-from ....common.cachedir import cache_dir
+from ....common.cachedir import build_folder, cache_dir
 from ...options import SOCS
 from .launch_header import launch_header, model_launch_source, parse_entries
 
@@ -100,25 +100,16 @@ def _host_pch(main_cpp: str) -> Path | None:
     header = folder / "host_pch.h"
     if (folder / "done").is_file():
         return header
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="building-", dir=folder.parent))
-        try:
-            (tmp / header.name).write_text(includes)
-            flags = [f for f in HOST_FLAGS if f != "-fsyntax-only"]
-            res = subprocess.run([CXX, *flags, "-x", "c++-header", "-I", str(ACL_INCLUDE), header.name, "-o",
-                                  header.name + ".gch"], cwd=tmp, capture_output=True)
-            if res.returncode:
-                return None
-            (tmp / "done").write_text("")
-            try:
-                tmp.rename(folder)  # atomic; another process may have won the race
-            except OSError:
-                pass
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    except OSError:
-        return None
+
+    def build(tmp: Path) -> bool:
+        (tmp / header.name).write_text(includes)
+        flags = [f for f in HOST_FLAGS if f != "-fsyntax-only"]
+        res = subprocess.run([CXX, *flags, "-x", "c++-header", "-I", str(ACL_INCLUDE), header.name, "-o",
+                              header.name + ".gch"], cwd=tmp, capture_output=True)
+        (tmp / "done").write_text("")
+        return res.returncode == 0
+
+    build_folder(folder, build)
     return header if (folder / "done").is_file() else None
 
 

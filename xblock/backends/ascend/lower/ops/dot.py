@@ -24,6 +24,7 @@ runs on the vector core of a mixed kernel (KERNEL_TYPE_MIX_AIC_1_1, cube_mixed.p
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 
 from mlir import ir
 from mlir.dialects import arith, scf
@@ -43,21 +44,24 @@ from ...cube.match import (
     splat_float,
     users_of,
 )
-from ...cube.mixed import QUANT, emit_mixed, lower_slice, state, tile_ready, to_workspace
+from ...cube.mixed import QUANT, emit_mixed, lower_slice, state, tile_ready, to_workspace, walk_ops
 from ...cube.ops import (
     BIAS_TABLE_BYTES,
     Operand,
+    _load_b,
     bias_to_table,
     cube_plan_of,
     extent,
     mmad_steps,
+    nd2nz,
     queues,
     to_l1,
     widen,
 )
 from ...cube.tiling import deepen
+from ...cube.tiling import join as join_plan
 from ...plan.plan import HAND_OFF, VectorCoreNeeded
-from ...values import Splat, elem_of, shape_of
+from ...values import Splat, Tile, elem_of, shape_of
 from ...vector.access import segments
 from ..rules import before_walk, rule
 
@@ -249,6 +253,9 @@ def _lower_for_cube_loop(ctx, loop) -> None:
         raise ctx.error("the dot's result must be the loop's accumulator")
     plan, a_load, b_load, store, relu, bias = _check_dot(ctx, dot, loop.operands[3 + k_res], loop.results[k_res],
                                                          k_loop=True)
+    joined = _joinable(ctx, loop, body, dot, plan, store, bias)
+    if joined is not None:
+        return _emit_joined(ctx, loop, body, dot, a_load, b_load, joined, store, relu)
     _emit_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, bias)
 
 
@@ -614,3 +621,402 @@ def _emit_fixpipe(ctx, store, c1, plan, relu):
         A.op("fixpipe", [gm, c1, n, m, ctx.c64(plan.base_m), stride], quant=QUANT[(plan.acc_dtype, out)], relu=relu)
 
 
+
+
+# ----- program joining (docs/DESIGN.md, "Program joining") ----------------------------------------------------------
+# A core runs several programs of a small-tile dot together: the grid loop steps over groups of `join` consecutive
+# programs of the core's contiguous range of programs, every program's scalars are lowered once per program
+# (the ops before the K loop, with its program id), and one K loop copies, for each program, its A and B tiles
+# into its slot of the L1 buffers, unless an earlier program of the group copies the same tile (same GM offset,
+# extents and row stride: compared at run time, so any pid map is right), then multiplies each program's slots
+# into its own L0C accumulator. Programs past the end of the core's range alias the group's first program:
+# their copies are skipped by the same comparison, their multiplies and epilogues by `active`.
+
+_PROLOGUE_OPS = ("xb.program_id", "xb.splat", "xb.broadcast", "xb.expand_dims", "xb.arange", "xb.addptr",
+                 "xb.reshape", "xb.num_programs")
+
+
+class JoinedGroup:
+    """The programs of a joined kernel: this core's first program and count (i64 values before the grid loop),
+    and per program of the group one iteration of the grid loop runs, (its lowered values, `active`: i1, None
+    for the first, always active)."""
+
+    def __init__(self, start, count, programs):
+        self.start, self.count, self.programs = start, count, programs
+
+
+def _on_pid(v, seen=None) -> bool:
+    """Whether the xb value `v` may depend on the program id (conservative: any value of a region op does)."""
+    seen = set() if seen is None else seen
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        owner = x.owner
+        if isinstance(owner, ir.Block):
+            if owner.owner is not None and owner.owner.operation.name != "func.func":
+                return True
+            continue
+        op = owner.operation if hasattr(owner, "operation") else owner
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.name in ("xb.program_id",) or op.regions:
+            return True
+        stack.extend(op.operands)
+    return False
+
+
+def _index_op(o) -> bool:
+    """Scalar or index arithmetic, splats and pointer offsets: what a joined program lowers once more."""
+    return not o.regions and (o.name.startswith("arith.") or o.name in _PROLOGUE_OPS)
+
+
+def _count_dots(ctx) -> int:
+    n, stack = 0, [ctx.xb_module.operation]
+    while stack:
+        o = stack.pop()
+        for region in o.regions:
+            for b in region.blocks:
+                stack.extend(x.operation for x in b.operations)
+        n += o.name == "xb.dot"
+    return n
+
+
+def _joinable(ctx, loop, body, dot, plan, store, bias):
+    """The joined plan (tiling.join) of this K loop's dot when its kernel can run several programs a core
+    together, else None: the option `cube_join` on; the kernel's only dot, an f16/bf16 dot in a K loop at the
+    kernel's top level, not batched, without a bias row; the ops before the loop scalar or index arithmetic
+    (each program lowers them again); loop bounds that do not depend on the program id; the loop carrying no
+    scalar but its pointers; after the loop, a Fixpipe epilogue and the index arithmetic of its store (a vector
+    epilogue runs once per program in the AIV section); no resident load or row cache (they assume one program
+    per iteration of the grid loop)."""
+    if not getattr(ctx.opts, "cube_join", True) or bias is not None or is_batched(dot) or plan.esize != 2:
+        return None
+    parent = loop.operation.parent
+    if parent is None or parent.name != "func.func" or _count_dots(ctx) != 1:
+        return None
+    if ctx.resident_ops or ctx.ext.row_cache or state(ctx).queues:
+        return None
+    ops = [o.operation for o in loop.operation.block.operations]
+    at = ops.index(loop.operation)
+    if not all(_index_op(o) for o in ops[:at]):
+        return None
+    if any(_on_pid(v) for v in list(loop.operands)[:3]):
+        return None
+    if any(not str(v.type).startswith("tensor<") and "!xb.ptr" not in str(v.type) for v in loop.operands[3:]):
+        return None
+    if store is not None and any(o.name != "func.return" and o not in ctx.absorbed and not _index_op(o)
+                                 for o in ops[at + 1:]):
+        return None  # (index and pointer arithmetic the Fixpipe's store reads through the pointer structure)
+    operands = {owner_of(v) for v in dot.operands[:2]}
+    if not all(_index_op(o) or o == dot or o in operands or o.name == "scf.yield"
+               for o in (x.operation for x in body.operations)):
+        return None  # (the body runs once per program, ungated: nothing with an effect of its own)
+    if any(o.name in ("xb.program_id", "xb.print", "xb.assert") for o in walk_ops(ops[at + 1:])):
+        return None  # (an epilogue lowered per program reads its program id only through the prologue)
+    joined = join_plan(plan)
+    return joined if joined.join > 1 else None
+
+
+def _program_id_of(ctx, pid, axis: int):
+    """program_id(axis) of the program `pid` (the linear program index), at the insertion point."""
+    gx, gy = ctx.to64(ctx.grid_x), ctx.to64(ctx.grid_y)
+    if axis == 0:
+        v = arith.RemSIOp(pid, gx).result
+    elif axis == 1:
+        v = arith.RemSIOp(arith.DivSIOp(pid, gx).result, gy).result
+    else:
+        v = arith.DivSIOp(pid, ctx.mul(gx, gy)).result
+    return arith.TruncIOp(ctx.i32, v).result
+
+
+# A launch of at least ALIGNED_GROUPS x join programs a core hands each core whole groups of `join` consecutive
+# programs starting at a multiple of `join` (cores then differ by at most one group: 1/ALIGNED_GROUPS of a core's
+# work); a smaller one hands out single programs (cores differ by at most one program).
+ALIGNED_GROUPS = 16
+
+
+def _group(ctx, join: int, prologue) -> JoinedGroup:
+    """Give each core a contiguous range of the programs, make the grid loop step over it `join` programs at a
+    time (`pid` is then a group's first program), and lower the ops before the K loop once more for each other
+    program of the group. The range is whole units of u programs, u = join when the launch has ALIGNED_GROUPS
+    groups a core or more (groups then start at multiples of `join`, which a grouped or row-major pid order makes
+    share operands), else 1: the first (units mod cores) cores take one unit more than units / cores."""
+    with ctx.before_grid:
+        bidx, bnum = A.op("block_idx", [], ctx.i64), A.op("block_num", [], ctx.i64)
+        big = arith.CmpIOp(arith.CmpIPredicate.sge, ctx.num_programs,
+                           ctx.mul(bnum, ctx.c64(ALIGNED_GROUPS * join))).result
+        unit = ctx.named(arith.SelectOp(big, ctx.c64(join), ctx.c64(1)).result, "unit")
+        units = arith.DivSIOp(ctx.add(ctx.num_programs, ctx.sub(unit, ctx.c64(1))), unit).result
+        per_core = arith.DivSIOp(units, bnum).result
+        extra = arith.RemSIOp(units, bnum).result
+        start = ctx.named(ctx.mul(ctx.add(ctx.mul(bidx, per_core), ctx.smin(bidx, extra)), unit), "firstProgram")
+        more = arith.ExtUIOp(ctx.i64, arith.CmpIOp(arith.CmpIPredicate.slt, bidx, extra).result).result
+        end = ctx.named(ctx.smin(ctx.add(start, ctx.mul(ctx.add(per_core, more), unit)), ctx.num_programs),
+                        "endProgram")
+        count = ctx.named(ctx.sub(end, start), "programsHere")
+    grid = ctx.grid.operation
+    grid.operands[0] = start
+    grid.operands[1] = end
+    grid.operands[2] = _const_before(ctx, join)
+    pid0 = ctx.pid
+    programs = [(ctx.vmap, None)]
+    base = ctx.vmap
+    for j in range(1, join):
+        p = ctx.add(pid0, ctx.c64(j))
+        active = arith.CmpIOp(arith.CmpIPredicate.slt, p, end).result
+        pid = ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}")
+        vmap = dict(base)
+        ctx.vmap = vmap
+        ctx.program_id = lambda axis, pid=pid: _program_id_of(ctx, pid, axis)
+        try:
+            _lower_ops(ctx, prologue, set())
+        finally:
+            del ctx.program_id
+            ctx.vmap = base
+        if any(isinstance(vmap.get(r), Tile) for o in prologue for r in o.results):
+            raise ctx.error("internal error: a joined Cube kernel's scalar prologue made a block in UB")
+        programs.append((vmap, ctx.named(active, f"active{j}")))
+    return JoinedGroup(start, count, programs)
+
+
+def _const_before(ctx, value: int):
+    with ctx.before_grid:
+        return ctx.c64(value)
+
+
+def _emit_joined(ctx, loop, body, dot, a_load, b_load, plan, store, relu) -> None:
+    """A K loop of `plan.join` programs of a core together (the section's head comment)."""
+    st = state(ctx)
+    st.join = plan.join
+    entry = next(e for e in reversed(ctx.meta["cube"]) if e["plan"] == replace(plan, join=1).describe())
+    entry.update(plan=plan.describe(), usage=plan.usage(), join=plan.join)
+    ops = [o.operation for o in loop.operation.block.operations]
+    prologue = ops[:ops.index(loop.operation)]
+    st.group = _group(ctx, plan.join, prologue)
+    acc = loop.results[list(body.arguments).index(dot.operands[2]) - 1]
+
+    def emit_aic():
+        qs = queues(ctx, plan, mixed=store is None)
+        _joined_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs)
+
+    if store is None:
+        emit_mixed(ctx, loop, emit_aic, plan, acc)
+    else:
+        emit_aic()
+    for r in loop.results:
+        ctx.vmap[r] = None
+
+
+def _each_program(ctx, fn) -> None:
+    """fn(j) with program j's lowered values, under `if (active_j)` for all but the first."""
+    st = state(ctx)
+    base = ctx.vmap
+    for j, (vmap, active) in enumerate(st.group.programs):
+        ctx.vmap = vmap
+        try:
+            if active is None:
+                fn(j)
+                continue
+            gate = scf.IfOp(active, [], has_else=False)
+            with ir.InsertionPoint(gate.then_block):
+                fn(j)
+                scf.YieldOp([])
+        finally:
+            ctx.vmap = base
+
+
+def _slots(ctx, keys):
+    """For each program, the first program of the group whose operand tile has the same key (GM tensor, offset,
+    extents, row stride): i64 values (program 0: 0)."""
+    slots = [ctx.c64(0)]
+    for j in range(1, len(keys)):
+        s = ctx.c64(j)
+        for i in reversed(range(j)):
+            if keys[i][0] is not keys[j][0]:
+                continue  # another tensor
+            eq = None
+            for x, y in zip(keys[i][1:], keys[j][1:]):
+                e = arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result
+                eq = e if eq is None else arith.AndIOp(eq, e).result
+            s = arith.SelectOp(eq, slots[i], s).result
+        slots.append(ctx.named(s, f"slot{j}"))
+    return slots
+
+
+def _if(cond, fn) -> None:
+    gate = scf.IfOp(cond, [], has_else=False)
+    with ir.InsertionPoint(gate.then_block):
+        fn()
+        scf.YieldOp([])
+
+
+def _joined_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs) -> None:
+    st = state(ctx)
+    programs = st.group.programs
+    n = len(programs)
+    in_t = ir.Type.parse(plan.in_dtype)
+    local = A.local_type(in_t)
+    c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Local")
+    iv_xb = body.arguments[0]
+    lb, step = (ctx.const_of(ctx.scalar(v)) for v in (loop.operands[0], loop.operands[2]))
+    counted = _carries_pointers(loop) and (lb, step) != (0, 1)
+    new = scf.ForOp(ctx.scalar(loop.operands[0]), ctx.scalar(loop.operands[1]), ctx.scalar(loop.operands[2]),
+                    [ctx.c64(0)] if counted else [])
+    iv_name = ctx.loop_name(loop)
+    if iv_name:
+        new.attributes["name"] = ir.StringAttr.get(iv_name)
+    for vmap, _ in programs:
+        vmap[iv_xb] = new.induction_variable
+    if counted:
+        done = new.inner_iter_args[0]
+        for vmap, _ in programs:
+            vmap[done] = done
+        _seed_pointers(ctx, loop, body, ctx.ps.opaque(done))
+    else:
+        _seed_pointers(ctx, loop, body, Lin.var(ctx.ps.key(iv_xb)))
+    with ctx.located(dot):
+        plan, _ = _deepen(ctx, loop, body, new, dot, a_load, b_load, plan, [],
+                          new.inner_iter_args[0] if counted else None, False)
+        if plan.k_depth == 1:
+            widen(ctx, plan)
+    a_elems, b_elems = plan.a1_bytes // plan.esize, plan.b1_bytes // plan.esize
+    a2_elems, b2_elems, c1_elems = plan.a2_bytes // plan.esize, plan.b2_bytes // plan.esize, plan.c1_bytes // 4
+    with ir.InsertionPoint(new.body):
+        tiles = []
+        base = ctx.vmap
+        out = st.out
+        for j, (vmap, _) in enumerate(programs):
+            ctx.vmap = vmap
+            try:
+                _lower_ops(ctx, [o.operation for o in body.operations], {dot, a_load, b_load})
+                with ctx.located(dot):
+                    steps = _steps_here(ctx, loop, new, plan.k_depth) if plan.k_depth > 1 else None
+                    (a, _, _), (b, _, _) = _access(ctx, a_load, out, 0), _access(ctx, b_load, out, 1)
+                    if out is not None and j == 0:
+                        _check_stored_within(ctx, out, (a_load, a), (b_load, b))
+                    m_valid = ctx.named(extent(ctx, a.row_limits, a.rows), "mValid")
+                    k_valid = ctx.named(_k_extent(ctx, a.col_limits, a.cols, steps), "kValid")
+                    n_valid = ctx.named(extent(ctx, b.col_limits, b.cols), "nValid")
+                    k_rows = _k_extent(ctx, b.row_limits, b.rows, steps)
+                    if a.col_limits != b.row_limits:
+                        k_valid = ctx.smin(k_valid, k_rows)
+                    sides = []
+                    for load, acc, rows, cols in ((a_load, a, m_valid, k_valid), (b_load, b, k_rows, n_valid)):
+                        stride = ctx.lin(acc.row_stride)
+                        if ctx.const_of(stride) == 0:
+                            stride = cols  # one row (Operand: srcDValue must be at least a row)
+                        sides.append((ctx.vmap[acc.root], ctx.gm_offset(load.operands[0], acc.base), rows, cols,
+                                      stride))
+                    tiles.append((sides, k_valid))
+            finally:
+                ctx.vmap = base
+        with ctx.located(dot):
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, ctx.scalar(loop.operands[0])).result
+            slots = [_slots(ctx, [t[0][side] for t in tiles]) for side in (0, 1)]
+            l1 = []
+            for side, (pos, per, c0) in enumerate((("A1", a_elems, plan.base_m), ("B1", b_elems, plan.l1_k))):
+                t = A.op("alloc_tensor", [], local, queue=qs[pos], name=f"{'ab'[side]}1Local")
+                for j in range(n):
+                    root, off, rows, cols, stride = tiles[j][0][side]
+
+                    def copy(t=t, j=j, root=root, off=off, rows=rows, cols=cols, stride=stride, c0=c0, per=per):
+                        nd2nz(ctx, plan, ctx.at(t, ctx.c64(j * per)), ctx.at(root, off), rows, cols, stride, c0)
+                    if j == 0:
+                        copy()
+                    else:
+                        _if(arith.CmpIOp(arith.CmpIPredicate.eq, slots[side][j], ctx.c64(j)).result, copy)
+                A.op("enque", [t], queue=qs[pos])
+                l1.append(A.op("deque", [], local, queue=qs[pos], name=f"{'ab'[side]}1"))
+            used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.k_pad - 1)), ctx.c64(plan.k_pad)).result
+                    for _, kv in tiles]
+            most = ctx.c64(1)
+            for u in used:
+                most = ctx.smax(most, u)
+            kk = ctx.for_range(ctx.c64(0), ctx.named(most, "kSlices"))
+            kk.attributes["name"] = ir.StringAttr.get("kk")
+            with ir.InsertionPoint(kk.body):
+                f = kk.induction_variable
+                at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+                runs = []
+                for j, (_, active) in enumerate(programs):
+                    r = arith.OrIOp(arith.CmpIOp(arith.CmpIPredicate.slt, f, used[j]).result,
+                                    arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+                    runs.append(r if active is None else arith.AndIOp(r, active).result)
+                _joined_slice(ctx, plan, qs, l1, tiles, slots, runs, f, at_first, c1, local,
+                              (a_elems, b_elems, a2_elems, b2_elems, c1_elems))
+                scf.YieldOp([])
+            A.op("free_tensor", [l1[0]], queue=qs["A1"])
+            A.op("free_tensor", [l1[1]], queue=qs["B1"])
+        with ctx.located(body.operations[len(body.operations) - 1]):
+            scf.YieldOp([ctx.add(new.inner_iter_args[0], ctx.c64(plan.k_depth))] if counted else [])
+    A.op("enque", [c1], queue=qs["CO1"])
+    c1d = A.op("deque", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Out")
+    elem = elem_of(dot.results[0].type)
+
+    def epilogue(j):
+        tile = ctx.at(c1d, ctx.c64(j * c1_elems))
+        if store is not None:
+            _emit_fixpipe(ctx, store, tile, plan, relu)
+            return
+        st.slot = j
+        try:
+            to_workspace(ctx, tile, plan, elem)
+            tile_ready(ctx)
+        finally:
+            st.slot = 0
+    _each_program(ctx, epilogue)
+    A.op("free_tensor", [c1d], queue=qs["CO1"])
+
+
+def _joined_slice(ctx, plan, qs, l1, tiles, slots, runs, f, at_first, c1, local, elems) -> None:
+    """The baseK steps of slice `f` of the joined L1 tiles: each program's L0A/L0B slot loaded unless an earlier
+    program's slot holds the same tile, then its Mmad into its own accumulator."""
+    a_elems, b_elems, a2_elems, b2_elems, c1_elems = elems
+    a1, b1 = l1
+    k0, frac = plan.k0, plan.frac_elems
+    mf, kf1, bkf = plan.base_m // 16, plan.k_pad // k0, plan.base_k // k0
+    no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
+    n = len(tiles)
+    for s in range(plan.k_steps):
+        kcol = ctx.add(ctx.mul(f, ctx.c64(kf1)), ctx.c64(s * bkf))
+        heres, kfs = [], []
+        for _, k_valid in tiles:
+            k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(plan.k_pad)))
+            k_here = ctx.smax(ctx.smin(ctx.sub(k_left, ctx.c64(s * plan.base_k)), ctx.c64(plan.base_k)), ctx.c64(0))
+            heres.append(k_here)
+            kfs.append(arith.DivSIOp(ctx.add(k_here, ctx.c64(k0 - 1)), ctx.c64(k0)).result)
+        a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
+        for j in range(n):
+            def load_a(j=j):
+                rows = ctx.for_range(0, mf)
+                with ir.InsertionPoint(rows.body):
+                    i = rows.induction_variable
+                    start = ctx.add(i, ctx.mul(kcol, ctx.c64(mf)))
+                    A.op("load_data", [ctx.at(a2, ctx.add(ctx.c64(j * a2_elems), ctx.mul(ctx.mul(i, kfs[j]),
+                                                                                         ctx.c64(frac)))),
+                                       ctx.at(a1, ctx.c64(j * a_elems)), start, kfs[j], ctx.c64(mf)], transpose=False)
+                    scf.YieldOp([])
+            own = runs[j] if j == 0 else arith.AndIOp(
+                runs[j], arith.CmpIOp(arith.CmpIPredicate.eq, slots[0][j], ctx.c64(j)).result).result
+            _if(own, load_a)
+        A.op("enque", [a2], queue=qs["A2"])
+        b2 = A.op("alloc_tensor", [], local, queue=qs["B2"], name="b2Local")
+        for j in range(n):
+            def load_b(j=j):
+                _load_b(ctx, plan, ctx.at(b1, ctx.c64(j * b_elems)), ctx.at(b2, ctx.c64(j * b2_elems)), False, s,
+                        heres[j], kfs[j], f)
+            own = runs[j] if j == 0 else arith.AndIOp(
+                runs[j], arith.CmpIOp(arith.CmpIPredicate.eq, slots[1][j], ctx.c64(j)).result).result
+            _if(own, load_b)
+        A.op("enque", [b2], queue=qs["B2"])
+        a2d = A.op("deque", [], local, queue=qs["A2"], name="a2")
+        b2d = A.op("deque", [], local, queue=qs["B2"], name="b2")
+        for j in range(n):
+            def mmad(j=j):
+                A.op("mmad", [ctx.at(c1, ctx.c64(j * c1_elems)), ctx.at(a2d, ctx.mul(slots[0][j], ctx.c64(a2_elems))),
+                              ctx.at(b2d, ctx.mul(slots[1][j], ctx.c64(b2_elems))), ctx.c64(plan.base_m),
+                              ctx.c64(plan.base_n), heres[j], at_first if s == 0 else no])
+            _if(runs[j], mmad)
+        A.op("free_tensor", [a2d], queue=qs["A2"])
+        A.op("free_tensor", [b2d], queue=qs["B2"])

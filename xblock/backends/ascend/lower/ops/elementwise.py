@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, scf
 
 from .....dialects import ascendc as A
-from ...values import FLOAT, Splat, Struct, elem_of, shape_of
+from ...values import FLOAT, Splat, Struct, Tile, elem_of, shape_of
+from ...vector.access import used_after
 from ...vector.intexact import Exact32
+from ...vector.rowvec import RowBlocks, row_binary, row_binary_ok, rows_of
 from ...vector.tiles import (
     VEC_TYPES,
     as_elem,
@@ -117,8 +119,19 @@ def _lower_binary(ctx, op):
         return by_lanes(ctx, op, f"{api} of int64 blocks has no vector instruction (910B has no 64-bit lanes)")
     ce = compute_elem(ctx, elem, api)
     a, b = (ctx.vmap.get(o) for o in op.operands)
-    a = a if isinstance(a, Splat) else ctx.tile(op.operands[0])
-    b = b if isinstance(b, Splat) else ctx.tile(op.operands[1])
+    if isinstance(a, RowBlocks) or isinstance(b, RowBlocks):  # `x - m[:, None]`: the per-row values as blocks
+        rb, other = (a, b) if isinstance(a, RowBlocks) else (b, a)
+        if ce == elem and not isinstance(other, Splat):
+            other_t = ctx.tile(op.operands[1 if rb is a else 0])
+            if row_binary_ok(rb, other_t):
+                out = dst_tile(ctx, op, ce)
+                row_binary(ctx, api, out, *((rb, other_t) if rb is a else (other_t, rb)))
+                finish(ctx, op, out, ce)
+                return
+        # otherwise (a splat or another such operand, a conversion): the broadcast written out
+        a, b = (rows_of(ctx, x) if isinstance(x, RowBlocks) else x for x in (a, b))
+    a = a if isinstance(a, Splat) else (a if isinstance(a, Tile) else ctx.tile(op.operands[0]))
+    b = b if isinstance(b, Splat) else (b if isinstance(b, Tile) else ctx.tile(op.operands[1]))
     a, b = as_elem(ctx, a, ce), as_elem(ctx, b, ce)
     if isinstance(a, Splat) and isinstance(b, Splat):
         a = ctx.tile(op.operands[0]) if ce == elem else as_elem(ctx, ctx.tile(op.operands[0]), ce)
@@ -157,18 +170,58 @@ def _lower_unary(ctx, op):
         raise ctx.error(f"{op.name} on {elem} blocks is not supported by the vector unit")
     src = as_elem(ctx, ctx.tile(op.operands[0]), ce)
     out = dst_tile(ctx, op, ce)
-    _unary_tile(ctx, api, out, src)
+    _unary_tile(ctx, api, out, src, nonpositive=api == "Exp2" and not_above_zero(op.operands[0]))
     finish(ctx, op, out, ce)
 
 
-def _unary_tile(ctx, api: str, out, src) -> None:
-    """out = api(src) for half or float tiles."""
+def not_above_zero(v) -> bool:
+    """Whether every lane of `v` is <= 0 or NaN by its construction in the IR: `u - max(u, w)` (either
+    order, `tl.maximum` or `maximumf`), or `a - M[:, None]` broadcast along axis k where M is the max of `a`
+    along k (`tl.max(a, k)`), possibly combined with more by a maximum (online softmax's
+    `qk - maximum(m_i, tl.max(qk, 1))[:, None]`). A max that is NaN makes the lane NaN."""
+    o = _owner(v)
+    if o is None or o.name != "arith.subf":
+        return False
+    a, b = o.operands
+    m = _owner(b)
+    if m is not None and m.name in _MAXES and any(x == a for x in m.operands):
+        return True
+    if m is None or m.name != "xb.broadcast":
+        return False
+    e = _owner(m.operands[0])
+    if e is None or e.name != "xb.expand_dims":
+        return False
+    axis = ir.IntegerAttr(e.attributes["axis"]).value
+    return _covers_max(e.operands[0], a, axis)
+
+
+_MAXES = ("arith.maxnumf", "arith.maximumf")
+
+
+def _owner(v):
+    o = v.owner
+    return None if isinstance(o, ir.Block) else (o.operation if hasattr(o, "operation") else o)
+
+
+def _covers_max(m, a, axis: int) -> bool:
+    """`m` >= the max of `a` along `axis` lane by lane: that max, or a maximum with it as an operand."""
+    o = _owner(m)
+    if o is None:
+        return False
+    if o.name in _MAXES:
+        return any(_covers_max(x, a, axis) for x in o.operands)
+    return o.name == "xb.reduce" and len(o.operands) == 1 and o.operands[0] == a and \
+        ir.StringAttr(o.attributes["kind"]).value == "max" and ir.IntegerAttr(o.attributes["axis"]).value == axis
+
+
+def _unary_tile(ctx, api: str, out, src, nonpositive: bool = False) -> None:
+    """out = api(src) for half or float tiles (`nonpositive`: Exp2's argument is known <= 0 or NaN)."""
     ce = out.elem
     if api == "Neg":
         vec_scalar(ctx, "Muls", out, src, Splat(ce, src.shape, const=-1.0))
     elif api == "Exp2":  # 2^rint(x) built exactly, times Exp of the fraction (vmath)
         tmp = out if ce == "f32" else ctx.temp("f32", src.shape)
-        VMath(ctx, src.shape).exp2(as_elem(ctx, src, "f32"), tmp)
+        VMath(ctx, src.shape).exp2(as_elem(ctx, src, "f32"), tmp, nonpositive=nonpositive)
         if tmp is not out:
             cast(ctx, out, tmp)
     elif api == "Log2":
@@ -351,6 +404,8 @@ def _lower_select(ctx, op):
         pick = arith.SelectOp(ctx.scalar(op.operands[0]), ctx.splat_scalar(a), ctx.splat_scalar(b)).result
         ctx.vmap[r] = Splat(a.elem, shape_of(r.type), scalar=pick)
         return
+    if _select_when_partial(ctx, op, ce, fview, a, b):
+        return
     mask = mask_of(ctx, op.operands[0], shape_of(r.type))
     a = as_elem(ctx, a if isinstance(a, Splat) else ctx.tile(op.operands[1]), ce)
     b = as_elem(ctx, b if isinstance(b, Splat) else ctx.tile(op.operands[2]), ce)
@@ -370,6 +425,41 @@ def _lower_select(ctx, op):
     else:
         A.op("select", [view(out), mask.value, view(a), view(b), n], mode="VSEL_TENSOR_TENSOR_MODE")
     finish(ctx, op, out, ce, exact=True)
+
+
+def _select_when_partial(ctx, op, ce, fview, a, b) -> bool:
+    """`where(cols < n, x, s)` with a structured mask (row/column limits), a splat `s` and a block `x` that
+    dies here: the select runs in place in x's tile, only when the mask is not all true at run time (a
+    ragged last key block); else the result is x's tile unchanged. False when the form does not apply."""
+    cond, x = op.operands[0], op.operands[1]
+    shape = shape_of(op.result.type)
+    t = a
+    if not (isinstance(b, Splat) and isinstance(t, Tile) and not fview and ce == elem_of(op.result.type) == t.elem
+            and t.kind == "buf" and t.refs == 1 and not isinstance(x.owner, ir.Block) and not used_after(op, x)
+            and is_block(cond) and isinstance(ctx.vmap.get(cond), Struct) and tuple(t.shape) == tuple(shape)):
+        return False
+    bm = ctx.ps.mask(cond)
+    if bm is None or not (bm.dims or bm.uniform):
+        return False
+    partial = None
+    for d, lim in bm.dims:
+        if lim is None:
+            continue
+        c = arith.CmpIOp(arith.CmpIPredicate.slt, ctx.lin(lim), ctx.c64(shape[d] if shape else 1)).result
+        partial = c if partial is None else arith.OrIOp(partial, c).result
+    for u in bm.uniform:
+        c = arith.CmpIOp(arith.CmpIPredicate.sle, ctx.lin(u), ctx.c64(0)).result
+        partial = c if partial is None else arith.OrIOp(partial, c).result
+    if partial is None:
+        return False
+    branch = scf.IfOp(partial, [], has_else=False)
+    with ir.InsertionPoint(branch.then_block):
+        mask = mask_of(ctx, cond, shape)
+        A.op("select", [t.value, mask.value, t.value, ctx.splat_scalar(b), ctx.c64(t.count)],
+             mode="VSEL_TENSOR_SCALAR_MODE")
+        scf.YieldOp([])
+    ctx.vmap[op.result] = ctx.hold(t)
+    return True
 
 
 def _select_masks(ctx, op):

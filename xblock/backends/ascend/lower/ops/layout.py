@@ -2,10 +2,11 @@
 
 A row-major tile keeps its bytes under a new shape, so expand_dims and reshape (and a broadcast
 that adds no elements) are views of the same LocalTensor. A real broadcast duplicates a scalar
-or copies rows (a scalar loop where rows are not whole 32-byte blocks; a bit mask goes through
-float lanes). A permute that keeps the row-major order is a view too; a 2-D transpose (or a batch
-of them) of 16/32-bit elements in whole 16 x 16 / 16 x 8 blocks is TransDataTo5HD on the vector
-unit; any other is a scalar loop nest. Splats and symbolic blocks just take the new shape, unless
+or copies rows (a Gather at stride 0 where rows are not whole 32-byte blocks, a scalar loop for
+8-bit ones; a bit mask goes through float lanes). A permute that keeps the row-major order is a view
+too; a 2-D transpose (or a batch of them) of 16/32-bit elements in whole 16 x 16 / 16 x 8 blocks is
+TransDataTo5HD on the vector unit; any other of 16-, 32- or 64-bit elements one Gather
+(vector/permute.py), of 8-bit ones a scalar loop nest. Splats and symbolic blocks just take the new shape, unless
 the analysis loses an integer block's structure at a reshape (tl.sort's of an arange): then its
 tile is materialized and viewed.
 """
@@ -19,7 +20,8 @@ from mlir.dialects import arith, scf
 
 from .....dialects import ascendc as A
 from ...values import SIZE, Splat, Struct, Tile, elem_of, numel, shape_of
-from ...vector.rowvec import VECTOR_LANES, row_broadcast
+from ...vector.permute import can_move, deferred, is_bytes, move, move8, place, strided
+from ...vector.rowvec import VECTOR_LANES, row_blocks, row_broadcast
 from ...vector.tiles import after_scalar_writes, before_scalar_reads, clone_scalar, data_wanted, fill, mask_of
 from ...vector.transpose import can_transpose, transpose
 from ..rules import rule
@@ -131,9 +133,34 @@ def _lower_broadcast(ctx, op):
         _lanes_to_mask(ctx, op, wide)
         return
     t = ctx.tile(op.operands[0])
+    rows = _row_values(op, t, src_shape, shape)
+    if rows is not None:  # only binary ops read it: one block per row, read with block stride 0 (rowvec.py)
+        ctx.vmap[r] = row_blocks(ctx, t.value, t.elem, rows[0], rows[1], ctx.name_for(op))
+        return
     out = ctx.new_tile(t.elem, shape, ctx.name_for(op), result=r)
     _broadcast_tile(ctx, t, out, src_shape, shape)
     ctx.vmap[r] = out
+
+
+_ROW_BINARY = ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf",
+               "arith.maxnumf", "arith.minnumf")
+
+
+def _row_values(op, t, src_shape, shape):
+    """(rows, cols) when the broadcast `op` spreads per-row values of `t` along the rows of a 2-D half/float
+    block of whole 32-byte rows, and every user is a float binary op of that type taking it once (each then
+    reads the values as rowvec.RowBlocks), else None."""
+    src_shape, shape = _broadcast_dims(src_shape, shape)
+    if len(shape) != 2 or src_shape != (shape[0], 1) or t.elem not in ("f16", "f32") or \
+            (shape[1] * SIZE[t.elem]) % 32:
+        return None
+    r = op.result
+    for u in r.uses:
+        user = u.owner.operation if hasattr(u.owner, "operation") else u.owner
+        if isinstance(user, ir.Block) or user.name not in _ROW_BINARY or elem_of(user.results[0].type) != t.elem or \
+                sum(1 for x in user.operands if x == r) != 1:
+            return None
+    return shape
 
 
 def _broadcast_tile(ctx, t, out, src_shape, shape) -> None:
@@ -163,9 +190,15 @@ def _broadcast_tile(ctx, t, out, src_shape, shape) -> None:
             fill(ctx, out, ctx.mul(i, ctx.c64(shape[1])), shape[1], Splat(t.elem, shape, scalar=s))
             scf.YieldOp([])
     else:
-        ctx.warn(f"a broadcast from {src_shape} to {shape} (rows not whole 32-byte blocks) runs as a scalar "
-                 "GetValue/SetValue loop")
         strides = [0 if s == 1 else numel(src_shape[d + 1:]) for d, s in enumerate(src_shape)]
+        if can_move(t.elem):  # a selection at stride 0: one Gather (vector/permute.py)
+            move(ctx, t, out, shape, strides)
+            return
+        if is_bytes(t.elem):  # 8-bit elements: through half lanes
+            move8(ctx, t, out, shape, strides)
+            return
+        ctx.warn(f"a broadcast of {t.elem} from {src_shape} to {shape} (rows not whole 32-byte blocks, 8-bit "
+                 "elements) runs as a scalar GetValue/SetValue loop")
         _index_loop(ctx, t, out, shape, strides)
 
 
@@ -210,13 +243,16 @@ def _lower_trans(ctx, op):
     """A permute of any rank. Size-1 dims and source dims that stay adjacent merge first, so a
     permute that keeps the row-major order is a view, and flip's and sort's permutes of the last
     two dims become a batch of 2-D transposes. A 2-D transpose of 8-, 16- or 32-bit elements whose
-    dims are whole TransDataTo5HD blocks runs on the vector unit (`transpose`); what is left runs
-    as a scalar GetValue/SetValue loop nest, with a warning at the line."""
+    dims are whole TransDataTo5HD blocks runs on the vector unit (`transpose`); any other permute of
+    16-, 32- or 64-bit elements is one Gather at offsets built on the vector unit (vector/permute.py);
+    8-bit ones left over run as a scalar GetValue/SetValue loop nest, with a warning at the line."""
     r = op.result
     x = ctx.vmap.get(op.operands[0])
     if isinstance(x, (Splat, Struct)) or x is None or elem_of(r.type) == "i1" and ctx.ps.mask(r) is not None:
         return _view(ctx, op)
     order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+    if deferred(ctx, op.operands[0]) is not None:  # a move not made yet: the composed map (vector/permute.py)
+        return place(ctx, op, r, strided(ctx, op.operands[0]).permuted(order), ctx.name_for(op))
     src_shape, perm = _collapse(shape_of(op.operands[0].type), order)
     if perm == sorted(perm):  # the same row-major data
         return _view(ctx, op)
@@ -226,6 +262,9 @@ def _lower_trans(ctx, op):
         out = ctx.temp("f16", shape_of(r.type))
     else:
         t = ctx.tile(op.operands[0])
+        if can_move(t.elem) and not (perm in ([1, 0], [0, 2, 1]) and can_transpose(t.elem, *src_shape[-2:])):
+            # one Gather at offsets built on the vector unit, or composed with splits right after it
+            return place(ctx, op, r, strided(ctx, op.operands[0], t).permuted(order), ctx.name_for(op))
         out = ctx.new_tile(t.elem, shape_of(r.type), ctx.name_for(op), result=r)
     if perm in ([1, 0], [0, 2, 1]) and can_transpose(t.elem, *src_shape[-2:]):
         batch = src_shape[0] if len(src_shape) == 3 else 1
@@ -236,11 +275,16 @@ def _lower_trans(ctx, op):
         ctx.vmap[r] = out
         return
     dims = [src_shape[p] for p in perm]
-    ctx.warn(f"a permute of a {tuple(src_shape)} {t.elem} block (order {tuple(perm)}) is not a 2-D transpose "
-             "of 8-, 16- or 32-bit elements with rows and columns in whole 32 x 32 (8-bit), 16 x 16 (16-bit) or "
-             "16 x 8 (32-bit) TransDataTo5HD blocks; it runs as a scalar GetValue/SetValue loop")
     src_strides = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
-    _index_loop(ctx, t, out, dims, [src_strides[p] for p in perm])
+    if can_move(t.elem):  # a bit mask's half lanes: one Gather (vector/permute.py)
+        move(ctx, t, out, dims, [src_strides[p] for p in perm])
+    elif is_bytes(t.elem):  # 8-bit elements: through half lanes
+        move8(ctx, t, out, dims, [src_strides[p] for p in perm])
+    else:
+        ctx.warn(f"a permute of a {tuple(src_shape)} {t.elem} block (order {tuple(perm)}) is not a 2-D transpose "
+                 "of 8-, 16- or 32-bit elements in whole 32 x 32 (8-bit) TransDataTo5HD blocks, and Gather has no "
+                 "8-bit elements; it runs as a scalar GetValue/SetValue loop")
+        _index_loop(ctx, t, out, dims, [src_strides[p] for p in perm])
     if mask:
         return _lanes_to_mask(ctx, op, out)
     ctx.vmap[r] = out

@@ -3,11 +3,12 @@
 Tiles are row-major and dense, so each op is an index map between flat tiles. cat of two 1-D
 blocks is two UB->UB DataCopys when the first block ends on a 32-byte block (the second then
 starts on one); otherwise the second half goes element by element. join and split interleave at
-a stride of 2, gather reads at data-dependent indices (clamped to the source block, so a bad index
-never reads outside the tile) and histogram counts (bins zeroed first, values outside
-[0, num_bins) and masked-off lanes skipped): the vector API xblock models (REFERENCE.md) has no
-strided or indexed UB move, so these run as scalar GetValue/SetValue loops, with a warning at
-the line.
+a stride of 2: a split is a GatherMask (even/odd lanes) and a join two UB copies and one Gather
+(vector/permute.py; 8-bit elements, bools as bytes included, through half lanes; a split of a
+permute's result, or a join of its halves, composed with it). gather reads at data-dependent
+indices (clamped to the source block, so a bad index never reads outside the tile) and histogram
+counts (bins zeroed first, values outside [0, num_bins) and masked-off lanes skipped): these, and a
+join of two scalars, run as scalar GetValue/SetValue loops, with a warning at the line.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mlir.dialects import arith, scf
 from .....dialects import ascendc as A
 from ...values import SIZE, Splat, elem_of, numel, shape_of
 from ...vector.casts import mask_bytes
+from ...vector.permute import can_move, deferred, is_bytes, join8, join_lanes, place, split8, split_lanes
 from ...vector.tiles import after_scalar_writes, before_scalar_reads, is_block, mask_of
 from ..rules import rule
 
@@ -78,8 +80,18 @@ def _lower_join(ctx, op):
     _no_pointers(ctx, a, "join")
     r = op.result
     n = numel(shape_of(a.type)) if is_block(a) else 1
+    if is_block(a) and can_move(elem_of(r.type)):  # two UB copies and one Gather (or composed: permute.py)
+        join_lanes(ctx, op, a, b, r, ctx.name_for(op), lambda v: _tile(ctx, v))
+        return
+    if is_block(a) and is_bytes(elem_of(r.type)):  # 8-bit elements: through half lanes
+        ta, tb = _tile(ctx, a), _tile(ctx, b)
+        out = _result_tile(ctx, op, r)
+        join8(ctx, ta, tb, out, n)
+        ctx.vmap[r] = out
+        return
     ra, rb = _reader(ctx, a), _reader(ctx, b)
-    _scalar_warning(ctx, "join (an interleave at stride 2)")
+    _scalar_warning(ctx, f"join of {elem_of(r.type)} blocks (an interleave at stride 2)" if is_block(a)
+                    else "join of two scalars")
     out = _result_tile(ctx, op, r)
     before_scalar_reads(ctx)
 
@@ -104,7 +116,19 @@ def _lower_split(ctx, op):
             ctx.vmap[r] = read(ctx.c64(k))
         return
     n = numel(shape_of(op.results[0].type))
-    _scalar_warning(ctx, "split (a read at stride 2)")
+    if can_move(elem_of(src.type)) and deferred(ctx, src) is not None:  # composed with the moves before it
+        lz = deferred(ctx, src)
+        for k, r in enumerate(op.results):
+            place(ctx, op, r, lz.half(k), ctx.name_for(op))
+        return
+    if can_move(elem_of(src.type)) or is_bytes(elem_of(src.type)):  # GatherMask (even/odd), or a Gather each
+        t = _tile(ctx, src)
+        outs = [_result_tile(ctx, op, r) for r in op.results]
+        (split_lanes if can_move(t.elem) else split8)(ctx, t, outs, n)
+        for r, out in zip(op.results, outs):
+            ctx.vmap[r] = out
+        return
+    _scalar_warning(ctx, f"split of {elem_of(src.type)} blocks (a read at stride 2)")
     outs = [_result_tile(ctx, op, r) for r in op.results]
     before_scalar_reads(ctx)
 

@@ -3,7 +3,8 @@
 The frontend emits xb.sort for ascend (its "sort" capability) only where the op's domain holds:
 float16/float32 blocks whose rows (the last dimension) are a multiple of 32 elements, at most 4096.
 Other sorts (integer keys, shorter rows) and `bitonic_merge` stay the language library's bitonic
-network of permutes, joins and splits, which run as scalar loops with a warning (layout.py).
+network of permutes, joins and splits, which run on the vector unit as Gathers at offsets fixed at
+compile time (vector/permute.py; scalar loops with a warning for 8-bit keys only).
 """
 
 from __future__ import annotations

@@ -277,11 +277,13 @@ namespace cube {
 
 // A cube API touches `bytes` of tensor t: it must live in `want` (a bitmask of Mem), be aligned,
 // fit in the tensor, and its queue slot must be in `state`.
-template <typename T>
-inline int touch(const char* api, const char* role, const AscendC::LocalTensor<T>& t, unsigned want,
-                 uint64_t bytes, SlotState state) {
-    t.live(api);
-    int m = space_of(t);
+XBEMU_RT int ub_touch(const char* api, const char* role, const Ub& t, unsigned want, uint64_t bytes, SlotState state) {
+    tensor_live(api, t.ptr, t.slot, t.gen);
+    int m = -1;  // space_of(t)
+    for (int k = 0; k < NMEM && m < 0; k++) {
+        Space& sp = cs().mem[k];
+        if (!sp.bytes.empty() && t.ptr >= sp.bytes.data() && t.ptr < sp.bytes.data() + sp.capacity) m = k;
+    }
     if (m < 0 || !(want & (1u << m))) {
         std::string where;
         for (int k = 0; k < NMEM; k++)
@@ -289,19 +291,24 @@ inline int touch(const char* api, const char* role, const AscendC::LocalTensor<T
         fail(api, std::string(role) + " must be in " + where + (m < 0 ? ", not in the unified buffer"
                                                                       : std::string(", not in ") + cs().mem[m].name));
     }
-    uint64_t off = offset_in(t, m);
+    uint64_t off = static_cast<uint64_t>(t.ptr - cs().mem[m].bytes.data());  // offset_in(t, m)
     if (off % cs().mem[m].align)
         fail(api, std::string(role) + " address " + addr(m, off) + " is not " + std::to_string(cs().mem[m].align) +
                       "-byte aligned");
-    if (bytes > static_cast<uint64_t>(t.size_) * sizeof(T))
+    if (bytes > static_cast<uint64_t>(t.size) * t.elem)
         fail(api, std::string(role) + " needs " + std::to_string(bytes) + " B but the tensor holds " +
-                      std::to_string(static_cast<uint64_t>(t.size_) * sizeof(T)) + " B");
-    if (t.slot_ && t.slot_->state != state) {
+                      std::to_string(static_cast<uint64_t>(t.size) * t.elem) + " B");
+    if (t.slot && t.slot->state != state) {
         static const char* names[] = {"free", "allocated", "enqueued", "dequeued"};
-        fail(api, std::string(role) + " is a queue tensor in state '" + names[t.slot_->state] + "', expected '" +
+        fail(api, std::string(role) + " is a queue tensor in state '" + names[t.slot->state] + "', expected '" +
                       names[state] + "' (AllocTensor -> write -> EnQue -> DeQue -> read -> FreeTensor)");
     }
     return m;
+}
+template <typename T>
+inline int touch(const char* api, const char* role, const AscendC::LocalTensor<T>& t, unsigned want,
+                 uint64_t bytes, SlotState state) {
+    return ub_touch(api, role, AscendC::detail::ub(t), want, bytes, state);
 }
 
 // Kernel types that start no Cube core / no vector core (ADK Kernel-Tiling/设置Kernel类型.md).
@@ -746,42 +753,44 @@ XBEMU_RT void cross_wait(int pipe, int flag, Site site) {
 
 // Reset at kernel entry (KERNEL_TASK_TYPE_DEFAULT); at exit every cross-core flag must be consumed.
 struct KernelScope {
-    explicit KernelScope(int type) {
-        CubeState& s = cs();
-        if (st().kernel_type >= 0) fail("KERNEL_TASK_TYPE_DEFAULT", "the kernel type is set twice");
-        if (type > KERNEL_TYPE_MIX_AIC_1_2)
-            fail("KERNEL_TASK_TYPE_DEFAULT", "kernel type " + std::to_string(type) + " is not supported on Atlas A2 "
-                 "(AIV_ONLY, AIC_ONLY, MIX_AIV_1_0, MIX_AIC_1_0, MIX_AIC_1_1 or MIX_AIC_1_2)");
-        // a kernel called directly: block 0 starts a launch (the launcher counts per core: emu_launch.h)
-        if (!running() && AscendC::GetBlockIdx() == 0) s.c = Counters();
-        const char* env = std::getenv("XBEMU_CUBE_COUNT_ONLY");
-        s.count_only = env && env[0] == '1';
-        if (running()) declare(*running(), type);
-        if (!vector_only(type) && st().role != ROLE_AIV) poison_all();  // an AIV's L1/L0 are never read
-        st().kernel_type = type;
-        reserve_cube_ids();  // an AIC's pipe built before this line takes its M_MTE1 ids now (params.h)
-        s.core = ANY;
-        for (int& f : s.flags) f = 0;
-    }
-    ~KernelScope() noexcept(false) {
-        CubeState& s = cs();
-        st().kernel_type = -1;
-        if (std::uncaught_exceptions()) return;
-        if (running()) {  // this core's counters (flags set after it ends: run_block's check)
-            const CoreCtx& me = *running()->cores[running()->cur];
-            for (int i = 0; i < kCrossFlags; i++)
-                if (!me.in[i].empty())
-                    fail("CrossCoreSetFlag", "flag " + std::to_string(i) + " was set " +
-                                                 std::to_string(me.in[i].size()) +
-                                                 " time(s) more than it was waited for at kernel exit");
-            return;
-        }
-        for (int i = 0; i < 16; i++)
-            if (s.flags[i])
-                fail("CrossCoreSetFlag", "flag " + std::to_string(i) + " was set " + std::to_string(s.flags[i]) +
-                                             " time(s) more than it was waited for at kernel exit");
-    }
+    explicit KernelScope(int type);
+    ~KernelScope() noexcept(false);
 };
+XBEMU_RT KernelScope::KernelScope(int type) {
+    CubeState& s = cs();
+    if (st().kernel_type >= 0) fail("KERNEL_TASK_TYPE_DEFAULT", "the kernel type is set twice");
+    if (type > KERNEL_TYPE_MIX_AIC_1_2)
+        fail("KERNEL_TASK_TYPE_DEFAULT", "kernel type " + std::to_string(type) + " is not supported on Atlas A2 "
+             "(AIV_ONLY, AIC_ONLY, MIX_AIV_1_0, MIX_AIC_1_0, MIX_AIC_1_1 or MIX_AIC_1_2)");
+    // a kernel called directly: block 0 starts a launch (the launcher counts per core: emu_launch.h)
+    if (!running() && AscendC::GetBlockIdx() == 0) s.c = Counters();
+    const char* env = std::getenv("XBEMU_CUBE_COUNT_ONLY");
+    s.count_only = env && env[0] == '1';
+    if (running()) declare(*running(), type);
+    if (!vector_only(type) && st().role != ROLE_AIV) poison_all();  // an AIV's L1/L0 are never read
+    st().kernel_type = type;
+    reserve_cube_ids();  // an AIC's pipe built before this line takes its M_MTE1 ids now (params.h)
+    s.core = ANY;
+    for (int& f : s.flags) f = 0;
+}
+XBEMU_RT KernelScope::~KernelScope() noexcept(false) {
+    CubeState& s = cs();
+    st().kernel_type = -1;
+    if (std::uncaught_exceptions()) return;
+    if (running()) {  // this core's counters (flags set after it ends: run_block's check)
+        const CoreCtx& me = *running()->cores[running()->cur];
+        for (int i = 0; i < kCrossFlags; i++)
+            if (!me.in[i].empty())
+                fail("CrossCoreSetFlag", "flag " + std::to_string(i) + " was set " +
+                                             std::to_string(me.in[i].size()) +
+                                             " time(s) more than it was waited for at kernel exit");
+        return;
+    }
+    for (int i = 0; i < 16; i++)
+        if (s.flags[i])
+            fail("CrossCoreSetFlag", "flag " + std::to_string(i) + " was set " + std::to_string(s.flags[i]) +
+                                         " time(s) more than it was waited for at kernel exit");
+}
 
 // ASCEND_IS_AIC / ASCEND_IS_AIV: true on the core of that kind. Before the kernel type is known, or
 // for a kernel run outside the launcher, false only for the core a kernel type does not start (the
@@ -804,6 +813,49 @@ constexpr int mem_of(AscendC::TPosition pos) {
     return (pos == AscendC::TPosition::A1 || pos == AscendC::TPosition::B1 || pos == AscendC::TPosition::C1) ? L1
            : pos == AscendC::TPosition::A2 ? L0A : pos == AscendC::TPosition::B2 ? L0B
            : pos == AscendC::TPosition::C2 ? BT : L0C;
+}
+
+// The CubeQue members (producer / consumer pipes and queue kind of its position), whatever the element type.
+XBEMU_RT Slot& cube_alloc(std::vector<Slot>& slots, int mem, int producer, int kind) {
+    for (auto& s : slots)
+        if (s.state == FREE) {
+            s.state = ALLOCATED;
+            s.gen++;
+            // waits for the buffer's free event: the consumer's reads are complete before the producer writes
+            if (s.freed) learn(producer, s.fre);
+            que_give(kind, true, s.free_id);  // waits for the buffer's free event: the id goes back
+            return s;
+        }
+    if (slots.empty()) fail("TQue::AllocTensor", "the queue has no buffers (missing pipe.InitBuffer)");
+    fail("TQue::AllocTensor", std::string("all buffers of the ") + cs().mem[mem].name +
+                                  " queue are in use (missing FreeTensor?)");
+}
+XBEMU_RT void cube_enque(std::vector<Slot>& slots, std::vector<Slot*>& queued, const Slot* slot, uint32_t gen,
+                         int producer, int kind) {
+    Slot* s = que_own("TQue::EnQue", slots, slot, gen);
+    if (s->state != ALLOCATED) fail("TQue::EnQue", "tensor is not freshly allocated");
+    s->state = QUEUED;
+    snapshot(producer, s->enq);  // SetFlag of the enqueue event on the producer's pipe
+    s->enq_id = que_take("TQue::EnQue", kind, false, "enqueued (EnQue) and not yet dequeued");
+    queued.push_back(s);
+}
+XBEMU_RT Slot& cube_deque(std::vector<Slot*>& queued, int consumer, int kind) {
+    if (queued.empty()) fail("TQue::DeQue", "the queue is empty (missing EnQue)");
+    Slot* s = queued.front();
+    queued.erase(queued.begin());
+    s->state = DEQUEUED;
+    learn(consumer, s->enq);  // WaitFlag of the enqueue event: the producer's writes are complete
+    que_give(kind, false, s->enq_id);
+    return *s;
+}
+XBEMU_RT void cube_free(std::vector<Slot>& slots, const Slot* slot, uint32_t gen, int consumer, int kind) {
+    Slot* s = que_own("TQue::FreeTensor", slots, slot, gen);
+    if (s->state != DEQUEUED)
+        fail("TQue::FreeTensor", s->state == FREE ? "tensor already freed" : "tensor freed before DeQue");
+    s->state = FREE;
+    s->freed = true;
+    snapshot(consumer, s->fre);  // SetFlag of the free event on the consumer's pipe
+    s->free_id = que_take("TQue::FreeTensor", kind, true, "freed (FreeTensor) and not yet allocated again");
 }
 
 // Carves `len` bytes (num buffers) of space sp for a queue or TBuf; returns the first one's offset.
@@ -831,60 +883,16 @@ struct CubeQue {
     static constexpr int producer() { return mem() == L1 ? P_MTE2 : mem() == L0C ? P_M : P_MTE1; }
     static constexpr int consumer() { return mem() == L1 ? P_MTE1 : mem() == L0C ? P_FIX : P_M; }
     template <typename T>
-    AscendC::LocalTensor<T> AllocTensor() {
-        for (auto& s : slots_)
-            if (s.state == FREE) {
-                s.state = ALLOCATED;
-                s.gen++;
-                // waits for the buffer's free event: the consumer's reads are complete before the producer writes
-                if (s.freed) learn(producer(), s.fre);
-                que_give(kind(), true, s.free_id);  // waits for the buffer's free event: the id goes back
-                AscendC::LocalTensor<T> t;
-                t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s.offset);
-                t.size_ = len_ / sizeof(T);
-                t.slot_ = &s;
-                t.gen_ = s.gen;
-                return t;
-            }
-        if (slots_.empty()) fail("TQue::AllocTensor", "the queue has no buffers (missing pipe.InitBuffer)");
-        fail("TQue::AllocTensor", std::string("all buffers of the ") + cs().mem[mem()].name +
-                                      " queue are in use (missing FreeTensor?)");
-    }
+    AscendC::LocalTensor<T> AllocTensor() { return make<T>(cube_alloc(slots_, mem(), producer(), kind())); }
     template <typename T>
     bool EnQue(const AscendC::LocalTensor<T>& t) {
-        Slot* s = own("TQue::EnQue", t);
-        if (s->state != ALLOCATED) fail("TQue::EnQue", "tensor is not freshly allocated");
-        s->state = QUEUED;
-        snapshot(producer(), s->enq);  // SetFlag of the enqueue event on the producer's pipe
-        s->enq_id = que_take("TQue::EnQue", kind(), false, "enqueued (EnQue) and not yet dequeued");
-        queued_.push_back(s);
+        cube_enque(slots_, queued_, t.slot_, t.gen_, producer(), kind());
         return true;
     }
     template <typename T>
-    AscendC::LocalTensor<T> DeQue() {
-        if (queued_.empty()) fail("TQue::DeQue", "the queue is empty (missing EnQue)");
-        Slot* s = queued_.front();
-        queued_.erase(queued_.begin());
-        s->state = DEQUEUED;
-        learn(consumer(), s->enq);  // WaitFlag of the enqueue event: the producer's writes are complete
-        que_give(kind(), false, s->enq_id);
-        AscendC::LocalTensor<T> t;
-        t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s->offset);
-        t.size_ = len_ / sizeof(T);
-        t.slot_ = s;
-        t.gen_ = s->gen;
-        return t;
-    }
+    AscendC::LocalTensor<T> DeQue() { return make<T>(cube_deque(queued_, consumer(), kind())); }
     template <typename T>
-    void FreeTensor(AscendC::LocalTensor<T>& t) {
-        Slot* s = own("TQue::FreeTensor", t);
-        if (s->state != DEQUEUED)
-            fail("TQue::FreeTensor", s->state == FREE ? "tensor already freed" : "tensor freed before DeQue");
-        s->state = FREE;
-        s->freed = true;
-        snapshot(consumer(), s->fre);  // SetFlag of the free event on the consumer's pipe
-        s->free_id = que_take("TQue::FreeTensor", kind(), true, "freed (FreeTensor) and not yet allocated again");
-    }
+    void FreeTensor(AscendC::LocalTensor<T>& t) { cube_free(slots_, t.slot_, t.gen_, consumer(), kind()); }
     // the queue's events (params.h): by memory, and for L1 by the data's source (GM)
     static constexpr int kind() {
         return mem() == L1 ? QUE_L1 : mem() == L0A || mem() == L0B ? QUE_L0AB : mem() == BT ? QUE_BT : QUE_L0C;
@@ -908,13 +916,13 @@ struct CubeQue {
 
    private:
     template <typename T>
-    Slot* own(const char* api, const AscendC::LocalTensor<T>& t) {
-        for (auto& s : slots_)
-            if (&s == t.slot_) {
-                if (s.gen != t.gen_) fail(api, "tensor was already freed");
-                return &s;
-            }
-        fail(api, "tensor does not belong to this queue");
+    AscendC::LocalTensor<T> make(Slot& s) {
+        AscendC::LocalTensor<T> t;
+        t.ptr_ = reinterpret_cast<T*>(cs().mem[mem()].bytes.data() + s.offset);
+        t.size_ = len_ / sizeof(T);
+        t.slot_ = &s;
+        t.gen_ = s.gen;
+        return t;
     }
 };
 
@@ -929,10 +937,7 @@ struct CubeBuf {
     AscendC::LocalTensor<T> Get(uint32_t len) { return GetWithOffset<T>(len, 0); }
     template <typename T>
     AscendC::LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset) {
-        if (len_ == 0) fail("TBuf::Get", "buffer has no memory (missing pipe.InitBuffer)");
-        if (bufOffset + static_cast<uint64_t>(size) * sizeof(T) > len_)
-            fail("TBuf::GetWithOffset", std::to_string(size) + " elements at byte " + std::to_string(bufOffset) +
-                                            " exceed the " + std::to_string(len_) + " B buffer");
+        tbuf_get(len_, size, bufOffset, sizeof(T));
         AscendC::LocalTensor<T> t;
         t.ptr_ = reinterpret_cast<T*>(cs().mem[mem_of(pos)].bytes.data() + offset_ + bufOffset);
         t.size_ = size;

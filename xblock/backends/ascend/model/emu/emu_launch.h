@@ -81,9 +81,10 @@ XBEMU_RT std::vector<const uint8_t*>& launch_buffers() {
     return v;
 }
 
-template <typename F>
-inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const char* const* names, int nbufs,
-               const uint64_t* hosts, const uint32_t* soc, char* err, int errlen, uint64_t* counters, F kernel) {
+// run, whatever the kernel's callable: each core calls call(kernel).
+XBEMU_RT int run_launch(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const char* const* names,
+                        int nbufs, const uint64_t* hosts, const uint32_t* soc, char* err, int errlen,
+                        uint64_t* counters, void (*call)(void*), void* kernel) {
     current_state() = &default_state();
     cube::current_cube() = &cube::default_cube();
     State& s = st();  // the launch's SoC profile and buffers, copied into every core
@@ -106,7 +107,7 @@ inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const c
     std::string msg;
     for (int64_t b = 0; b < block_dim && msg.empty(); b++) {
         cube::BlockRun br;
-        msg = cube::run_block(br, b, block_dim, &call_kernel<F>, &kernel);
+        msg = cube::run_block(br, b, block_dim, call, kernel);
         for (int i = 0; i < br.n; i++)
             if (br.cores[i]->started) count_core(br.cores[i]->st, br.cores[i]->cube.c, s, totals);
     }
@@ -122,6 +123,12 @@ inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const c
     counters[4] = s.scalar_ub;
     counters[5] = s.scalar_gm;
     return msg.empty() ? 0 : 1;
+}
+template <typename F>
+inline int run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes, const char* const* names, int nbufs,
+               const uint64_t* hosts, const uint32_t* soc, char* err, int errlen, uint64_t* counters, F kernel) {
+    return run_launch(block_dim, bufs, sizes, names, nbufs, hosts, soc, err, errlen, counters, &call_kernel<F>,
+                      &kernel);
 }
 
 // Buffers without caller arrays (a test's, the export's device buffers): no address translation.

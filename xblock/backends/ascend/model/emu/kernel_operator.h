@@ -21,17 +21,16 @@
 //    and also defines __CCE_AICORE__ 220. Both define __NPU_ARCH__ 2201, as the compilers of
 //    CANN 8.3, 8.5 and 9 do for Atlas A2, so __NPU_ARCH__ cannot tell the generations apart here.
 #pragma once
-// XBEMU_RT marks the model's out-of-line functions: inline by default (a kernel.cpp with this header
-// is a whole program, as in the export's model toolkit); xblock's own kernel builds compile them
-// once, in a translation unit that defines XBEMU_RUNTIME_TU, and build each kernel with
-// XBEMU_PREBUILT_RUNTIME, where they are declarations for the linker (gnu_inline: never emitted
-// out of line here). Only at -O0, where g++ inlines none of them: an inlined copy would have static
-// locals of its own, apart from the runtime's (model/launch.py, _prebuilt).
+// XBEMU_RT marks the model's out-of-line functions (a definition that starts a line with it): inline
+// by default (a kernel.cpp with this header is a whole program, as in the export's model toolkit);
+// xblock's own kernel builds compile them once, in a translation unit that defines XBEMU_RUNTIME_TU,
+// and build each kernel with XBEMU_PREBUILT_RUNTIME against copies of these headers where each such
+// definition is only its declaration (model/launch.py, elide_runtime and _prebuilt). Only at -O0,
+// where g++ inlines none of them: an inlined copy would have static locals of its own. Member
+// functions so marked are defined outside their class.
 #ifndef XBEMU_RT
-#if defined(XBEMU_RUNTIME_TU)
+#if defined(XBEMU_RUNTIME_TU) || defined(XBEMU_PREBUILT_RUNTIME)
 #define XBEMU_RT
-#elif defined(XBEMU_PREBUILT_RUNTIME)
-#define XBEMU_RT extern inline __attribute__((gnu_inline))
 #else
 #define XBEMU_RT inline
 #endif
@@ -114,7 +113,7 @@ struct Error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-[[noreturn]] inline void fail(const std::string& api, const std::string& msg) {
+XBEMU_RT __attribute__((noreturn)) void fail(const std::string& api, const std::string& msg) {
     throw Error(api + ": " + msg);
 }
 
@@ -771,9 +770,106 @@ XBEMU_RT void vec_count(uint64_t bytes) {
     st().vec_repeats += (bytes + 255) / 256;
 }
 
+// A LocalTensor without its element type: the model's checks that do not depend on it are compiled
+// once, in the runtime (XBEMU_RT), and take this (AscendC::detail::ub(tensor)).
+struct Ub {
+    uint8_t* ptr;
+    uint32_t size;  // elements
+    Slot* slot;
+    uint32_t gen;
+    uint64_t elem;  // sizeof(T)
+};
+
+XBEMU_RT void tensor_live(const char* api, const void* ptr, const Slot* slot, uint32_t gen) {
+    if (ptr == nullptr) fail(api, "uses a LocalTensor that was never allocated");
+    if (slot && (slot->gen != gen || slot->state == FREE)) fail(api, "uses a LocalTensor after FreeTensor");
+}
+XBEMU_RT void tensor_index(const char* api, const void* ptr, const Slot* slot, uint32_t gen, uint32_t index,
+                           uint32_t size) {
+    tensor_live(api, ptr, slot, gen);
+    if (index >= size)
+        fail(api, "index " + std::to_string(index) + " past the tensor's " + std::to_string(size) + " elements");
+}
+XBEMU_RT void tensor_offset(uint32_t offset, uint32_t size) {
+    if (offset > size)
+        fail("LocalTensor::operator[]", "offset " + std::to_string(offset) + " past the tensor's " +
+                                            std::to_string(size) + " elements");
+}
+// t[offset]
+XBEMU_RT Ub ub_at(const Ub& t, uint64_t offset) {
+    tensor_offset(static_cast<uint32_t>(offset), t.size);
+    Ub r = t;
+    r.ptr = t.ptr + static_cast<uint32_t>(offset) * t.elem;
+    r.size = t.size - static_cast<uint32_t>(offset);
+    return r;
+}
+
 }  // namespace xbemu
 
 #include "params.h"
+
+namespace xbemu {
+
+// The TQue members (kind: QUE_VECIN or QUE_VECOUT, params.h), whatever the queue's element type.
+XBEMU_RT Slot& que_alloc(std::vector<Slot>& slots, int kind) {
+    for (auto& s : slots)
+        if (s.state == FREE) {
+            s.state = ALLOCATED;
+            s.gen++;
+            // the buffer's last consumer is done before its producer writes it again
+            if (s.freed) learn(kind == QUE_VECIN ? P_MTE2 : P_V, s.fre);
+            que_give(kind, true, s.free_id);  // waits for its free event, gives the id back
+            return s;
+        }
+    if (slots.empty()) fail("TQue::AllocTensor", "the queue has no buffers (missing pipe.InitBuffer)");
+    fail("TQue::AllocTensor", "all " + std::to_string(slots.size()) +
+                                  " buffers of the queue are in use (missing FreeTensor?)");
+}
+XBEMU_RT Slot* que_own(const char* api, std::vector<Slot>& slots, const Slot* slot, uint32_t gen) {
+    for (auto& s : slots)
+        if (&s == slot) {
+            if (s.gen != gen) fail(api, "tensor was already freed");
+            return &s;
+        }
+    fail(api, "tensor does not belong to this queue");
+}
+XBEMU_RT void que_enque(std::vector<Slot>& slots, std::vector<Slot*>& queued, const Slot* slot, uint32_t gen,
+                        int32_t depth, int kind) {
+    Slot* s = que_own("TQue::EnQue", slots, slot, gen);
+    if (s->state != ALLOCATED) fail("TQue::EnQue", "tensor is not freshly allocated");
+    if ((int32_t)queued.size() >= (depth > 0 ? depth : 1))
+        fail("TQue::EnQue", "more than depth=" + std::to_string(depth) + " tensors enqueued");
+    s->state = QUEUED;
+    snapshot(kind == QUE_VECIN ? P_MTE2 : P_V, s->enq);
+    s->enq_id = que_take("TQue::EnQue", kind, false, "enqueued (EnQue) and not yet dequeued");
+    queued.push_back(s);
+}
+XBEMU_RT Slot& que_deque(std::vector<Slot*>& queued, int kind) {
+    if (queued.empty()) fail("TQue::DeQue", "the queue is empty (missing EnQue)");
+    Slot* s = queued.front();
+    queued.erase(queued.begin());
+    s->state = DEQUEUED;
+    learn(kind == QUE_VECIN ? P_V : P_MTE3, s->enq);
+    que_give(kind, false, s->enq_id);
+    return *s;
+}
+XBEMU_RT void que_free(std::vector<Slot>& slots, const Slot* slot, uint32_t gen, int kind) {
+    Slot* s = que_own("TQue::FreeTensor", slots, slot, gen);
+    if (s->state != DEQUEUED)
+        fail("TQue::FreeTensor", s->state == FREE ? "tensor already freed" : "tensor freed before DeQue");
+    s->state = FREE;
+    s->freed = true;
+    snapshot(kind == QUE_VECIN ? P_V : P_MTE3, s->fre);
+    s->free_id = que_take("TQue::FreeTensor", kind, true, "freed (FreeTensor) and not yet allocated again");
+}
+XBEMU_RT void tbuf_get(uint32_t len, uint32_t size, uint32_t bufOffset, uint64_t elem) {
+    if (len == 0) fail("TBuf::Get", "buffer has no memory (missing pipe.InitBuffer)");
+    if (bufOffset + static_cast<uint64_t>(size) * elem > len)
+        fail("TBuf::GetWithOffset", std::to_string(size) + " elements at byte " + std::to_string(bufOffset) +
+                                        " exceed the " + std::to_string(len) + " B buffer");
+}
+
+}  // namespace xbemu
 
 namespace AscendC {
 
@@ -789,6 +885,9 @@ enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
 enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+// GlobalTensor::SetL2CacheHint's modes (asc-devkit impl/basic_api/utils/kernel_utils_macros.h; rwMode is reserved)
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };
+enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL };
 enum event_t : int32_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 using TEventID = int8_t;
@@ -835,10 +934,25 @@ class GlobalTensor {
         return g;
     }
     __gm__ T* GetPhyAddr(const uint64_t offset = 0) const { return addr_ + offset; }
+    // The L2 hint (asc-devkit GlobalTensor/SetL2CacheHint.md): CACHE_MODE_DISABLE keeps the tensor's
+    // accesses out of L2. The mode stays with the tensor, its views and a later SetGlobalBuffer (which
+    // applies it to the new address, impl/basic_api/kernel_tensor_impl.h). Atlas A2/A3 take DISABLE and
+    // NORMAL (PERSISTENT is announced for 950; LAST is undocumented). The data the model moves is the
+    // same either way; the profile build counts the bytes read through a DISABLE tensor (profile_shim.py).
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode mode, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
+        static_assert(rwMode == CacheRwMode::RW, "SetL2CacheHint: rwMode is reserved, use the default (RW)");
+        if (mode != CacheMode::CACHE_MODE_DISABLE && mode != CacheMode::CACHE_MODE_NORMAL)
+            xbemu::fail("GlobalTensor::SetL2CacheHint",
+                        "mode " + std::to_string(static_cast<int>(mode)) + " is not one Atlas A2/A3 supports "
+                        "(CACHE_MODE_DISABLE, CACHE_MODE_NORMAL)" + xbemu::where(xbemu::Site{file_, line_}));
+        l2_bypass_ = mode == CacheMode::CACHE_MODE_DISABLE;
+    }
     // model state, not API
     T* base_ = nullptr;
     T* addr_ = nullptr;
     uint64_t size_ = 0;
+    bool l2_bypass_ = false;
 };
 
 template <typename T>
@@ -860,9 +974,7 @@ class LocalTensor {
         ptr_[index] = static_cast<T>(value);
     }
     LocalTensor operator[](const uint32_t offset) const {
-        if (offset > size_) xbemu::fail("LocalTensor::operator[]", "offset " + std::to_string(offset) +
-                                                                       " past the tensor's " + std::to_string(size_) +
-                                                                       " elements");
+        xbemu::tensor_offset(offset, size_);
         LocalTensor t = *this;
         t.ptr_ = ptr_ + offset;
         t.size_ = size_ - offset;
@@ -881,17 +993,8 @@ class LocalTensor {
     void SetSize(const uint32_t size) { size_ = size; }
     uint64_t GetPhyAddr() const { return xbemu::ub_off(ptr_); }
     // model state, not API
-    void check(const char* api, uint32_t index) const {
-        live(api);
-        if (index >= size_)
-            xbemu::fail(api, "index " + std::to_string(index) + " past the tensor's " + std::to_string(size_) +
-                                 " elements");
-    }
-    void live(const char* api) const {
-        if (ptr_ == nullptr) xbemu::fail(api, "uses a LocalTensor that was never allocated");
-        if (slot_ && (slot_->gen != gen_ || slot_->state == xbemu::FREE))
-            xbemu::fail(api, "uses a LocalTensor after FreeTensor");
-    }
+    void check(const char* api, uint32_t index) const { xbemu::tensor_index(api, ptr_, slot_, gen_, index, size_); }
+    void live(const char* api) const { xbemu::tensor_live(api, ptr_, slot_, gen_); }
     T* ptr_ = nullptr;
     uint32_t size_ = 0;
     xbemu::Slot* slot_ = nullptr;
@@ -900,22 +1003,26 @@ class LocalTensor {
 
 namespace detail {
 
-// A pipe touches n elements of a tensor; checks liveness, queue state, alignment and visibility.
 template <typename T>
-inline void touch(const char* api, const LocalTensor<T>& t, int pipe, bool write, uint64_t n, bool aligned = true) {
-    t.live(api);
+inline xbemu::Ub ub(const LocalTensor<T>& t) {
+    return xbemu::Ub{reinterpret_cast<uint8_t*>(t.ptr_), t.size_, t.slot_, t.gen_, sizeof(T)};
+}
+
+// A pipe touches n elements of a tensor; checks liveness, queue state, alignment and visibility.
+XBEMU_RT void ub_touch(const char* api, const xbemu::Ub& t, int pipe, bool write, uint64_t n, bool aligned = true) {
+    xbemu::tensor_live(api, t.ptr, t.slot, t.gen);
     const int kt = xbemu::st().kernel_type;
     if (kt == KERNEL_TYPE_AIC_ONLY || kt == KERNEL_TYPE_MIX_AIC_1_0)
         xbemu::fail(api, "vector/UB API in a cube-only kernel (KERNEL_TYPE_AIC_ONLY and KERNEL_TYPE_MIX_AIC_1_0 "
                          "start no vector core)");
-    if (n > t.size_)
-        xbemu::fail(api, std::to_string(n) + " elements exceed the tensor's " + std::to_string(t.size_));
-    if (aligned && xbemu::ub_off(t.ptr_) % 32)
-        xbemu::fail(api, "UB address " + xbemu::hexaddr(xbemu::ub_off(t.ptr_)) + " is not 32-byte aligned");
-    if (t.slot_) {
-        xbemu::SlotState s = t.slot_->state;
+    if (n > t.size)
+        xbemu::fail(api, std::to_string(n) + " elements exceed the tensor's " + std::to_string(t.size));
+    if (aligned && xbemu::ub_off(t.ptr) % 32)
+        xbemu::fail(api, "UB address " + xbemu::hexaddr(xbemu::ub_off(t.ptr)) + " is not 32-byte aligned");
+    if (t.slot) {
+        xbemu::SlotState s = t.slot->state;
         bool ok;
-        if (t.slot_->vecin)
+        if (t.slot->vecin)
             ok = pipe == xbemu::P_MTE2 ? s == xbemu::ALLOCATED : (pipe == xbemu::P_S ? s != xbemu::QUEUED
                                                                                      : s == xbemu::DEQUEUED);
         else
@@ -923,13 +1030,17 @@ inline void touch(const char* api, const LocalTensor<T>& t, int pipe, bool write
                                                                                           s == xbemu::DEQUEUED));
         if (!ok)
             xbemu::fail(api, std::string("pipe ") + xbemu::pipe_name(pipe) + " uses a " +
-                                 (t.slot_->vecin ? "VECIN" : "VECOUT") +
+                                 (t.slot->vecin ? "VECIN" : "VECOUT") +
                                  " queue tensor in the wrong state (Alloc -> EnQue -> DeQue -> Free)");
     }
     if (write)
-        xbemu::ub_write(api, pipe, t.ptr_, n * sizeof(T));
+        xbemu::ub_write(api, pipe, t.ptr, n * t.elem);
     else
-        xbemu::ub_read(api, pipe, t.ptr_, n * sizeof(T));
+        xbemu::ub_read(api, pipe, t.ptr, n * t.elem);
+}
+template <typename T>
+inline void touch(const char* api, const LocalTensor<T>& t, int pipe, bool write, uint64_t n, bool aligned = true) {
+    ub_touch(api, ub(t), pipe, write, n, aligned);
 }
 
 template <typename T, typename... Us>
@@ -995,53 +1106,16 @@ template <TPosition pos, int32_t depth, auto mask = 0>
 class TQue {
    public:
     template <typename T>
-    LocalTensor<T> AllocTensor() {
-        for (auto& s : slots_)
-            if (s.state == xbemu::FREE) {
-                s.state = xbemu::ALLOCATED;
-                s.gen++;
-                // the buffer's last consumer is done before its producer writes it again
-                if (s.freed) xbemu::learn(pos == TPosition::VECIN ? xbemu::P_MTE2 : xbemu::P_V, s.fre);
-                xbemu::que_give(kind(), true, s.free_id);  // waits for its free event, gives the id back
-                return make<T>(s);
-            }
-        if (slots_.empty()) xbemu::fail("TQue::AllocTensor", "the queue has no buffers (missing pipe.InitBuffer)");
-        xbemu::fail("TQue::AllocTensor", "all " + std::to_string(slots_.size()) +
-                                             " buffers of the queue are in use (missing FreeTensor?)");
-    }
+    LocalTensor<T> AllocTensor() { return make<T>(xbemu::que_alloc(slots_, kind())); }
     template <typename T>
     bool EnQue(const LocalTensor<T>& tensor) {
-        xbemu::Slot* s = own("TQue::EnQue", tensor);
-        if (s->state != xbemu::ALLOCATED) xbemu::fail("TQue::EnQue", "tensor is not freshly allocated");
-        if ((int32_t)queued_.size() >= (depth > 0 ? depth : 1))
-            xbemu::fail("TQue::EnQue", "more than depth=" + std::to_string(depth) + " tensors enqueued");
-        s->state = xbemu::QUEUED;
-        xbemu::snapshot(pos == TPosition::VECIN ? xbemu::P_MTE2 : xbemu::P_V, s->enq);
-        s->enq_id = xbemu::que_take("TQue::EnQue", kind(), false, "enqueued (EnQue) and not yet dequeued");
-        queued_.push_back(s);
+        xbemu::que_enque(slots_, queued_, tensor.slot_, tensor.gen_, depth, kind());
         return true;
     }
     template <typename T>
-    LocalTensor<T> DeQue() {
-        if (queued_.empty()) xbemu::fail("TQue::DeQue", "the queue is empty (missing EnQue)");
-        xbemu::Slot* s = queued_.front();
-        queued_.erase(queued_.begin());
-        s->state = xbemu::DEQUEUED;
-        xbemu::learn(pos == TPosition::VECIN ? xbemu::P_V : xbemu::P_MTE3, s->enq);
-        xbemu::que_give(kind(), false, s->enq_id);
-        return make<T>(*s);
-    }
+    LocalTensor<T> DeQue() { return make<T>(xbemu::que_deque(queued_, kind())); }
     template <typename T>
-    void FreeTensor(LocalTensor<T>& tensor) {
-        xbemu::Slot* s = own("TQue::FreeTensor", tensor);
-        if (s->state != xbemu::DEQUEUED)
-            xbemu::fail("TQue::FreeTensor", s->state == xbemu::FREE ? "tensor already freed"
-                                                                    : "tensor freed before DeQue");
-        s->state = xbemu::FREE;
-        s->freed = true;
-        xbemu::snapshot(pos == TPosition::VECIN ? xbemu::P_V : xbemu::P_MTE3, s->fre);
-        s->free_id = xbemu::que_take("TQue::FreeTensor", kind(), true, "freed (FreeTensor) and not yet allocated again");
-    }
+    void FreeTensor(LocalTensor<T>& tensor) { xbemu::que_free(slots_, tensor.slot_, tensor.gen_, kind()); }
     bool VacantInQue() { return queued_.empty(); }
     static constexpr int kind() { return pos == TPosition::VECIN ? xbemu::QUE_VECIN : xbemu::QUE_VECOUT; }
     bool HasTensorInQue() { return !queued_.empty(); }
@@ -1060,15 +1134,6 @@ class TQue {
         t.gen_ = s.gen;
         return t;
     }
-    template <typename T>
-    xbemu::Slot* own(const char* api, const LocalTensor<T>& t) {
-        for (auto& s : slots_)
-            if (&s == t.slot_) {
-                if (s.gen != t.gen_) xbemu::fail(api, "tensor was already freed");
-                return &s;
-            }
-        xbemu::fail(api, "tensor does not belong to this queue");
-    }
 };
 
 template <TPosition pos = TPosition::LCM>
@@ -1080,11 +1145,7 @@ class TBuf {
     LocalTensor<T> Get(uint32_t len) { return GetWithOffset<T>(len, 0); }
     template <typename T>
     LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset) {
-        if (len_ == 0) xbemu::fail("TBuf::Get", "buffer has no memory (missing pipe.InitBuffer)");
-        if (bufOffset + static_cast<uint64_t>(size) * sizeof(T) > len_)
-            xbemu::fail("TBuf::GetWithOffset", std::to_string(size) + " elements at byte " +
-                                                   std::to_string(bufOffset) + " exceed the " +
-                                                   std::to_string(len_) + " B buffer");
+        xbemu::tbuf_get(len_, size, bufOffset, sizeof(T));
         LocalTensor<T> t;
         t.ptr_ = reinterpret_cast<T*>(xbemu::st().ub.data() + offset_ + bufOffset);
         t.size_ = size;
@@ -1095,44 +1156,19 @@ class TBuf {
 
 class TPipe {
    public:
-    TPipe() {
-        if (xbemu::st().pipe_alive) xbemu::fail("TPipe::TPipe", "a second TPipe in one kernel");
-        xbemu::st().pipe_alive = true;
-        owner_ = &xbemu::st();
-        xbemu::event_pools()[owner_] = &pool_;
-        xbemu::reserve_cube_ids();
-    }
-    ~TPipe() {
-        xbemu::st().pipe_alive = false;
-        xbemu::event_pools().erase(owner_);
-    }
+    TPipe();
+    ~TPipe();
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
 
     template <class T>
     bool InitBuffer(T& que, uint8_t num, uint32_t len) {
-        xbemu::State& s = xbemu::st();
-        uint32_t rounded = (len + 31) / 32 * 32;
-        if (num == 0 || len == 0) xbemu::fail("TPipe::InitBuffer", "zero buffers or zero length");
-        if (!que.slots_.empty()) xbemu::fail("TPipe::InitBuffer", "queue initialised twice");
-        // (the queue buffers' event ids come from the pipe's pool as they are used: params.h)
-        (is_vecin<T>() ? s.que_buffers_in : s.que_buffers_out) += num;
-        reserve(static_cast<uint64_t>(rounded) * num, num);
-        que.len_ = rounded;
-        que.slots_.resize(num);
-        for (uint32_t i = 0; i < num; i++) {
-            que.slots_[i].offset = s.ub_used - rounded * (num - i);
-            que.slots_[i].vecin = is_vecin<T>();
-        }
+        init_que(que.slots_, que.len_, num, len, is_vecin<T>());
         return true;
     }
     template <TPosition pos>
     bool InitBuffer(TBuf<pos>& buf, uint32_t len) {
-        if (buf.len_) xbemu::fail("TPipe::InitBuffer", "TBuf initialised twice");
-        uint32_t rounded = (len + 31) / 32 * 32;
-        reserve(rounded, 1);
-        buf.offset_ = xbemu::st().ub_used - rounded;
-        buf.len_ = rounded;
+        init_buf(buf.offset_, buf.len_, len);
         return true;
     }
     // The first id of the event that the pool does not hold; it stays free (asc-devkit
@@ -1148,13 +1184,7 @@ class TPipe {
                                                       "AllocEventID (until ReleaseEventID)"));
     }
     template <HardEvent evt>
-    void ReleaseEventID(TEventID id) {
-        const int e = static_cast<int>(evt);
-        if (id < 0 || id >= xbemu::kEventIds || pool_.held[e][id] != xbemu::ID_USER)
-            xbemu::fail("TPipe::ReleaseEventID", "id " + std::to_string(id) + " of HardEvent::" +
-                                                     xbemu::hard_event_name(e) + " was not taken by AllocEventID");
-        xbemu::pool_give(e, id);
-    }
+    void ReleaseEventID(TEventID id) { release_event(static_cast<int>(evt), id); }
     void Destroy() {}
     void Reset() {}
 
@@ -1165,16 +1195,61 @@ class TPipe {
     static constexpr bool is_vecin_tag(TQue<p, d, m>*) { return p == TPosition::VECIN; }
     xbemu::EventPool pool_;
     xbemu::State* owner_ = nullptr;
-    void reserve(uint64_t bytes, uint32_t nbuf) {
-        xbemu::State& s = xbemu::st();
-        s.buffers += nbuf;
-        if (s.buffers > 64) xbemu::fail("TPipe::InitBuffer", "more than 64 buffers in one kernel");
-        if (s.ub_used + bytes > s.ub_usable)
-            xbemu::fail("TPipe::InitBuffer", "unified buffer overflow: " + std::to_string(s.ub_used + bytes) +
-                                                 " B requested, " + std::to_string(s.ub_usable) + " B usable");
-        s.ub_used += static_cast<uint32_t>(bytes);
-    }
+    void init_que(std::vector<xbemu::Slot>& slots, uint32_t& que_len, uint8_t num, uint32_t len, bool vecin);
+    void init_buf(uint32_t& offset, uint32_t& buf_len, uint32_t len);
+    void release_event(int e, TEventID id);
+    void reserve(uint64_t bytes, uint32_t nbuf);
 };
+
+XBEMU_RT TPipe::TPipe() {
+    if (xbemu::st().pipe_alive) xbemu::fail("TPipe::TPipe", "a second TPipe in one kernel");
+    xbemu::st().pipe_alive = true;
+    owner_ = &xbemu::st();
+    xbemu::event_pools()[owner_] = &pool_;
+    xbemu::reserve_cube_ids();
+}
+XBEMU_RT TPipe::~TPipe() {
+    xbemu::st().pipe_alive = false;
+    xbemu::event_pools().erase(owner_);
+}
+XBEMU_RT void TPipe::init_que(std::vector<xbemu::Slot>& slots, uint32_t& que_len, uint8_t num, uint32_t len,
+                              bool vecin) {
+    xbemu::State& s = xbemu::st();
+    uint32_t rounded = (len + 31) / 32 * 32;
+    if (num == 0 || len == 0) xbemu::fail("TPipe::InitBuffer", "zero buffers or zero length");
+    if (!slots.empty()) xbemu::fail("TPipe::InitBuffer", "queue initialised twice");
+    // (the queue buffers' event ids come from the pipe's pool as they are used: params.h)
+    (vecin ? s.que_buffers_in : s.que_buffers_out) += num;
+    reserve(static_cast<uint64_t>(rounded) * num, num);
+    que_len = rounded;
+    slots.resize(num);
+    for (uint32_t i = 0; i < num; i++) {
+        slots[i].offset = s.ub_used - rounded * (num - i);
+        slots[i].vecin = vecin;
+    }
+}
+XBEMU_RT void TPipe::init_buf(uint32_t& offset, uint32_t& buf_len, uint32_t len) {
+    if (buf_len) xbemu::fail("TPipe::InitBuffer", "TBuf initialised twice");
+    uint32_t rounded = (len + 31) / 32 * 32;
+    reserve(rounded, 1);
+    offset = xbemu::st().ub_used - rounded;
+    buf_len = rounded;
+}
+XBEMU_RT void TPipe::release_event(int e, TEventID id) {
+    if (id < 0 || id >= xbemu::kEventIds || pool_.held[e][id] != xbemu::ID_USER)
+        xbemu::fail("TPipe::ReleaseEventID", "id " + std::to_string(id) + " of HardEvent::" +
+                                                 xbemu::hard_event_name(e) + " was not taken by AllocEventID");
+    xbemu::pool_give(e, id);
+}
+XBEMU_RT void TPipe::reserve(uint64_t bytes, uint32_t nbuf) {
+    xbemu::State& s = xbemu::st();
+    s.buffers += nbuf;
+    if (s.buffers > 64) xbemu::fail("TPipe::InitBuffer", "more than 64 buffers in one kernel");
+    if (s.ub_used + bytes > s.ub_usable)
+        xbemu::fail("TPipe::InitBuffer", "unified buffer overflow: " + std::to_string(s.ub_used + bytes) +
+                                             " B requested, " + std::to_string(s.ub_usable) + " B usable");
+    s.ub_used += static_cast<uint32_t>(bytes);
+}
 
 // ----- synchronisation -----------------------------------------------------------------------
 
@@ -1227,13 +1302,10 @@ XBEMU_RT void event_on_core(const char* api, HardEvent e, int from, int to) {
                              (role == xbemu::ROLE_AIV ? "AIV" : "AIC") + " event on Atlas A2 (asc-devkit "
                              "impl/basic_api/kernel_event.h, HardEvent" + (role == xbemu::ROLE_AIV ? "Aiv" : "Aic") + ")");
 }
-}  // namespace detail
-
-template <HardEvent event>
-inline void SetFlag(int32_t eventID) {
+XBEMU_RT void set_flag(HardEvent event, int32_t eventID) {
     int from, to;
-    if (!detail::event_pipes(event, from, to)) xbemu::fail("SetFlag", "event not modelled by the emulator");
-    detail::event_on_core("SetFlag", event, from, to);
+    if (!event_pipes(event, from, to)) xbemu::fail("SetFlag", "event not modelled by the emulator");
+    event_on_core("SetFlag", event, from, to);
     xbemu::arg_in_range("SetFlag", "eventID", eventID, 0, xbemu::kEventIds - 1,
                         "impl/basic_api/kernel_event.h: eventID in [0, QUE_MAX_EVENT), 8 on Atlas A2");
     xbemu::explicit_flag_ok("SetFlag", static_cast<int>(event), eventID);
@@ -1242,12 +1314,10 @@ inline void SetFlag(int32_t eventID) {
     f = xbemu::st().seq[from] + 1;
     xbemu::snapshot(from, xbemu::st().carry[static_cast<int>(event)][eventID]);
 }
-
-template <HardEvent event>
-inline void WaitFlag(int32_t eventID) {
+XBEMU_RT void wait_flag(HardEvent event, int32_t eventID) {
     int from, to;
-    if (!detail::event_pipes(event, from, to)) xbemu::fail("WaitFlag", "event not modelled by the emulator");
-    detail::event_on_core("WaitFlag", event, from, to);
+    if (!event_pipes(event, from, to)) xbemu::fail("WaitFlag", "event not modelled by the emulator");
+    event_on_core("WaitFlag", event, from, to);
     xbemu::arg_in_range("WaitFlag", "eventID", eventID, 0, xbemu::kEventIds - 1,
                         "impl/basic_api/kernel_event.h: eventID in [0, QUE_MAX_EVENT), 8 on Atlas A2");
     xbemu::explicit_flag_ok("WaitFlag", static_cast<int>(event), eventID);
@@ -1256,6 +1326,13 @@ inline void WaitFlag(int32_t eventID) {
     xbemu::learn(to, xbemu::st().carry[static_cast<int>(event)][eventID]);
     f = 0;
 }
+}  // namespace detail
+
+template <HardEvent event>
+inline void SetFlag(int32_t eventID) { detail::set_flag(event, eventID); }
+
+template <HardEvent event>
+inline void WaitFlag(int32_t eventID) { detail::wait_flag(event, eventID); }
 
 template <pipe_t pipe>
 inline void PipeBarrier() {
@@ -1385,105 +1462,205 @@ struct DataCopyPadExtParams {
 };
 
 namespace detail {
-template <typename T>
-inline void count_copy_ok(const char* api, uint32_t count) {
-    if ((static_cast<uint64_t>(count) * sizeof(T)) % 32)
-        xbemu::fail(api, "count " + std::to_string(count) + " x " + std::to_string(sizeof(T)) + " B = " +
-                             std::to_string(count * sizeof(T)) +
+XBEMU_RT void count_copy_ok(const char* api, uint32_t count, uint64_t elem) {
+    if ((static_cast<uint64_t>(count) * elem) % 32)
+        xbemu::fail(api, "count " + std::to_string(count) + " x " + std::to_string(elem) + " B = " +
+                             std::to_string(count * elem) +
                              " B is not a multiple of 32 B (the hardware would round it down); use DataCopyPad");
+}
+
+// The element types of the data-copy atomics, numbered for the runtime's gm_store (0: none of them).
+template <typename T>
+constexpr int atomic_code() {
+    return one_of<T, int8_t>() ? 1 : one_of<T, int16_t>() ? 2 : one_of<T, half>() ? 3 : one_of<T, bfloat16_t>() ? 4
+           : one_of<T, int32_t>() ? 5 : one_of<T, float>() ? 6 : 0;
+}
+
+// A GlobalTensor without its element type (and the atomic tag and number of that type).
+struct Gm {
+    const void* base;
+    uint8_t* addr;
+    uint64_t elem;
+    const void* tag;
+    int code;
+};
+template <typename T>
+inline Gm gm(const GlobalTensor<T>& g) {
+    return Gm{g.base_, reinterpret_cast<uint8_t*>(g.addr_), sizeof(T), atomic_tag<T>(), atomic_code<T>()};
+}
+
+template <typename T>
+inline void atomic_store(const char* api, int kind, T* dst, const T* src, uint64_t n) {
+    static const char* names[] = {"", "SetAtomicAdd", "SetAtomicMax", "SetAtomicMin"};
+    for (uint64_t i = 0; i < n; i++) {
+        T& g = dst[i];
+        if (kind == 1) {
+            g = arith('+', g, src[i]);  // integers wrap, half/bfloat16 round once from float
+            continue;
+        }
+        if constexpr (!std::is_integral<T>::value) {
+            if (std::isnan(tof(g)) || std::isnan(tof(src[i])))
+                xbemu::fail(api, std::string(names[kind]) + " of a NaN: the hardware's result is not documented");
+        }
+        if (kind == 2 ? greater(src[i], g) : less(src[i], g)) g = src[i];
+    }
+}
+
+// n elements from src to GM at element off of dst, by MTE3 instruction seq; under a data-copy atomic
+// they combine with GM's elements in their type.
+XBEMU_RT void gm_store(const char* api, const Gm& dst, uint64_t off, const uint8_t* src, uint64_t n, uint64_t seq,
+                       xbemu::Site site) {
+    uint8_t* to = dst.addr + off * dst.elem;
+    xbemu::gm_check(api, dst.base, to, n * dst.elem, true, true, site);
+    xbemu::mte3_gm_write(api, to, n * dst.elem, seq);
+    if (int kind = xbemu::st().atomic) {
+        static const char* names[] = {"", "SetAtomicAdd", "SetAtomicMax", "SetAtomicMin"};
+        if (xbemu::st().atomic_type != dst.tag)
+            xbemu::fail(api, std::string("copies another type than the one ") + names[kind] + " was set for");
+        switch (dst.code) {  // the tag matched: the type is one set_atomic takes
+            case 1: atomic_store(api, kind, reinterpret_cast<int8_t*>(to), reinterpret_cast<const int8_t*>(src), n); break;
+            case 2: atomic_store(api, kind, reinterpret_cast<int16_t*>(to), reinterpret_cast<const int16_t*>(src), n); break;
+            case 3: atomic_store(api, kind, reinterpret_cast<half*>(to), reinterpret_cast<const half*>(src), n); break;
+            case 4:
+                atomic_store(api, kind, reinterpret_cast<bfloat16_t*>(to), reinterpret_cast<const bfloat16_t*>(src), n);
+                break;
+            case 5: atomic_store(api, kind, reinterpret_cast<int32_t*>(to), reinterpret_cast<const int32_t*>(src), n); break;
+            case 6: atomic_store(api, kind, reinterpret_cast<float*>(to), reinterpret_cast<const float*>(src), n); break;
+            default: xbemu::fail(api, "a data-copy atomic of a type it does not take");
+        }
+    } else {
+        std::memcpy(to, src, n * dst.elem);
+    }
+}
+
+// The DataCopy / DataCopyPad forms below, whatever the element type (dst.elem == src.elem).
+XBEMU_RT void copy_in(const char* api, const xbemu::Ub& dst, const Gm& src, uint32_t count, xbemu::Site site) {
+    count_copy_ok(api, count, dst.elem);
+    xbemu::gm_check(api, src.base, src.addr, uint64_t(count) * dst.elem, false, true, site);
+    xbemu::dma_call(false, uint64_t(count) * dst.elem);
+    ub_touch(api, dst, xbemu::P_MTE2, true, count);
+    std::memcpy(dst.ptr, src.addr, uint64_t(count) * dst.elem);
+}
+XBEMU_RT void copy_out(const char* api, const Gm& dst, const xbemu::Ub& src, uint32_t count, xbemu::Site site) {
+    count_copy_ok(api, count, src.elem);
+    const uint64_t seq = xbemu::mte3_issue();  // numbered before its UB reads (ub_read)
+    ub_touch(api, src, xbemu::P_MTE3, false, count);
+    gm_store(api, dst, 0, src.ptr, count, seq, site);
+    xbemu::dma_call(true, uint64_t(count) * src.elem);
+}
+XBEMU_RT void copy_ub(const char* api, const xbemu::Ub& dst, const xbemu::Ub& src, uint32_t count) {
+    count_copy_ok(api, count, dst.elem);
+    ub_touch(api, src, xbemu::P_V, false, count);
+    ub_touch(api, dst, xbemu::P_V, true, count);
+    std::memmove(dst.ptr, src.ptr, uint64_t(count) * dst.elem);
+    xbemu::vec_count(uint64_t(count) * dst.elem);
+}
+XBEMU_RT void copy_in(const char* api, const xbemu::Ub& dst, const Gm& src, const DataCopyParams& p,
+                      xbemu::Site site) {
+    const uint64_t e = dst.elem;
+    check_params(api, p);
+    if (p.blockCount > 4095) xbemu::fail(api, "blockCount above 4095");
+    uint64_t blk = uint64_t(p.blockLen) * 32 / e;
+    xbemu::dma_call(false, uint64_t(p.blockCount) * blk * e);
+    for (uint32_t i = 0; i < p.blockCount; i++) {
+        uint64_t so = i * (blk + uint64_t(p.srcStride) * 32 / e);
+        uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / e);
+        xbemu::gm_check(api, src.base, src.addr + so * e, blk * e, false, true, site);
+        ub_touch(api, xbemu::ub_at(dst, static_cast<uint32_t>(d)), xbemu::P_MTE2, true, blk);
+        std::memcpy(dst.ptr + d * e, src.addr + so * e, blk * e);
+    }
+}
+XBEMU_RT void copy_out(const char* api, const Gm& dst, const xbemu::Ub& src, const DataCopyParams& p,
+                       xbemu::Site site) {
+    const uint64_t e = src.elem;
+    check_params(api, p);
+    if (p.blockCount > 4095) xbemu::fail(api, "blockCount above 4095");
+    const uint64_t seq = xbemu::mte3_issue();
+    uint64_t blk = uint64_t(p.blockLen) * 32 / e;
+    xbemu::dma_call(true, uint64_t(p.blockCount) * blk * e);
+    for (uint32_t i = 0; i < p.blockCount; i++) {
+        uint64_t s = i * (blk + uint64_t(p.srcStride) * 32 / e);
+        uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / e);
+        ub_touch(api, xbemu::ub_at(src, static_cast<uint32_t>(s)), xbemu::P_MTE3, false, blk);
+        gm_store(api, dst, d, src.ptr + s * e, blk, seq, site);
+    }
+}
+// the checks of a DataCopyPad's parameters in either direction (e: the element size)
+XBEMU_RT void check_pad(const char* api, const DataCopyExtParams& p, uint64_t e) {
+    check_params(api, p);
+    if (!xbemu::st().has_pad) xbemu::fail(api, "DataCopyPad does not exist on this SoC");
+    if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
+    if (p.blockLen > 2097151) xbemu::fail(api, "blockLen above 2097151 B");
+    if (p.blockLen % e) xbemu::fail(api, "blockLen " + std::to_string(p.blockLen) +
+                                             " B is not a multiple of the element size");
+}
+// DataCopyPad GM->UB; pad: the padding's element (isPad), else null
+XBEMU_RT void copy_pad_in(const char* api, const xbemu::Ub& dst, const Gm& src, const DataCopyExtParams& p,
+                          uint8_t leftPadding, uint8_t rightPadding, const void* pad, xbemu::Site site) {
+    const uint64_t e = dst.elem;
+    check_pad(api, p, e);
+    if ((leftPadding + rightPadding) * e > 32) xbemu::fail(api, "left + right padding above 32 B");
+    if (p.blockCount == 0 || p.blockLen == 0) return;
+    xbemu::dma_call(false, uint64_t(p.blockCount) * p.blockLen);
+    uint64_t row = (uint64_t(leftPadding) * e + p.blockLen + rightPadding * e + 31) / 32 * 32;
+    for (uint32_t i = 0; i < p.blockCount; i++) {
+        const uint8_t* from = src.addr + i * (uint64_t(p.blockLen) + p.srcStride);
+        uint64_t d = i * (row + uint64_t(p.dstStride) * 32) / e;
+        xbemu::gm_check(api, src.base, from, p.blockLen, false, true, site);
+        xbemu::Ub out = xbemu::ub_at(dst, static_cast<uint32_t>(d));
+        ub_touch(api, out, xbemu::P_MTE2, true, row / e);
+        const uint8_t* fill = pad ? static_cast<const uint8_t*>(pad) : from;  // the element itself, else the first
+        for (uint64_t k = 0; k < row / e; k++) std::memcpy(out.ptr + k * e, fill, e);
+        std::memcpy(out.ptr + leftPadding * e, from, p.blockLen);
+    }
+}
+XBEMU_RT void copy_pad_out(const char* api, const Gm& dst, const xbemu::Ub& src, const DataCopyExtParams& p,
+                           xbemu::Site site) {
+    const uint64_t e = src.elem;
+    check_pad(api, p, e);
+    if (p.blockCount == 0 || p.blockLen == 0) return;
+    const uint64_t seq = xbemu::mte3_issue();
+    xbemu::dma_call(true, uint64_t(p.blockCount) * p.blockLen);
+    uint64_t row = (uint64_t(p.blockLen) + 31) / 32 * 32;
+    for (uint32_t i = 0; i < p.blockCount; i++) {
+        uint64_t s = i * (row + uint64_t(p.srcStride) * 32) / e;
+        uint64_t dbyte = i * (uint64_t(p.blockLen) + p.dstStride);
+        xbemu::Ub in = xbemu::ub_at(src, static_cast<uint32_t>(s));
+        ub_touch(api, in, xbemu::P_MTE3, false, p.blockLen / e);
+        if (dbyte % e) xbemu::fail(api, "GM destination not aligned to the element size");
+        gm_store(api, dst, dbyte / e, in.ptr, p.blockLen / e, seq, site);
+    }
 }
 }  // namespace detail
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count,
                      const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
-    detail::count_copy_ok<T>("DataCopy(GM->UB)", count);
-    xbemu::gm_check("DataCopy(GM->UB)", src.base_, src.addr_, uint64_t(count) * sizeof(T), false, true,
-                    xbemu::Site{file_, line_});
-    xbemu::dma_call(false, uint64_t(count) * sizeof(T));
-    detail::touch("DataCopy(GM->UB)", dst, xbemu::P_MTE2, true, count);
-    std::memcpy(dst.ptr_, src.addr_, uint64_t(count) * sizeof(T));
+    detail::copy_in("DataCopy(GM->UB)", detail::ub(dst), detail::gm(src), count, xbemu::Site{file_, line_});
 }
-
-namespace detail {
-template <typename T>
-inline void gm_store(const char* api, const GlobalTensor<T>& dst, uint64_t off, const T* src, uint64_t n,
-                     uint64_t seq, xbemu::Site site) {
-    xbemu::gm_check(api, dst.base_, dst.addr_ + off, n * sizeof(T), true, true, site);
-    xbemu::mte3_gm_write(api, reinterpret_cast<const uint8_t*>(dst.addr_ + off), n * sizeof(T), seq);
-    if (int kind = xbemu::st().atomic) {
-        static const char* names[] = {"", "SetAtomicAdd", "SetAtomicMax", "SetAtomicMin"};
-        if (xbemu::st().atomic_type != atomic_tag<T>())
-            xbemu::fail(api, std::string("copies another type than the one ") + names[kind] + " was set for");
-        for (uint64_t i = 0; i < n; i++) {
-            T& g = dst.addr_[off + i];
-            if (kind == 1) {
-                g = arith('+', g, src[i]);  // integers wrap, half/bfloat16 round once from float
-                continue;
-            }
-            if constexpr (!std::is_integral<T>::value) {
-                if (std::isnan(tof(g)) || std::isnan(tof(src[i])))
-                    xbemu::fail(api, std::string(names[kind]) + " of a NaN: the hardware's result is not documented");
-            }
-            if (kind == 2 ? greater(src[i], g) : less(src[i], g)) g = src[i];
-        }
-    } else {
-        std::memcpy(dst.addr_ + off, src, n * sizeof(T));
-    }
-}
-}  // namespace detail
 
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
                      const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
-    detail::count_copy_ok<T>("DataCopy(UB->GM)", count);
-    const uint64_t seq = xbemu::mte3_issue();  // numbered before its UB reads (ub_read)
-    detail::touch("DataCopy(UB->GM)", src, xbemu::P_MTE3, false, count);
-    detail::gm_store("DataCopy(UB->GM)", dst, 0, src.ptr_, count, seq, xbemu::Site{file_, line_});
-    xbemu::dma_call(true, uint64_t(count) * sizeof(T));
+    detail::copy_out("DataCopy(UB->GM)", detail::gm(dst), detail::ub(src), count, xbemu::Site{file_, line_});
 }
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
-    detail::count_copy_ok<T>("DataCopy(UB->UB)", count);
-    detail::touch("DataCopy(UB->UB)", src, xbemu::P_V, false, count);
-    detail::touch("DataCopy(UB->UB)", dst, xbemu::P_V, true, count);
-    std::memmove(dst.ptr_, src.ptr_, uint64_t(count) * sizeof(T));
-    xbemu::vec_count(uint64_t(count) * sizeof(T));
+    detail::copy_ub("DataCopy(UB->UB)", detail::ub(dst), detail::ub(src), count);
 }
 
 // DataCopyParams: blockLen and gaps in 32-byte blocks.
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
                      const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
-    detail::check_params("DataCopy(GM->UB)", p);
-    if (p.blockCount > 4095) xbemu::fail("DataCopy(GM->UB)", "blockCount above 4095");
-    uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
-    xbemu::dma_call(false, uint64_t(p.blockCount) * blk * sizeof(T));
-    for (uint32_t i = 0; i < p.blockCount; i++) {
-        uint64_t so = i * (blk + uint64_t(p.srcStride) * 32 / sizeof(T));
-        uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / sizeof(T));
-        xbemu::gm_check("DataCopy(GM->UB)", src.base_, src.addr_ + so, blk * sizeof(T), false, true,
-                        xbemu::Site{file_, line_});
-        detail::touch("DataCopy(GM->UB)", dst[static_cast<uint32_t>(d)], xbemu::P_MTE2, true, blk);
-        std::memcpy(dst.ptr_ + d, src.addr_ + so, blk * sizeof(T));
-    }
+    detail::copy_in("DataCopy(GM->UB)", detail::ub(dst), detail::gm(src), p, xbemu::Site{file_, line_});
 }
 
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
                      const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
-    detail::check_params("DataCopy(UB->GM)", p);
-    if (p.blockCount > 4095) xbemu::fail("DataCopy(UB->GM)", "blockCount above 4095");
-    const uint64_t seq = xbemu::mte3_issue();
-    uint64_t blk = uint64_t(p.blockLen) * 32 / sizeof(T);
-    xbemu::dma_call(true, uint64_t(p.blockCount) * blk * sizeof(T));
-    for (uint32_t i = 0; i < p.blockCount; i++) {
-        uint64_t s = i * (blk + uint64_t(p.srcStride) * 32 / sizeof(T));
-        uint64_t d = i * (blk + uint64_t(p.dstStride) * 32 / sizeof(T));
-        detail::touch("DataCopy(UB->GM)", src[static_cast<uint32_t>(s)], xbemu::P_MTE3, false, blk);
-        detail::gm_store("DataCopy(UB->GM)", dst, d, src.ptr_ + s, blk, seq, xbemu::Site{file_, line_});
-    }
+    detail::copy_out("DataCopy(UB->GM)", detail::gm(dst), detail::ub(src), p, xbemu::Site{file_, line_});
 }
 
 // DataCopyExtParams for GM->UB: blockLen and srcStride in bytes (GM side), dstStride in 32-byte blocks.
@@ -1491,31 +1668,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
                         const DataCopyPadExtParams<T>& pad, const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
-    const char* api = "DataCopyPad(GM->UB)";
-    detail::check_params(api, p);
-    if (!xbemu::st().has_pad) xbemu::fail(api, "DataCopyPad does not exist on this SoC");
-    if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
-    if (p.blockLen > 2097151) xbemu::fail(api, "blockLen above 2097151 B");
-    if (p.blockLen % sizeof(T)) xbemu::fail(api, "blockLen " + std::to_string(p.blockLen) +
-                                                     " B is not a multiple of the element size");
-    if ((pad.leftPadding + pad.rightPadding) * sizeof(T) > 32)
-        xbemu::fail(api, "left + right padding above 32 B");
-    if (p.blockCount == 0 || p.blockLen == 0) return;
-    xbemu::dma_call(false, uint64_t(p.blockCount) * p.blockLen);
-    uint64_t elems = p.blockLen / sizeof(T);
-    uint64_t row = (uint64_t(pad.leftPadding) * sizeof(T) + p.blockLen + pad.rightPadding * sizeof(T) + 31) / 32 * 32;
-    const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_);
-    for (uint32_t i = 0; i < p.blockCount; i++) {
-        const T* from = reinterpret_cast<const T*>(g + i * (uint64_t(p.blockLen) + p.srcStride));
-        uint64_t d = i * (row + uint64_t(p.dstStride) * 32) / sizeof(T);
-        xbemu::gm_check(api, src.base_, from, p.blockLen, false, true, xbemu::Site{file_, line_});
-        LocalTensor<T> out = dst[static_cast<uint32_t>(d)];
-        detail::touch(api, out, xbemu::P_MTE2, true, row / sizeof(T));
-        T fill = pad.isPad ? pad.paddingValue : from[0];
-        for (uint64_t k = 0; k < row / sizeof(T); k++) out.ptr_[k] = fill;
-        std::memcpy(out.ptr_ + pad.leftPadding, from, p.blockLen);
-    }
-    (void)elems;
+    detail::copy_pad_in("DataCopyPad(GM->UB)", detail::ub(dst), detail::gm(src), p, pad.leftPadding,
+                        pad.rightPadding, pad.isPad ? &pad.paddingValue : nullptr, xbemu::Site{file_, line_});
 }
 
 // DataCopyExtParams for UB->GM: srcStride in 32-byte blocks (UB side), dstStride in bytes (GM side);
@@ -1523,26 +1677,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p,
                         const char* file_ = __builtin_FILE(), int line_ = __builtin_LINE()) {
-    const char* api = "DataCopyPad(UB->GM)";
-    detail::check_params(api, p);
-    if (!xbemu::st().has_pad) xbemu::fail(api, "DataCopyPad does not exist on this SoC");
-    if (p.blockCount > 4095) xbemu::fail(api, "blockCount " + std::to_string(p.blockCount) + " above 4095");
-    if (p.blockLen > 2097151) xbemu::fail(api, "blockLen above 2097151 B");
-    if (p.blockLen % sizeof(T)) xbemu::fail(api, "blockLen " + std::to_string(p.blockLen) +
-                                                     " B is not a multiple of the element size");
-    if (p.blockCount == 0 || p.blockLen == 0) return;
-    const uint64_t seq = xbemu::mte3_issue();
-    xbemu::dma_call(true, uint64_t(p.blockCount) * p.blockLen);
-    uint64_t row = (uint64_t(p.blockLen) + 31) / 32 * 32;
-    for (uint32_t i = 0; i < p.blockCount; i++) {
-        uint64_t s = i * (row + uint64_t(p.srcStride) * 32) / sizeof(T);
-        uint64_t dbyte = i * (uint64_t(p.blockLen) + p.dstStride);
-        LocalTensor<T> in = src[static_cast<uint32_t>(s)];
-        detail::touch(api, in, xbemu::P_MTE3, false, p.blockLen / sizeof(T));
-        if (dbyte % sizeof(T)) xbemu::fail(api, "GM destination not aligned to the element size");
-        detail::gm_store(api, dst, dbyte / sizeof(T), in.ptr_, p.blockLen / sizeof(T), seq,
-                         xbemu::Site{file_, line_});
-    }
+    detail::copy_pad_out("DataCopyPad(UB->GM)", detail::gm(dst), detail::ub(src), p, xbemu::Site{file_, line_});
 }
 
 // ----- vector compute, count form ("first count elements") ----------------------------------
@@ -2287,9 +2422,9 @@ namespace detail {
 XBEMU_RT uint64_t lane_at(uint64_t r, uint64_t k, uint64_t blk, uint64_t blk_stride, uint64_t rep_stride) {
     return r * rep_stride * blk + (k / blk) * blk_stride * blk + k % blk;
 }
-template <typename T>
-inline void mask_ok(const char* api, uint64_t mask, int64_t repeat) {
-    const uint64_t per = 256 / sizeof(T);
+// (elem: sizeof(T) of the typed forms below)
+XBEMU_RT void mask_ok(const char* api, uint64_t mask, int64_t repeat, uint64_t elem) {
+    const uint64_t per = 256 / elem;
     if (repeat < 0 || repeat > 255)
         xbemu::fail(api, "repeatTime " + std::to_string(repeat) + " outside [0, 255]");
     if (mask > per)
@@ -2297,50 +2432,65 @@ inline void mask_ok(const char* api, uint64_t mask, int64_t repeat) {
                              " elements of one 256-byte repeat for this type (continuous mask mode)");
 }
 template <typename T>
-inline void aligned32(const char* api, const LocalTensor<T>& t, const char* what) {
-    t.live(api);
-    if (xbemu::ub_off(t.ptr_) % 32)
-        xbemu::fail(api, std::string(what) + " UB address " + xbemu::hexaddr(xbemu::ub_off(t.ptr_)) +
+inline void mask_ok(const char* api, uint64_t mask, int64_t repeat) { mask_ok(api, mask, repeat, sizeof(T)); }
+XBEMU_RT void aligned32(const char* api, const xbemu::Ub& t, const char* what) {
+    xbemu::tensor_live(api, t.ptr, t.slot, t.gen);
+    if (xbemu::ub_off(t.ptr) % 32)
+        xbemu::fail(api, std::string(what) + " UB address " + xbemu::hexaddr(xbemu::ub_off(t.ptr)) +
                              " is not 32-byte aligned");
 }
+template <typename T>
+inline void aligned32(const char* api, const LocalTensor<T>& t, const char* what) { aligned32(api, ub(t), what); }
 // The pipe V touches the lanes [k0, k0 + n) of one DataBlock at element offset `e` of `t`.
+XBEMU_RT void touch_block(const char* api, const xbemu::Ub& t, uint64_t e, uint64_t n, bool write) {
+    if (e + n > t.size)
+        xbemu::fail(api, std::string(write ? "writes" : "reads") + " element " + std::to_string(e + n - 1) +
+                             ", past the tensor's " + std::to_string(t.size) + " elements");
+    ub_touch(api, xbemu::ub_at(t, static_cast<uint32_t>(e)), xbemu::P_V, write, n, false);
+}
 template <typename T>
 inline void touch_block(const char* api, const LocalTensor<T>& t, uint64_t e, uint64_t n, bool write) {
-    if (e + n > t.size_)
-        xbemu::fail(api, std::string(write ? "writes" : "reads") + " element " + std::to_string(e + n - 1) +
-                             ", past the tensor's " + std::to_string(t.size_) + " elements");
-    touch(api, t[static_cast<uint32_t>(e)], xbemu::P_V, write, n, false);
+    touch_block(api, ub(t), e, n, write);
 }
 // Touch every DataBlock the first `mask` lanes of `repeat` repeats cover.
-template <typename T>
-inline void touch_lanes(const char* api, const LocalTensor<T>& t, uint64_t mask, uint64_t repeat, uint64_t bs,
-                        uint64_t rs, bool write) {
-    const uint64_t blk = 32 / sizeof(T);
+XBEMU_RT void touch_lanes(const char* api, const xbemu::Ub& t, uint64_t mask, uint64_t repeat, uint64_t bs,
+                          uint64_t rs, bool write) {
+    const uint64_t blk = 32 / t.elem;
     for (uint64_t r = 0; r < repeat; r++)
         for (uint64_t k = 0; k < mask; k += blk)
             touch_block(api, t, lane_at(r, k, blk, bs, rs), std::min(blk, mask - k), write);
 }
+template <typename T>
+inline void touch_lanes(const char* api, const LocalTensor<T>& t, uint64_t mask, uint64_t repeat, uint64_t bs,
+                        uint64_t rs, bool write) {
+    touch_lanes(api, ub(t), mask, repeat, bs, rs, write);
+}
 // Within one repeat the destination and a source cover the same DataBlocks or disjoint ones (ADK docs
 // 通用说明和约束.md, address overlap: 100% or none).
-template <typename T>
-inline void overlap_ok(const char* api, const T* d, const T* s, uint64_t mask, uint64_t repeat, uint64_t dbs,
-                       uint64_t drs, uint64_t sbs, uint64_t srs) {
-    const uint64_t blk = 32 / sizeof(T);
-    std::vector<const T*> db, sb;
+XBEMU_RT void overlap_ok(const char* api, const uint8_t* d, const uint8_t* s, uint64_t elem, uint64_t mask,
+                         uint64_t repeat, uint64_t dbs, uint64_t drs, uint64_t sbs, uint64_t srs) {
+    const uint64_t blk = 32 / elem;
+    std::vector<const uint8_t*> db, sb;
     for (uint64_t r = 0; r < repeat; r++) {
         db.clear();
         sb.clear();
         for (uint64_t k = 0; k < mask; k += blk) {
-            db.push_back(d + lane_at(r, k, blk, dbs, drs));
-            sb.push_back(s + lane_at(r, k, blk, sbs, srs));
+            db.push_back(d + lane_at(r, k, blk, dbs, drs) * elem);
+            sb.push_back(s + lane_at(r, k, blk, sbs, srs) * elem);
         }
         if (db == sb) continue;
-        for (const T* x : db)
-            for (const T* y : sb)
-                if (x < y + blk && y < x + blk)
+        for (const uint8_t* x : db)
+            for (const uint8_t* y : sb)
+                if (x < y + blk * elem && y < x + blk * elem)
                     xbemu::fail(api, "the destination of a repeat partly overlaps a source (only the same blocks "
                                      "or disjoint ones are allowed)");
     }
+}
+template <typename T>
+inline void overlap_ok(const char* api, const T* d, const T* s, uint64_t mask, uint64_t repeat, uint64_t dbs,
+                       uint64_t drs, uint64_t sbs, uint64_t srs) {
+    overlap_ok(api, reinterpret_cast<const uint8_t*>(d), reinterpret_cast<const uint8_t*>(s), sizeof(T), mask, repeat,
+               dbs, drs, sbs, srs);
 }
 template <typename T, typename F>
 inline void binary_rep(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
@@ -2533,6 +2683,78 @@ inline void WholeReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                            const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {
     detail::whole_reduce("WholeReduceMin", dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride, 2,
                          order);
+}
+
+// BlockReduceSum/Max/Min (CANN 8 and 9.0 declare them; CANN 9.1 keeps them, deprecated, beside
+// ReduceDataBlock<ReduceType>: asc-devkit impl/basic_api/kernel_operator_vec_reduce_intf_impl.h): one result
+// per DataBlock of each repeat (8 a repeat), the results of repeat i at dst[i * dstRepStride * 8]
+// (dstRepStride in units of one repeat's 8 results), the results of a repeat contiguous; dst aligned to
+// 16 B (half) or 32 B (float), src to 32 B. The model takes a continuous mask of whole blocks only (a
+// partly masked block is refused). A sum adds a block's lanes as a binary tree (the dev kit's
+// description), max/min as WholeReduceMax/Min (first extreme, NaN skipped unless every lane is NaN).
+namespace detail {
+template <typename T>
+inline void block_reduce(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t repeat,
+                         int32_t mask, int32_t dstRep, int32_t srcBlk, int32_t srcRep, int kind) {
+    static_assert(is_vec_float<T>(), "BlockReduceSum/Max/Min: half and float only on A2");
+    const uint64_t blk = 32 / sizeof(T);
+    if (mask < 0) xbemu::fail(api, "negative mask");
+    mask_ok<T>(api, static_cast<uint64_t>(mask), repeat);
+    if (static_cast<uint64_t>(mask) % blk)
+        xbemu::fail(api, "mask " + std::to_string(mask) + " covers part of a DataBlock (the model takes whole blocks)");
+    for (int32_t s : {dstRep, srcBlk, srcRep})
+        if (s < 0 || s > 65535) xbemu::fail(api, "stride " + std::to_string(s) + " outside [0, 65535]");
+    aligned32(api, src, "src");
+    dst.live(api);
+    if (xbemu::ub_off(dst.ptr_) % (sizeof(T) * 8))
+        xbemu::fail(api, "dst UB address " + xbemu::hexaddr(xbemu::ub_off(dst.ptr_)) + " is not " +
+                             std::to_string(sizeof(T) * 8) + "-byte aligned");
+    xbemu::vec_count(uint64_t(repeat) * 256);
+    if (mask == 0 || repeat == 0) return;
+    const uint64_t m = static_cast<uint64_t>(mask), nb = m / blk;
+    touch_lanes(api, src, m, repeat, srcBlk, srcRep, false);
+    std::vector<float> lanes(blk);
+    std::vector<T> out(nb);
+    for (int32_t r = 0; r < repeat; r++) {
+        for (uint64_t b = 0; b < nb; b++) {
+            for (uint64_t k = 0; k < blk; k++) lanes[k] = tof(src.ptr_[lane_at(r, b * blk + k, blk, srcBlk, srcRep)]);
+            if (kind == 0) {
+                for (uint64_t w = 1; w < blk; w *= 2)
+                    for (uint64_t k = 0; k + w < blk; k += 2 * w) lanes[k] += lanes[k + w];
+                out[b] = static_cast<T>(lanes[0]);
+                continue;
+            }
+            uint64_t best = 0;
+            for (uint64_t k = 1; k < blk; k++) {
+                if (std::isnan(lanes[best]) && !std::isnan(lanes[k])) best = k;
+                else if (kind == 1 ? lanes[k] > lanes[best] : lanes[k] < lanes[best]) best = k;
+            }
+            out[b] = src.ptr_[lane_at(r, b * blk + best, blk, srcBlk, srcRep)];
+        }
+        LocalTensor<T> at = dst[static_cast<uint32_t>(uint64_t(r) * dstRep * 8)];
+        touch(api, at, xbemu::P_V, true, nb, false);
+        for (uint64_t b = 0; b < nb; b++) at.ptr_[b] = out[b];
+    }
+}
+}  // namespace detail
+
+template <typename T, bool isSetMask = true>
+inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                           const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride) {
+    detail::block_reduce("BlockReduceSum", dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, 0);
+}
+template <typename T, bool isSetMask = true>
+inline void BlockReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                           const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride) {
+    detail::block_reduce("BlockReduceMax", dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, 1);
+}
+template <typename T, bool isSetMask = true>
+inline void BlockReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                           const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride) {
+    detail::block_reduce("BlockReduceMin", dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride, 2);
 }
 
 }  // namespace AscendC

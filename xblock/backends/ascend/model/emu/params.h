@@ -38,18 +38,23 @@ inline const char* int_name() {
     return sizeof(Real) == 1 ? "uint8_t" : sizeof(Real) == 2 ? "uint16_t" : sizeof(Real) == 4 ? "uint32_t" : "uint64_t";
 }
 
+// in_range's message: `truncated` where the field (its C type `type`) would hold another value, held_value.
+XBEMU_RT void out_of_range(const char* api, const char* name, int64_t v, int64_t lo, int64_t hi, const char* doc,
+                           bool truncated, const char* type, uint64_t held_value) {
+    std::string held;
+    if (truncated)
+        held = "; the " + std::string(type) + " field would hold " + std::to_string(held_value) + ", silently";
+    fail(api, std::string(name) + " = " + std::to_string(v) + " is outside its documented range [" +
+                  std::to_string(lo) + ", " + std::to_string(hi) + "] (asc-devkit " + doc + ")" + held);
+}
 // Refuses field `name` ("Nd2NzParams.srcDValue") of the struct `api` reads when its value is outside
 // [lo, hi], the range `doc` documents.
 template <typename Real>
 inline void in_range(const char* api, const char* name, const Field<Real>& f, int64_t lo, int64_t hi,
                      const char* doc) {
     if (f.v >= lo && f.v <= hi) return;
-    std::string held;
-    if (f.v != static_cast<int64_t>(static_cast<Real>(f.v)))
-        held = "; the " + std::string(int_name<Real>()) + " field would hold " +
-               std::to_string(static_cast<uint64_t>(static_cast<Real>(f.v))) + ", silently";
-    fail(api, std::string(name) + " = " + std::to_string(f.v) + " is outside its documented range [" +
-                  std::to_string(lo) + ", " + std::to_string(hi) + "] (asc-devkit " + doc + ")" + held);
+    out_of_range(api, name, f.v, lo, hi, doc, f.v != static_cast<int64_t>(static_cast<Real>(f.v)), int_name<Real>(),
+                 static_cast<uint64_t>(static_cast<Real>(f.v)));
 }
 
 // A plain parameter of an API (a repeat count) checked like a field.

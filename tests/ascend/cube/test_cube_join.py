@@ -1,0 +1,202 @@
+"""Program joining (lower/ops/dot.py `_emit_joined`, cube/tiling.py `join`): a core runs several programs of a
+small-tile dot together, their K loops in one, each operand tile copied once however many programs of the group
+read it (a run-time comparison of the tiles' GM offsets, extents and strides), one L0C accumulator per program.
+Right for any program-id map: grouped, row-major, column-major and scrambled orders, M/N/K tails, fewer
+programs than cores (groups of one) and a last group the launch cuts short; `cube_join=False` gives the same
+numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xblock
+import xblock.language as xl
+from examples import matmul
+from tests.ascend.cube.kernels import dot_kernel
+from xblock.backends.ascend.cube.tiling import CUBE_SOCS, deepen, join, plan_cube
+
+B3 = CUBE_SOCS["910B3"]
+
+
+@pytest.mark.parametrize("block,dtype,programs", [
+    ((64, 64, 32), "f16", 4),     # 16 KB accumulators: four in half of L0C
+    ((64, 128, 32), "f16", 2),
+    ((32, 32, 32), "bf16", 4),
+    ((128, 128, 64), "f16", 1),   # a 64 KB accumulator is the hardware tile already
+    ((128, 256, 64), "f16", 1),
+])
+def test_join_is_chosen_from_the_shapes(block, dtype, programs):
+    p = join(plan_cube(*block, dtype, B3))
+    assert p.join == programs
+    d = deepen(p)
+    used = d.usage()
+    assert all(u <= c for u, c in used.values())
+    if programs > 1:
+        assert used["L0C"][0] <= B3.l0c_bytes // 2  # the deep tile leaves every program's slots double-buffered in L1
+        assert 2 * programs * (d.a1_bytes + d.b1_bytes) <= B3.l1_bytes
+        assert f"{programs} programs of a core joined" in d.describe()
+
+
+@xblock.jit
+def ordered_dot(a_ptr, b_ptr, c_ptr, M, N, K, ORDER: xl.constexpr, BLOCK_M: xl.constexpr, BLOCK_N: xl.constexpr,
+                BLOCK_K: xl.constexpr):
+    """A dot whose programs map to tiles row-major (ORDER 0: consecutive programs share A), column-major (1:
+    they share B) or scrambled (2: program p computes tile (p * 7) mod P, P prime to 7)."""
+    pid = xl.program_id(0)
+    num_m = xl.cdiv(M, BLOCK_M)
+    num_n = xl.cdiv(N, BLOCK_N)
+    if ORDER == 2:
+        pid = (pid * 7) % (num_m * num_n)
+    if ORDER == 1:
+        pid_m = pid % num_m
+        pid_n = pid // num_m
+    else:
+        pid_m = pid // num_n
+        pid_n = pid % num_n
+    offs_m = pid_m * BLOCK_M + xl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + xl.arange(0, BLOCK_N)
+    offs_k = xl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * N + offs_n[None, :]
+    acc = xl.zeros((BLOCK_M, BLOCK_N), dtype=xl.float32)
+    for k in range(0, xl.cdiv(K, BLOCK_K)):
+        a = xl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k * BLOCK_K), other=0.0)
+        b = xl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BLOCK_K) & (offs_n[None, :] < N), other=0.0)
+        acc = xl.dot(a, b, acc=acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * N
+    xl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], xl.where(acc > 0, acc, acc * 0.5),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def _inputs(M, N, K, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((M, K), dtype=np.float32).astype(np.float16)
+    b = (rng.standard_normal((K, N), dtype=np.float32) / np.sqrt(K)).astype(np.float16)
+    return a, b, a.astype(np.float64) @ b.astype(np.float64)
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_any_program_order_matches_numpy(order):
+    M, N, K = 300, 230, 150  # 10 x 8 = 80 tiles of 32 x 32 (prime to 7): a group of 4 on each of 20 cores; tails
+    a, b, ref = _inputs(M, N, K, order)
+    ref = np.where(ref > 0, ref, ref * 0.5)
+    grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
+    outs = {}
+    for on in (True, False):
+        c = np.full((M, N), 9, np.float32)
+        ordered_dot[grid](a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                          cube_join=on)
+        np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
+        outs[on] = c
+        md = ordered_dot.warmup(a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                                cube_join=on).metadata
+        assert md["cube"][0].get("join", 1) == (4 if on else 1)
+    np.testing.assert_array_equal(outs[True], outs[False])  # the same products, summed in the same order
+
+
+@pytest.mark.parametrize("M,N,K,block", [
+    (300, 200, 333, (32, 32, 32)),  # 70 programs, 3 or 4 a core (a group with an inactive program); tails
+    (130, 700, 100, (32, 32, 32)),  # 110 programs, 5 or 6 a core: a whole group and a partial one
+    (256, 256, 64, (64, 64, 32)),   # 16 programs: one a core
+])
+def test_grouped_matmul_with_its_epilogue(M, N, K, block):
+    """examples/matmul.py (grouped order, leaky-ReLU on the vector cores: one epilogue per joined program)."""
+    a, b, ref = _inputs(M, N, K, 1)
+    ref = np.where(ref >= 0, ref, 0.01 * ref)
+    meta = dict(BLOCK_M=block[0], BLOCK_N=block[1], BLOCK_K=block[2], GROUP_M=8)
+    grid = (xblock.cdiv(M, block[0]) * xblock.cdiv(N, block[1]),)
+    outs = {}
+    for on in (True, False):
+        c = np.zeros((M, N), np.float16)
+        args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+        matmul.matmul_kernel[grid](*args, target="ascend", cube_join=on, **meta)
+        np.testing.assert_allclose(c.astype(np.float64), ref, atol=1e-2, rtol=1e-2)
+        outs[on] = c
+    np.testing.assert_array_equal(outs[True], outs[False])
+    md = matmul.matmul_kernel.warmup(*args, target="ascend", **meta).metadata
+    assert md["cube"][0]["join"] == 4 and md["workspace_bytes"] == 4 * block[0] * block[1] * 4
+
+
+def test_fixpipe_epilogue_on_a_2d_grid():
+    """An AIC-only kernel (ReLU and the fp16 conversion in Fixpipe), programs over a 2-D grid."""
+    M, N, K = 200, 330, 70
+    a, b, ref = _inputs(M, N, K, 2)
+    grid = (xblock.cdiv(M, 32), xblock.cdiv(N, 32))
+    meta = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, RELU=1)
+    outs = {}
+    for on in (True, False):
+        c = np.full((M, N), 5, np.float16)
+        dot_kernel[grid](a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta)
+        np.testing.assert_allclose(c.astype(np.float64), np.maximum(ref, 0), atol=1e-2, rtol=1e-2)
+        outs[on] = c
+        md = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta).metadata
+        assert md["kernel_type"] == "KERNEL_TYPE_AIC_ONLY" and md["cube"][0].get("join", 1) == (4 if on else 1)
+    np.testing.assert_array_equal(outs[True], outs[False])
+
+
+def test_shared_tiles_are_copied_once():
+    """Row-major order: the four programs of a group share their A tile, so the joined kernel copies A once a
+    group (the CPU model's counters: GM -> L1 bytes fall from 8 tile slices per K step to 5)."""
+    M, N, K = 256, 640, 128  # 8 x 20 = 160 programs of 32 x 32: 8 a core, two groups within one row of tiles
+    a, b, _ = _inputs(M, N, K)
+    c = np.zeros((M, N), np.float32)
+    grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
+    meta = dict(ORDER=0, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+    on = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **meta).counters
+    off = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, cube_join=False, **meta).counters
+    assert on["mmad_calls"] == off["mmad_calls"]
+    assert on["gm_to_l1_bytes"] * 8 == off["gm_to_l1_bytes"] * 5
+
+
+@pytest.mark.parametrize("order", [0, 2])
+def test_large_launch_takes_aligned_groups(order):
+    """1312 programs on 20 cores (at least ALIGNED_GROUPS groups a core): each core takes whole groups of 4
+    programs starting at multiples of 4, the last core's last group cut short by the launch."""
+    M, N, K = 648, 512, 40  # 41 x 32 tiles of 16 x 16 (1312, prime to 7)
+    a, b, ref = _inputs(M, N, K, 5)
+    ref = np.where(ref > 0, ref, ref * 0.5)
+    grid = (xblock.cdiv(M, 16) * xblock.cdiv(N, 16),)
+    c = np.zeros((M, N), np.float32)
+    ordered_dot[grid](a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+    np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
+    md = ordered_dot.warmup(a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=16, BLOCK_N=16,
+                            BLOCK_K=32).metadata
+    assert md["cube"][0]["join"] == 4
+
+
+@xblock.jit
+def banded_dot(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: xl.constexpr):
+    """A K loop whose trip count depends on the program (row tile i sums the first i + 1 K slices): programs
+    with different loops are not joined."""
+    pid = xl.program_id(0)
+    num_n = xl.cdiv(N, BLOCK)
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    offs_m = pid_m * BLOCK + xl.arange(0, BLOCK)
+    offs_n = pid_n * BLOCK + xl.arange(0, BLOCK)
+    offs_k = xl.arange(0, BLOCK)
+    acc = xl.zeros((BLOCK, BLOCK), dtype=xl.float32)
+    for k in range(0, pid_m + 1):
+        ks = k * BLOCK + offs_k
+        a = xl.load(a_ptr + offs_m[:, None] * K + ks[None, :], mask=(offs_m[:, None] < M) & (ks[None, :] < K),
+                    other=0.0)
+        b = xl.load(b_ptr + ks[:, None] * N + offs_n[None, :], mask=(ks[:, None] < K) & (offs_n[None, :] < N),
+                    other=0.0)
+        acc = xl.dot(a, b, acc=acc)
+    xl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def test_programs_with_different_k_loops_are_not_joined():
+    M, N, K, B = 128, 320, 128, 32
+    a, b, _ = _inputs(M, N, K, 4)
+    c = np.zeros((M, N), np.float32)
+    grid = (xblock.cdiv(M, B) * xblock.cdiv(N, B),)
+    banded_dot[grid](a, b, c, M, N, K, target="ascend", BLOCK=B)
+    ref = np.zeros((M, N))
+    for i in range(M // B):
+        rows = slice(i * B, (i + 1) * B)
+        ref[rows] = a[rows, :(i + 1) * B].astype(np.float64) @ b[:(i + 1) * B].astype(np.float64)
+    np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
+    assert "join" not in banded_dot.warmup(a, b, c, M, N, K, target="ascend", BLOCK=B).metadata["cube"][0]
