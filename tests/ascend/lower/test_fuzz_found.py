@@ -706,3 +706,22 @@ def test_a_hand_off_refused_for_another_reason_names_the_cubes_too():
     why = text.index("xblock hands the dots to the vector core here because the Cube cannot take the dot: the "
                      "accumulator of a dot on the Cube unit must start at zeros")
     assert blocker < why
+
+
+@triton.jit
+def int64_index_arithmetic_stored(o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = offs % 3 - tl.full((BLOCK,), 1, tl.int64)  # an index value (a structured block) widened to int64
+    tl.store(o_ptr + offs, v, mask=offs < n)
+
+
+@pytest.mark.parametrize("block,n", [(1, 1), (8, 5), (32, 32)])
+def test_a_structured_value_materialized_for_its_store_goes_through_the_queue(block, n):
+    """Seed 76, kernel 279: the store allocated its output buffer, then materialized the int64 value,
+    which went into a VECOUT buffer of its own (it feeds a store), copied from there and freed without a
+    DeQue: the model refused it. The value computed into the queue is now the stored buffer."""
+    o = np.full(block, 99, np.int64)
+    xblock.jit(int64_index_arithmetic_stored)[(1,)](o, n, BLOCK=block, target="ascend")
+    want = np.arange(block, dtype=np.int64) % 3 - 1
+    np.testing.assert_array_equal(o[:n], want[:n])
+    np.testing.assert_array_equal(o[n:], 99)

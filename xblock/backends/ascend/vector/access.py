@@ -222,6 +222,10 @@ def used_after(op, value: ir.Value) -> bool:
 def to_vecout(ctx, value: ir.Value, elem: str, store) -> Tile:
     """The stored block in a VECOUT queue tensor (computed there already, or copied there)."""
     x = ctx.vmap.get(value)
+    if not isinstance(x, (Tile, Splat)):  # a structured value: materialized first, maybe into a VECOUT tensor
+        x = ctx.tile(value)
+        if x.kind == "vecout" and x in ctx.temps:  # the store takes it through the queue and frees it
+            ctx.temps.remove(x)
     if isinstance(x, Tile) and x.kind == "vecout" and not x.freed and not used_after(store, value):
         return x
     shape = shape_of(value.type)
@@ -233,7 +237,7 @@ def to_vecout(ctx, value: ir.Value, elem: str, store) -> Tile:
     if isinstance(x, Splat):
         fill(ctx, t, ctx.c64(0), ctx.c64(t.count), x)
     else:
-        src = ctx.tile(value)
+        src = x if isinstance(x, Tile) else ctx.tile(value)
         A.op("data_copy", [t.value, src.value, ctx.c64(src.padded)])
     return t
 
