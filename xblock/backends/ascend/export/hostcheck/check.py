@@ -3,6 +3,7 @@ model toolkit (CANN's layout, xblock's AscendC CPU model and ACL model inside)."
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -83,6 +84,15 @@ def check_host(project) -> str:
 _SHARED_INCLUDES = re.compile(r'\A(?:[ \t]*(?://[^\n]*)?\n|[ \t]*#include[ \t]*(?:<[\w./]+>|"acl/acl\.h")[^\n]*\n)+')
 
 
+@functools.lru_cache(maxsize=1)
+def _acl_digest() -> str:
+    """The digest of xblock's ACL declarations (read once a process: every export checks its host program)."""
+    h = hashlib.sha256()
+    for p in sorted(ACL_INCLUDE.rglob("*.h")):
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 def _host_pch(main_cpp: str) -> Path | None:
     """A precompiled header of main.cpp's leading standard and ACL includes, in the compile cache.
 
@@ -94,8 +104,7 @@ def _host_pch(main_cpp: str) -> Path | None:
     includes = "".join(line.strip() + "\n" for line in (m[0] if m else "").splitlines() if "#include" in line)
     if not includes:
         return None
-    acl = "".join(p.read_text() for p in sorted(ACL_INCLUDE.rglob("*.h")))
-    key = hashlib.sha256("\0".join([CXX, *HOST_FLAGS, includes, acl]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([CXX, *HOST_FLAGS, includes, _acl_digest()]).encode()).hexdigest()[:16]
     folder = cache_dir() / "ascend-hostcheck" / key
     header = folder / "host_pch.h"
     if (folder / "done").is_file():
