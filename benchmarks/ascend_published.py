@@ -43,6 +43,20 @@ def read_tiles(x_ptr, out_ptr, M, N, write, BM: xl.constexpr, BN: xl.constexpr):
         xl.store(out_ptr + rows[:, None] * N + cols[None, :], x, mask=mask)
 
 
+@xblock.jit
+def read_max(x_ptr, out_ptr, M, N, BM: xl.constexpr, BN: xl.constexpr):
+    """GM -> UB reads of BM x BN tiles, each reduced to its maximum (one element a program is written).
+
+    For tiles too large for the unified buffer whole: xblock moves such a tile in chunks inside the loop
+    that consumes it, so `read_tiles` with `write` 0 would move nothing; a reduction keeps every byte read.
+    """
+    rows = xl.program_id(0) * BM + xl.arange(0, BM)
+    cols = xl.program_id(1) * BN + xl.arange(0, BN)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = xl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0)
+    xl.store(out_ptr + xl.program_id(0) * xl.num_programs(1) + xl.program_id(1), xl.max(xl.max(x, 1), 0))
+
+
 def _plan(p) -> str:
     from xblock.backends.ascend.plan.plan import AscendPlan
 
@@ -71,9 +85,14 @@ def copy_cases():
     for m, n, bm, bn, published in [(12288, 12288, 1, 64, 564.8), (12288, 12288, 64, 64, 233.5),
                                     (12288, 12288, 64, 1024, 215.8), (12288, 12287, 64, 1024, 275.3)]:
         x = np.ones((m, n), np.float16)
-        yield (f"GM->UB read {m}x{n} fp16, tile [{bm},{bn}]", "910B2", published, read_tiles,
-               (xblock.cdiv(m, bm), xblock.cdiv(n, bn)), (x, np.empty((1, 1), np.float16), m, n, 0),
-               dict(BM=bm, BN=bn, l2_bypass=False))  # the published copy reads through L2
+        grid = (xblock.cdiv(m, bm), xblock.cdiv(n, bn))
+        meta = dict(BM=bm, BN=bn, l2_bypass=False)  # the published copy reads through L2
+        if bm * bn * 2 > 32768:  # a tile xblock moves in chunks: reduce it, so that its bytes are read
+            yield (f"GM->UB read {m}x{n} fp16, tile [{bm},{bn}], each tile's max written", "910B2", published,
+                   read_max, grid, (x, np.empty(grid[0] * grid[1], np.float16), m, n), meta)
+        else:
+            yield (f"GM->UB read {m}x{n} fp16, tile [{bm},{bn}]", "910B2", published, read_tiles, grid,
+                   (x, np.empty((1, 1), np.float16), m, n, 0), meta)
 
 
 def matmul_cases():
