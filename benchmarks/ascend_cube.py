@@ -77,7 +77,8 @@ def main() -> None:
         for cube in md.get("cube", []):
             print("plan:", cube["plan"], "| vector cores:", cube.get("vector_cores", 0))
         print(f"Mmad calls {c['mmad_calls']}, cube ops {c['cube_ops']}, GM->L1 {c['gm_to_l1_bytes']} B in "
-              f"{c['gm_to_l1_calls']} copies, L1->L0 {c['l1_to_l0_bytes']} B, L0C->GM {c['l0c_to_gm_bytes']} B")
+              f"{c['gm_to_l1_calls']} copies, L1->L0A {c['l1_to_l0a_bytes']} B, L1->L0B {c['l1_to_l0b_bytes']} B, "
+              f"L0C->GM {c['l0c_to_gm_bytes']} B")
         print(f"workspace {c['workspace_bytes']} B = {c['workspace_bytes'] / out_bytes:.3f}x the fp16 output; "
               f"GM reads {c['gm_read_bytes']} B, writes {c['gm_write_bytes']} B")
         print(f"estimate {p.estimate_us:.1f} us, Cube-bound floor {p.floor_us:.1f} us, ratio {p.ratio:.2f}x, "

@@ -4,6 +4,7 @@ sources and calibration")."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import xblock
@@ -14,7 +15,7 @@ C = {k: c.value for k, c in cost.CONSTANTS.items()}
 ZERO = dict.fromkeys(("datacopy_in_calls", "datacopy_out_calls", "datacopy_in_bytes", "datacopy_out_bytes",
                       "gm_to_l1_bytes", "gm_to_l1_calls", "vector_instructions", "vector_repeats", "mmad_calls",
                       "load_data_calls", "fixpipe_calls", "scalar_ub_accesses", "scalar_gm_accesses",
-                      "l1_to_l0_bytes", "cube_ops", "l0c_to_gm_bytes"), 0)
+                      "l1_to_l0a_bytes", "l1_to_l0b_bytes", "cube_ops", "l0c_to_gm_bytes"), 0)
 
 
 def test_vector_classes_per_repeat():
@@ -34,6 +35,39 @@ def test_fp32_cube_quarter_rate():
     f32, _ = cost.core_pipes(dict(ZERO, cube_ops=100), 32, cube_cycles=2)
     f16, _ = cost.core_pipes(dict(ZERO, cube_ops=100), 32)
     assert f32["Cube"] == 2 * f16["Cube"] == 200
+
+
+def test_l0b_loads_at_half_the_l0a_rate():
+    """The dev kit's Cube table 3 (NPU arch 2201): LoadData moves L1 -> L0A at 256 B/cycle, L1 -> L0B at 128."""
+    assert C["l0a_load_bytes_per_cycle"] == 256 and C["l0b_load_bytes_per_cycle"] == 128
+    a, _ = cost.core_pipes(dict(ZERO, load_data_calls=1, l1_to_l0a_bytes=8192), 32)
+    b, _ = cost.core_pipes(dict(ZERO, load_data_calls=1, l1_to_l0b_bytes=8192), 32)
+    assert a["MTE1"] == C["vector_issue_cycles"] + 32 and b["MTE1"] == C["vector_issue_cycles"] + 64
+
+
+def test_b_tile_larger_than_a_is_priced_at_the_l0b_rate():
+    """A 32 x 256 x 64 dot: its B tile (64 x 256, 32 KB) is 8x its A tile (32 x 64, 4 KB). The CPU model counts
+    the L0A and L0B bytes of the AIC apart, and MTE1 prices the L0B bytes at 128 B/cycle: 1.9x what one rate
+    of 256 B/cycle for both would give (the model before the split)."""
+    from tests.ascend.cube.kernels import dot_kernel
+
+    M, N, K = 32, 256, 64
+    a = np.ones((M, K), np.float16)
+    b = np.ones((K, N), np.float16)
+    c = np.zeros((M, N), np.float32)
+    meta = dict(BLOCK_M=M, BLOCK_N=N, BLOCK_K=K, RELU=0)
+    p = xblock.profile(dot_kernel, (1, 1), a, b, c, M, N, K, K, N, N, sample=False, **meta)
+    assert (c == K).all()
+    cnt = p.counters
+    # each element of A and B goes to L0 once (one program, one K step)
+    assert cnt["l1_to_l0a_bytes"] == a.nbytes and cnt["l1_to_l0b_bytes"] == b.nbytes
+    assert cnt["l1_to_l0_bytes"] == a.nbytes + b.nbytes
+    (aic,) = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", **meta).launcher.last_block_counters
+    assert aic["core"] == "AIC" and (aic["l1_to_l0a_bytes"], aic["l1_to_l0b_bytes"]) == (a.nbytes, b.nbytes)
+    issue = aic["load_data_calls"] * C["vector_issue_cycles"]
+    assert p.pipes["MTE1"] == issue + a.nbytes / 256 + b.nbytes / 128
+    # 4 KB / 256 + 32 KB / 128 = 272 cycles of bytes, against 36 KB / 256 = 144 at one rate
+    assert p.pipes["MTE1"] - issue == 272 > (a.nbytes + b.nbytes) / 256 == 144
 
 
 def test_unaligned_dma_and_same_address():

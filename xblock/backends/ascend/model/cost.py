@@ -10,7 +10,7 @@ kernel and to show which pipe limits it, not to predict microseconds on a 910B.
 Pipes of one core (AscendC's instruction queues; shared/ascendc/REFERENCE.md §2.1):
 - MTE2: GM -> UB (DataCopy/DataCopyPad) and GM -> L1 (Nd2Nz DataCopy) transfers;
 - MTE3: UB -> GM transfers;
-- MTE1: L1 -> L0A/L0B (LoadData);
+- MTE1: L1 -> L0A/L0B (LoadData; L0B at half the L0A rate, the dev kit's Cube table);
 - V: vector instructions;
 - Cube: Mmad fractals (16x16x16 multiply-accumulates);
 - Fixpipe: L0C -> GM;
@@ -86,6 +86,8 @@ _INI = ("CANN platform_config/Ascend910B*.ini, [AICoreSpec] cube_freq, as quoted
 _ADK_VEC = ("asc-devkit (cannmirror/asc-devkit@be8552e1) docs/zh/api/附录/Vector指令理论性能汇总.md")
 _ADD_HP = ("asc-devkit (cannmirror/asc-devkit@0156b0f4) examples/01_simd_cpp_api/05_best_practices/00_vector_compute/"
            "add_high_performance/README_en.md (shared/ascendc/PUBLISHED_PERF.md)")
+_ADK_CUBE = ("asc-devkit (hicann/asc-devkit@14068705; the same in mirror-cann/asc-devkit@013c151f) "
+             "docs/zh/api/附录/Cube指令理论性能汇总.md")
 _COPY_HP = ("asc-devkit examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/README.md "
             "(shared/ascendc/PUBLISHED_PERF.md)")
 
@@ -139,14 +141,19 @@ CONSTANTS: dict[str, Constant] = {
         512, "B", "MTE2/MTE3/Scalar GM requests are handled per 512-B window; requests of several cores inside one "
         "window are served one after another: hiascend CANN 8.5.0 best practices 'Avoiding Same-Address Access' "
         "(atlas_ascendc_best_practices_10_00013)"),
-    "mte1_bytes_per_cycle": Constant(
-        256, "B/cycle", "assumption: L1 -> L0A/L0B LoadData moves half a 512-B fractal per cycle"),
+    "l0a_load_bytes_per_cycle": Constant(
+        256, "B/cycle", f"L1 -> L0A: LoadData (2D) and LoadDataWithTranspose at 256 B/cycle ({_ADK_CUBE}, table 3, "
+        "NPU arch 2201); the table leaves out the per-instruction overhead (its Delta T), taken as "
+        "vector_issue_cycles a call (assumption)"),
+    "l0b_load_bytes_per_cycle": Constant(
+        128, "B/cycle", "L1 -> L0B: LoadData (2D) and LoadDataWithTranspose at 128 B/cycle, half the L0A rate "
+        f"({_ADK_CUBE}, table 3, NPU arch 2201)"),
     "fixpipe_bytes_per_cycle": Constant(
-        32, "B/cycle", "assumption, bounded by sources: L0C -> GM at the per-core GM rate (mte_bytes_per_cycle, "
-        "ddr_rate=32). The dev kit's table of Fixpipe rates (asc-devkit (cannmirror/asc-devkit@0da921b9) "
-        "docs/zh/api/附录/Cube指令理论性能汇总.md, table 7, NPU arch 2201) gives the L0C side only, for L0C -> L1: "
-        "64 elements a cycle (128 B/cycle of half output), four times this; it has no L0C -> GM row, whose GM "
-        "side is the limit (UB -> GM writes measured 28 B/cycle: mte3_bytes_per_cycle)"),
+        32, "B/cycle", "assumption, bounded by sources (no sourced L0C -> GM rate): L0C -> GM at the per-core GM "
+        f"rate (mte_bytes_per_cycle, ddr_rate=32). The dev kit's table of Fixpipe rates ({_ADK_CUBE}, table 7, "
+        "NPU arch 2201) gives the L0C side only, for L0C -> L1: 64 elements a cycle (128 B/cycle of half "
+        "output), four times this; it has no L0C -> GM row (nor do the Fixpipe API pages), and the GM side is "
+        "the limit (UB -> GM writes measured 28 B/cycle: mte3_bytes_per_cycle)"),
     "scalar_ub_cycles": Constant(
         10, "cycles", "assumption: one GetValue/SetValue on UB from the scalar unit, including the V->S / S->V "
         "synchronisation it needs next to vector code"),
@@ -157,12 +164,15 @@ CONSTANTS: dict[str, Constant] = {
         2, "cycles", "assumption: scalar-unit cycles to issue one vector, DMA or cube instruction"),
     "cube_macs_per_cycle": Constant(
         16 * 16 * 16, "MAC/cycle", "16x16x16 fp16/bf16 MACs per cycle per AIC (cube_m/n/k = 16/16/16): asc-devkit "
-        "(hicann/asc-devkit@b31101c6) docs/zh/api/附录/Cube指令理论性能汇总.md, table 1"),
+        "(hicann/asc-devkit@b31101c6, unchanged @14068705) docs/zh/api/附录/Cube指令理论性能汇总.md, table 1"),
     "cube_f32_cycles_per_fractal": Constant(
         2, "cycles", "an fp32 fractal (16 x 8 x 16; k0 = 8) takes 2 cycles: cube_k = 4 for float in the same table "
-        "(a quarter of the fp16 MAC rate); the model's cube_ops counts one per fractal"),
+        "(a quarter of the fp16 MAC rate); the model's cube_ops counts one per fractal, and a fp16/bf16 (k0 = "
+        "cube_k = 16) or int8 (k0 = cube_k = 32) fractal takes one cycle, as the table gives; HF32 (cube_k = 8) "
+        "is not emitted"),
     "mmad_fixed_cycles": Constant(
-        16, "cycles", "assumption: start-up of one Mmad instruction"),
+        16, "cycles", "assumption: start-up of one Mmad instruction (the dev kit's Mmad formula has a head cost, "
+        "its Delta t, without a value)"),
     "launch_us": Constant(
         2.0, "us", "device-side start and end of a kernel of one core kind: the smallest kernels measured take "
         "1.5-3 us (shared/ascendc/PUBLISHED_PERF.md, 'Launch and fixed costs'); host enqueue not included"),
@@ -230,6 +240,12 @@ def vector_class_cycles(b: dict) -> float:
             b.get("gathermask_repeats", 0) * (_c("gathermask_cycles_per_repeat") - 1))
 
 
+def l0_load_cycles(b: dict) -> float:
+    """The cycles LoadData moves a core's L1 -> L0 bytes in: L0A's at 256 B/cycle, L0B's at 128 (the dev
+    kit's table 3; `l0a_load_bytes_per_cycle`, `l0b_load_bytes_per_cycle`)."""
+    return b["l1_to_l0a_bytes"] / _c("l0a_load_bytes_per_cycle") + b["l1_to_l0b_bytes"] / _c("l0b_load_bytes_per_cycle")
+
+
 def core_pipes(b: dict, bytes_per_cycle: float, l2_hit: float = 0.0, cube_cycles: float = 1.0,
                serial_bytes: float = 0.0) -> tuple[dict, float]:
     """(busy cycles per pipe, the serial part of Scalar) of one core from its counters; `l2_hit` is the
@@ -249,7 +265,7 @@ def core_pipes(b: dict, bytes_per_cycle: float, l2_hit: float = 0.0, cube_cycles
                 b.get("unaligned_read_bytes", 0) * slow * ((1 - l2_hit) / bytes_per_cycle + l2_hit / l2),
         "MTE3": b["datacopy_out_calls"] * fixed +
                 (b["datacopy_out_bytes"] + b.get("unaligned_write_bytes", 0) * slow) / _c("mte3_bytes_per_cycle"),
-        "MTE1": b["load_data_calls"] * _c("vector_issue_cycles") + b["l1_to_l0_bytes"] / _c("mte1_bytes_per_cycle"),
+        "MTE1": b["load_data_calls"] * _c("vector_issue_cycles") + l0_load_cycles(b),
         "V": b["vector_repeats"] * _c("vector_cycles_per_repeat") + vector_class_cycles(b) +
              b["vector_instructions"] * _c("vector_issue_cycles"),
         "Cube": b["cube_ops"] * (16 ** 3 / _c("cube_macs_per_cycle")) * cube_cycles +
@@ -505,7 +521,9 @@ def _totals(metadata: dict, totals: dict, blocks: list, min_bytes: int) -> dict:
         "cube_ops": s.get("cube_ops", 0),
         "gm_to_l1_bytes": s.get("gm_to_l1_bytes", 0),
         "gm_to_l1_calls": s.get("gm_to_l1_calls", 0),
-        "l1_to_l0_bytes": s.get("l1_to_l0_bytes", 0),
+        "l1_to_l0a_bytes": s.get("l1_to_l0a_bytes", 0),
+        "l1_to_l0b_bytes": s.get("l1_to_l0b_bytes", 0),
+        "l1_to_l0_bytes": s.get("l1_to_l0a_bytes", 0) + s.get("l1_to_l0b_bytes", 0),
         "l0c_to_gm_bytes": s.get("l0c_to_gm_bytes", 0),
         "fixpipe_calls": s.get("fixpipe_calls", 0),
         "workspace_bytes": int(metadata.get("workspace_bytes") or 0) * totals["block_dim"],

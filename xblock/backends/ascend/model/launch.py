@@ -49,13 +49,15 @@ CXXFLAGS = ["-std=c++17", "-Wall", "-Werror", os.environ.get("XBLOCK_ASCEND_EMU_
 # "unique_read_bytes"), and `launcher.last_block_counters`, per-core counters (emu_launch.h
 # kBlockCounters, in its order): one dict per model core, with its "block" and "core" ("AIC",
 # "AIV0", "AIV1" for the cores of a mixed kernel's block, "AIV" for a vector kernel's, "AIC" for a
-# cube-only kernel's), in block order
+# cube-only kernel's), in block order; each also carries "l1_to_l0_bytes", the sum of its L1 -> L0A and
+# L1 -> L0B bytes (counted apart: LoadData moves them at different rates, model/cost.py)
 _COUNTERS = ("gm_read_bytes", "gm_write_bytes", "vector_instructions", "vector_repeats", "scalar_ub_accesses",
              "scalar_gm_accesses")
 CORE_NAMES = ("AIV", "AIC", "AIV0", "AIV1")  # emu_launch.h's core codes
 BLOCK_COUNTERS = _COUNTERS + ("datacopy_in_calls", "datacopy_out_calls", "datacopy_in_bytes", "datacopy_out_bytes",
-                              "cube_ops", "mmad_calls", "gm_to_l1_bytes", "gm_to_l1_calls", "l1_to_l0_bytes",
-                              "load_data_calls", "l0c_to_gm_bytes", "fixpipe_calls", "cross_core_sets")
+                              "cube_ops", "mmad_calls", "gm_to_l1_bytes", "gm_to_l1_calls", "l1_to_l0a_bytes",
+                              "l1_to_l0b_bytes", "load_data_calls", "l0c_to_gm_bytes", "fixpipe_calls",
+                              "cross_core_sets")
 
 
 def shim_source(metadata: dict) -> str:
@@ -466,6 +468,8 @@ def load(asm: dict, metadata: dict):
         get(per_core.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), ctypes.c_int64(per_core.size))
         blocks = [dict(zip(BLOCK_COUNTERS, map(int, row[2:])), block=int(row[0]), core=CORE_NAMES[int(row[1])])
                   for row in per_core.reshape(-1, width)]
+        for b in blocks:
+            b["l1_to_l0_bytes"] = b["l1_to_l0a_bytes"] + b["l1_to_l0b_bytes"]
         for k in BLOCK_COUNTERS[len(_COUNTERS):4 + len(_COUNTERS)]:  # the GM<->UB DataCopy totals
             totals[k] = sum(b[k] for b in blocks)
         reads = (ctypes.c_uint64 * max(len(keep), 1))()

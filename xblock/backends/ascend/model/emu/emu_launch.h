@@ -27,9 +27,9 @@ namespace xbemu {
 // AIV0, AIV1), then kBlockCounters counters in this order (the cost model, backends/ascend/model/cost.py,
 // takes the busiest block): GM bytes read and written, vector instructions and repeats, scalar UB
 // and GM accesses, GM->UB and UB->GM DataCopy calls and bytes, then the Cube unit's: 16x16x16 cube
-// ops, Mmad calls, GM->L1 bytes and calls, L1->L0A/L0B bytes, LoadData calls, L0C->GM bytes, Fixpipe
-// calls, cross-core flag sets.
-constexpr int kBlockCounters = 19;
+// ops, Mmad calls, GM->L1 bytes and calls, L1->L0A bytes, L1->L0B bytes (apart: LoadData moves them at
+// different rates), LoadData calls, L0C->GM bytes, Fixpipe calls, cross-core flag sets.
+constexpr int kBlockCounters = 20;
 constexpr int kCoreEntry = kBlockCounters + 2;
 
 XBEMU_RT std::vector<uint64_t>& block_counters() {
@@ -41,7 +41,7 @@ XBEMU_RT void counter_snapshot(const State& s, const cube::Counters& c, uint64_t
     const uint64_t all[kBlockCounters] = {s.gm_read, s.gm_write, s.vec_instrs, s.vec_repeats, s.scalar_ub,
                                           s.scalar_gm, s.dc_in, s.dc_out, s.dc_in_bytes, s.dc_out_bytes,
                                           c.cube_ops, c.mmad_calls, c.gm_to_l1, c.gm_to_l1_calls,
-                                          c.l1_to_l0a + c.l1_to_l0b, c.load_data_calls, c.l0c_to_gm,
+                                          c.l1_to_l0a, c.l1_to_l0b, c.load_data_calls, c.l0c_to_gm,
                                           c.fixpipe_calls, c.cross_core_sets};
     for (int i = 0; i < kBlockCounters; i++) v[i] = all[i];
 }
