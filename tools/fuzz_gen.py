@@ -209,6 +209,8 @@ def kernel_nodes(k):
 
 # ---------------------------------------------------------------------------------------- grid
 def grid_of(k):
+    if k.mode in _paths.MODES:
+        return _paths.cube_grid(k)
     z = k.sizes
     if k.mode == "1d":
         return (max(1, -(-z["n"] // z["BLOCK"])),)
@@ -296,6 +298,8 @@ class Model:
     def __init__(self, k: Kernel, inputs: dict):
         self.k = k
         self.inputs = inputs
+        if k.mode in _paths.MODES:  # tools/fuzz_paths.py models its own templates
+            return
         z = k.sizes
         grid = grid_of(k)
         self.grid = grid
@@ -859,6 +863,8 @@ class Model:
 
     def run(self):
         """Outputs after the kernel: {arg: (array, defined, written, exact, Val)}."""
+        if self.k.mode in _paths.MODES:
+            return _paths.cube_model(self)
         _ext.check_kernel(self.k)
         outs = {}
         for st in self.k.stmts:
@@ -884,7 +890,7 @@ class Model:
                 if np.any(sel & ((idx < 0) | (idx >= arr.size))):
                     raise EvalError("store out of bounds")
                 fi, fv, fd = idx[sel], v[sel], vd[sel]
-                if len(np.unique(fi)) != fi.size:
+                if fi.size and np.bincount(fi, minlength=arr.size).max() > 1:  # (np.unique: minutes at 25M)
                     raise EvalError("store writes one element twice")
                 arr[fi] = fv
                 defined[fi] = fd
@@ -963,6 +969,8 @@ class Model:
 # ---------------------------------------------------------------------------------------- inputs
 def input_specs(k):
     """{arg name: (dtype, shape, value profile)} of every array argument."""
+    if k.mode in _paths.MODES:
+        return _paths.cube_specs(k)
     specs = {}
     z = k.sizes
     for node in kernel_nodes(k):
@@ -1440,12 +1448,16 @@ class Renderer:
 def render(k):
     """(source text, kernel name, Renderer) of kernel k."""
     r = Renderer(k)
+    if k.mode in _paths.MODES:
+        return _paths.cube_source(k) + (r,)
     src, name = r.source()
     return src, name, r
 
 
 def launch_args(k, inputs):
     """The positional arguments and the constexpr dict of a launch, in the kernel's order."""
+    if k.mode in _paths.MODES:
+        return _paths.cube_launch(k, inputs)
     r = Renderer(k)
     ins, outs, scal, const = r.params()
     args = [inputs[n] for n in ins + outs] + [int(k.sizes[s]) for s in scal]
@@ -1517,6 +1529,8 @@ class Gen:
     def leaf(self, d, t, ctx):
         opts, w = [], []
         pats = LOAD_PATTERNS[self.mode].get(t, [])
+        if ctx.get("stream") and t == "B":  # tools/fuzz_paths.py's streaming kernels: contiguous blocks only
+            pats = ["contig"]
         if pats and self.loads < 9:
             opts.append("load")
             w.append(6)
@@ -1657,7 +1671,8 @@ class Gen:
             add("dot", 5)
         if not ctx.get("in_if", 0) >= 1 and t != "S":
             add("if", 1)
-        if not ctx.get("loop") and t in ("B", "T") and (is_int(d) or is_float(d)) and not fexact:
+        if not ctx.get("loop") and t in ("B", "T") and (is_int(d) or is_float(d)) and not fexact \
+                and not ctx.get("flat"):
             add("loop", 1.2)
         p = self.pick(prods, w)
         return getattr(self, "p_" + p)(d, t, depth - 1, ctx)
@@ -2294,14 +2309,25 @@ def ub_store_src(st, val):
     return f"tl.store({st.a['out']} + u_{val}, {val}, mask=um_{val})"
 
 
-def generate(seed, index, extensions=True):
+FAMILIES = ("mix", "classic", "paths")
+FAMILY = "mix"  # the default of generate(); tools/fuzz.py --family sets it
+
+
+def generate(seed, index, extensions=True, family=None):
     """Kernel number `index` of the campaign with seed `seed`: a valid kernel and its inputs.
+
+    `family` (default FAMILY): "mix" draws a kernel of tools/fuzz_paths.py for about 30% of the indices
+    of seeds >= fuzz_paths.FIRST_SEED (decided by a random stream of its own; earlier seeds are
+    unchanged), "classic" never, "paths" always.
 
     Kernels the numpy model rejects (overflowing floats, out-of-range casts...) are redrawn. The
     newer features (tools/fuzz_ext.py) are drawn last, on a kernel the model accepts without them,
     and dropped when the model rejects them, so a kernel without them is the one earlier versions
     of the generator gave (`extensions=False` gives that kernel always).
     """
+    family = family or FAMILY
+    if family == "paths" or family == "mix" and _paths.drawn(seed, index):
+        return _paths.generate(seed, index)
     for attempt in range(50):
         k = None
         for ext in (False, True) if extensions else (False,):
@@ -2326,3 +2352,9 @@ try:
 except ImportError:
     import fuzz_ext as _ext
 _ext.install(sys.modules[__name__])
+# the "paths" family, kernels shaped for the ascend target's newer lowering paths
+try:
+    from . import fuzz_paths as _paths
+except ImportError:
+    import fuzz_paths as _paths
+_paths.install(sys.modules[__name__])

@@ -13,7 +13,10 @@ failure class, or a kernel every target rejects (a generator bug), fails the tes
 CPU model compiles C++ for every kernel) and cuda are left to campaigns (docs/RELIABILITY.md).
 
 The other tests check that the features are drawn after everything else (a kernel without them is
-the one the generator gave before they existed) and the model of the dot precisions.
+the one the generator gave before they existed) and the model of the dot precisions; and that the
+paths family of tools/fuzz_paths.py (kernels for ascend's Cube program joining, L2 bypass and vector
+permutes) renders, is modelled and runs on sim, leaves the seeds before it alone, and that its
+reports of the ascend paths a compile took read the metadata and the C++ as they should.
 """
 
 import os
@@ -31,6 +34,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import fuzz  # noqa: E402
 import fuzz_ext  # noqa: E402
 import fuzz_gen  # noqa: E402
+import fuzz_paths  # noqa: E402
 
 import xblock  # noqa: E402
 
@@ -132,3 +136,87 @@ def test_sort_as_a_tensor_method():
     out = np.zeros_like(x)
     xblock.jit(sort_method)[(1,)](x, out, N=8, target="sim")
     np.testing.assert_array_equal(out, np.sort(x)[::-1])
+
+
+# ------------------------------------------------------------------------------ the paths family
+# tools/fuzz_paths.py: kernels shaped for ascend's Cube program joining, L2 bypass and vector permutes.
+# Kernels of seed PATHS_SEED drawn with `family="paths"`, one of each form (the big streaming launches,
+# of more than 192 MB, are left to campaigns).
+PATHS_SEED = 78
+PATHS_PICKED = {2: "paths:stream", 3: "paths:permute", 4: "paths:cube", 6: "paths:permute"}
+
+
+@pytest.mark.parametrize("index", list(PATHS_PICKED), ids=[f"kernel{i}" for i in PATHS_PICKED])
+def test_paths_family_renders_evaluates_and_runs_on_sim(runner, index):
+    k = fuzz_gen.generate(PATHS_SEED, index, family="paths")
+    assert PATHS_PICKED[index] in k.features
+    src, name, _ = fuzz_gen.render(k)
+    compile(src, name, "exec")
+    expected = fuzz_gen.Model(k, fuzz_gen.make_inputs(k)).run()
+    assert expected and all(written.any() for _, _, written, _, _ in expected.values())
+    results, prep = runner.run(k, ["sim"])
+    outcome, detail, _ = results["sim"]
+    assert outcome == "ok", (f"seed {PATHS_SEED} kernel {index} ({prep['path']}): {outcome}: "
+                             f"{fuzz.short_detail(detail)[:300]}\nreplay: python tools/fuzz.py --seed {PATHS_SEED} "
+                             f"--family paths --first {index} --count 1 --targets sim")
+
+
+def test_paths_family_forms():
+    """The three forms carry what they are for: a one-dot fp16/bf16 K loop (cube), contiguous loads of blocks of
+    at least 128 elements (stream), transposes of tiles (permute)."""
+    cube = fuzz_gen.generate(PATHS_SEED, 4, family="paths")
+    src = fuzz_gen.render(cube)[0]
+    assert src.count("tl.dot(") == 1 and "for k in range(0, tl.cdiv(K, BK)):" in src and cube.mode == "cube"
+    assert cube.stmts[0].value.a["src"] in ("f16", "bf16") and fuzz_gen.grid_of(cube)[0] > 1
+    stream = fuzz_gen.generate(PATHS_SEED, 2, family="paths")
+    loads = [n for n in fuzz_gen.kernel_nodes(stream) if n.kind == "load"]
+    assert loads and all(n.a["pattern"] == "contig" for n in loads) and stream.sizes["BLOCK"] >= 128
+    for i in (3, 6):
+        perm = fuzz_gen.generate(PATHS_SEED, i, family="paths")
+        moves = [n for n in fuzz_gen.kernel_nodes(perm) if n.kind in ("trans", "permute", "split")
+                 or n.kind == "load" and n.a["pattern"] in ("colmajor", "transload", "ttile")]
+        assert moves and all(not fuzz_gen.is_float(n.dtype) or n.kind != "bin" for n in fuzz_gen.kernel_nodes(perm))
+
+
+def test_the_default_mix_keeps_earlier_seeds():
+    """Seeds below fuzz_paths.FIRST_SEED draw no paths kernel (their campaigns replay); from it on, about 30% of a
+    seed's kernels are of the family and the others are the classic kernels of the same index."""
+    for i in range(12):
+        mixed, classic = fuzz_gen.generate(6, i), fuzz_gen.generate(6, i, family="classic")
+        assert fuzz_gen.render(mixed)[0] == fuzz_gen.render(classic)[0]
+    drawn = [i for i in range(40) if fuzz_paths.drawn(PATHS_SEED, i)]
+    assert 4 <= len(drawn) <= 24
+    for i in range(8):
+        k = fuzz_gen.generate(PATHS_SEED, i)
+        assert any(f.startswith("paths:") for f in k.features) == (i in drawn)
+        if i not in drawn:
+            assert fuzz_gen.render(k)[0] == fuzz_gen.render(fuzz_gen.generate(PATHS_SEED, i, family="classic"))[0]
+
+
+def test_cube_shrink_candidates_are_valid_kernels():
+    k = fuzz_gen.generate(PATHS_SEED, 4, family="paths")
+    n = 0
+    for c in fuzz.shrink_candidates(k):
+        fuzz_gen.render(c)
+        fuzz_gen.Model(c, fuzz_gen.make_inputs(c)).run()
+        n += 1
+    assert n >= 5
+
+
+class _Compiled:
+    def __init__(self, metadata, cpp):
+        self.metadata, self.asm = metadata, {"cpp": cpp}
+
+
+def test_ascend_paths_from_metadata_and_source():
+    cpp = "\n".join(["    // k.py:9: v1 = tl.trans(v2)", "    TransDataTo5HD<half>(a, b, p);",
+                     "    // k.py:10: v3 = tl.load(x + rows[:, None] + cols[None, :] * M, mask=mask2)",
+                     "    AscendC::Gather(v3, t, o.ReinterpretCast<uint32_t>(), 0, 64);",
+                     "    // k.py:11: v4, v4_ = tl.split(v5)", "    GatherMask(v4, v5, 1, false, 0, p, n);"])
+    md = {"cube": [{"plan": "p", "join": 4}], "plan": {"l2_bypass": ["in0"], "rows": 1},
+          "streamed": {"args": [["in0", [0]]], "program_bytes": 4096}}
+    got = fuzz_paths.ascend_paths(_Compiled(md, cpp), [100])
+    assert got == ["cube:joined", "l2:planned", "permute:gather:load", "permute:gathermask:split-join",
+                   "permute:transdata5hd:trans"]
+    assert "l2:taken" in fuzz_paths.ascend_paths(_Compiled(md, ""), [fuzz_paths.L2_BYTES // 4096 + 1])
+    assert fuzz_paths.ascend_paths(_Compiled({"cube": [{"plan": "p"}]}, ""), [4]) == []
