@@ -91,7 +91,7 @@ OPS: list[ApiOp] = [
           "(dst, src, ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, "
           "dstNzMatrixStride)", arity=(10, 0)),
     ApiOp("load_data", ("LoadData", "LoadData2DParams"),
-          "(dst, src, startIndex, repeatTimes, srcStride) {transpose}", arity=(5, 0)),
+          "(dst, src, startIndex, repeatTimes, srcStride[, dstGap]) {transpose}", arity=(5, 1)),
     ApiOp("load_data_with_transpose", ("LoadDataWithTranspose", "LoadData2dTransposeParams"),
           "(dst, src, startIndex, repeatTimes, srcStride, dstGap, dstFracGap): b8/b32 squares of two fractals",
           arity=(7, 0)),

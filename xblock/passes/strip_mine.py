@@ -114,9 +114,11 @@ class Split:
         return f"{self.factor} chunks of {self.chunk} {'row' if self.rows else 'element'}{'s' * (self.chunk > 1)}"
 
 
-def run(module: ir.Module, factor: int, keep=None) -> Split:
+def run(module: ir.Module, factor: int, keep=None, along=None) -> Split:
     """Split the kernel's blocks into `factor` chunks along one axis (module docstring); `keep(op)`
-    says which ops of the kernel's body stay whole (none by default).
+    says which ops of the kernel's body stay whole (none by default); `along(kernel)`, when given, names
+    the axis as (a block value, its dimension) instead of the largest block's first (a backend that splits
+    a dot's rows between cores), or None for the default.
 
     Raises:
         Refused: the kernel cannot be split (`exhausted` when `factor` exceeds the axis' extent).
@@ -134,8 +136,11 @@ def run(module: ir.Module, factor: int, keep=None) -> Split:
     # beside (`splat_for`), or of the axis a loop or join ties it to; never an axis split for itself
     candidates = [v for v in axes.values if not _in_kept(v, kept, whole) and not (axes.loose and is_splat_constant(v))]
     big = max(candidates or axes.values, key=nbytes)
+    picked = along(kernel) if along is not None else None
+    if picked is not None and picked[0] in axes.values:
+        big = picked[0]
     shape = shape_of(big)
-    d = next((i for i, s in enumerate(shape) if s > 1), 0)
+    d = picked[1] if picked is not None and big is picked[0] else next((i for i, s in enumerate(shape) if s > 1), 0)
     extent = shape[d]
     if factor > extent or extent % factor:
         raise Refused(f"its blocks are {extent} long along the axis xblock splits, which does not split into "

@@ -261,13 +261,15 @@ def test_chained_dots_of_two_shapes():
 
 def test_golden_rescaled():
     """The sections of a handed-off dot: AIC (copies, Mmad, Fixpipe to the workspace) and AIV (the
-    result back, the rescale), with the credited workspace flags around the grid loop."""
+    result back, the rescale), with the credited workspace flags around the grid loop; its rows split over
+    both vector cores (cube/rowsplit.py: the AIC's dot takes both halves, each AIV reads its own)."""
     sig = dict(a_ptr="*fp16", b_ptr="*fp16", s_ptr="*fp32", c_ptr="*fp32", M="i32", N="i32", K="i32")
     ck = xblock.compile(rescaled, target="ascend", signature=sig, constexprs=dict(BM=B, BN=B, BK=B))
     _compare_mlir("rescaled_f16", ck)  # the lowering first: a printing change fails only the .cpp
     _compare("rescaled_f16.cpp", ck.asm["cpp"])
     cpp = ck.asm["cpp"]
-    for api in ("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);", "if ASCEND_IS_AIC {", "if ASCEND_IS_AIV {",
+    for api in ("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);", "(GetSubBlockIdx() * 512)",
+                "if ASCEND_IS_AIC {", "if ASCEND_IS_AIV {",
                 "CrossCoreSetFlag<2, PIPE_FIX>(2);", "CrossCoreWaitFlag(2);", "CrossCoreSetFlag<2, PIPE_MTE2>(3);",
                 "CrossCoreWaitFlag(3);", "// Cube dot 1 of 1: 32 x 32 x 32 f16, result handed to the vector core:"):
         assert api in cpp, api

@@ -42,13 +42,20 @@ def test_join_is_chosen_from_the_shapes(block, dtype, programs):
 def ordered_dot(a_ptr, b_ptr, c_ptr, M, N, K, ORDER: xl.constexpr, BLOCK_M: xl.constexpr, BLOCK_N: xl.constexpr,
                 BLOCK_K: xl.constexpr):
     """A dot whose programs map to tiles row-major (ORDER 0: consecutive programs share A), column-major (1:
-    they share B) or scrambled (2: program p computes tile (p * 7) mod P, P prime to 7)."""
+    they share B), scrambled (2: program p computes tile (p * 7) mod P, P prime to 7) or grouped backwards (3:
+    tutorial 03's order of 4-row groups on P - 1 - p, so that program 0 is in the short last group)."""
     pid = xl.program_id(0)
     num_m = xl.cdiv(M, BLOCK_M)
     num_n = xl.cdiv(N, BLOCK_N)
     if ORDER == 2:
         pid = (pid * 7) % (num_m * num_n)
-    if ORDER == 1:
+    if ORDER == 3:
+        pid = num_m * num_n - 1 - pid
+        first_m = (pid // (4 * num_n)) * 4
+        rows = xl.minimum(num_m - first_m, 4)
+        pid_m = first_m + (pid % (4 * num_n)) % rows
+        pid_n = (pid % (4 * num_n)) // rows
+    elif ORDER == 1:
         pid_m = pid % num_m
         pid_n = pid // num_m
     else:
@@ -200,3 +207,103 @@ def test_programs_with_different_k_loops_are_not_joined():
         ref[rows] = a[rows, :(i + 1) * B].astype(np.float64) @ b[:(i + 1) * B].astype(np.float64)
     np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
     assert "join" not in banded_dot.warmup(a, b, c, M, N, K, target="ascend", BLOCK=B).metadata["cube"][0]
+
+
+def test_2x2_groups_copy_half_the_tiles():
+    """Grouped order (GROUP_M 8): the partner step found at run time is 8, so each group is programs q, q + 1,
+    q + 8, q + 9 (a 2 x 2 block of tiles: two A tiles and two B tiles), not four consecutive programs (one B
+    tile, four A tiles): GM -> L1 bytes are half those of one program at a time (4 tile copies of 8), not 5/8."""
+    M, N, K = 256, 1280, 128  # 8 x 40 = 320 programs of 32 x 32: 16 a core, one run of 16 (4 groups) each
+    a, b, _ = _inputs(M, N, K, 6)
+    c = np.zeros((M, N), np.float16)
+    grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
+    args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+    meta = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=8)
+    on = xblock.profile(matmul.matmul_kernel, grid, *args, **meta).counters
+    off = xblock.profile(matmul.matmul_kernel, grid, *args, cube_join=False, **meta).counters
+    assert on["mmad_calls"] == off["mmad_calls"]
+    assert on["gm_to_l1_bytes"] * 2 == off["gm_to_l1_bytes"]
+
+
+@pytest.mark.parametrize("kernel,order", [("matmul", None), ("ordered", 0), ("ordered", 2), ("ordered", 3),
+                                          ("dot2d", None)])
+def test_2x2_groups_at_ragged_shapes(kernel, order):
+    """400 programs of 32 x 32 (prime to 7; 20 a core: a run of 16 in 2 x 2 groups, then a consecutive group), M,
+    N and K tails; the grouped order, row-major, scrambled and a backwards grouped order whose
+    program 0 lies in a short group (the partner step found there is wrong for most programs: only which
+    copies are skipped changes), and a 2-D grid of 8 x 50 (the partner step is the grid's x, 8; AIC only).
+    Numpy and one program at a time agree."""
+    M, N, K = (250, 1590, 100) if kernel == "dot2d" else (620, 610, 100)
+    a, b, ref = _inputs(M, N, K, 7)
+    grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
+    outs = {}
+    for on in (True, False):
+        if kernel == "dot2d":
+            c = np.zeros((M, N), np.float16)
+            dot_kernel[(xblock.cdiv(M, 32), xblock.cdiv(N, 32))](a, b, c, M, N, K, K, N, N, target="ascend",
+                                                                cube_join=on, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
+                                                                RELU=0)
+            want = ref
+        elif kernel == "matmul":
+            c = np.zeros((M, N), np.float16)
+            matmul.matmul_kernel[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, target="ascend", cube_join=on,
+                                       BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=8)
+            want = np.where(ref >= 0, ref, 0.01 * ref)
+        else:
+            c = np.zeros((M, N), np.float32)
+            ordered_dot[grid](a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=32, BLOCK_N=32,
+                              BLOCK_K=32, cube_join=on)
+            want = np.where(ref > 0, ref, ref * 0.5)
+        np.testing.assert_allclose(c.astype(np.float64), want, atol=1e-2, rtol=1e-2)
+        outs[on] = c
+    np.testing.assert_array_equal(outs[True], outs[False])
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_l0a_loads_by_fractal_column(on):
+    """A 64 x 32 fp16 step of A is 4 fractal rows of 2 K fractals: LoadData moves it by fractal column (2 calls of
+    4 fractals, dstGap 1) instead of by row (4 calls of 2); K tails (a last step of 1 fractal column, dstGap 0)
+    and M/N tails agree with numpy, joined or not."""
+    M, N, K = 200, 130, 104  # 4 x 3 tiles of 64 x 64; K: 3 steps of 32 and one of 8
+    a, b, ref = _inputs(M, N, K, 8)
+    grid = (xblock.cdiv(M, 64), xblock.cdiv(N, 64))
+    c = np.zeros((M, N), np.float16)
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=1)
+    dot_kernel[grid](a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta)
+    np.testing.assert_allclose(c.astype(np.float64), np.maximum(ref, 0), atol=1e-2, rtol=1e-2)
+    ck = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta)
+    assert ", 4, 1, 0, (" in ck.asm["cpp"]  # LoadData2DParams: repeat 4 (the fractal rows), srcStride 1, a dstGap
+    # 12 programs (one a core), each 4 K steps of 2, 2, 2 and 1 K fractals: A and B 7 calls each (by row: A 16)
+    assert sum(e["load_data_calls"] for e in ck.launcher.last_block_counters) == 12 * (7 + 7)
+
+
+@xblock.jit
+def pid_in_loop_dot(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: xl.constexpr):
+    """A K loop whose body reads the program id itself (its loads' offsets): programs are not joined (each
+    program's body is lowered with the values of its prologue, not a program id of its own)."""
+    num_n = xl.cdiv(N, BLOCK)
+    pid = xl.program_id(0)
+    rows = (pid // num_n) * BLOCK + xl.arange(0, BLOCK)
+    cols = (pid % num_n) * BLOCK + xl.arange(0, BLOCK)
+    acc = xl.zeros((BLOCK, BLOCK), dtype=xl.float32)
+    for k in range(0, xl.cdiv(K, BLOCK)):
+        here = xl.program_id(0)
+        offs_m = (here // num_n) * BLOCK + xl.arange(0, BLOCK)
+        offs_n = (here % num_n) * BLOCK + xl.arange(0, BLOCK)
+        ks = k * BLOCK + xl.arange(0, BLOCK)
+        a = xl.load(a_ptr + offs_m[:, None] * K + ks[None, :], mask=(offs_m[:, None] < M) & (ks[None, :] < K),
+                    other=0.0)
+        b = xl.load(b_ptr + ks[:, None] * N + offs_n[None, :], mask=(ks[:, None] < K) & (offs_n[None, :] < N),
+                    other=0.0)
+        acc = xl.dot(a, b, acc=acc)
+    xl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def test_program_id_in_the_k_loop_is_not_joined():
+    M, N, K, B = 200, 330, 70, 32
+    a, b, ref = _inputs(M, N, K, 9)
+    c = np.zeros((M, N), np.float32)
+    grid = (xblock.cdiv(M, B) * xblock.cdiv(N, B),)
+    pid_in_loop_dot[grid](a, b, c, M, N, K, target="ascend", BLOCK=B)
+    np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
+    assert "join" not in pid_in_loop_dot.warmup(a, b, c, M, N, K, target="ascend", BLOCK=B).metadata["cube"][0]

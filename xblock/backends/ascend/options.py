@@ -122,6 +122,10 @@ class AscendOptions(BaseOptions):
         l2_bypass: keep the inputs every program reads its own part of, once, out of L2 when the launch
             moves more than L2 holds (`GlobalTensor::SetL2CacheHint`, `plan/streaming.py`); False reads
             every input through L2.
+        row_split: let a kernel whose dots are handed to the vector core (attention) run on both vector
+            cores of an AI Core (MIX_AIC_1_2): the program's rows are halved, each AIV computes its half of
+            every row-indexed block, the AIC runs each dot for both halves at once (`cube/rowsplit.py`);
+            False keeps the program on one vector core.
     """
 
     soc: str = "910B3"
@@ -132,11 +136,12 @@ class AscendOptions(BaseOptions):
     cube_depth: bool = True
     cube_join: bool = True
     l2_bypass: bool = True
+    row_split: bool = True
 
     def __post_init__(self):
         if self.soc not in SOCS:
             raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
-        for name in ("coarsen", "resident", "cube_depth", "cube_join", "l2_bypass"):
+        for name in ("coarsen", "resident", "cube_depth", "cube_join", "l2_bypass", "row_split"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.buffer_num not in (1, 2):

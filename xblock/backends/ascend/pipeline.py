@@ -26,6 +26,7 @@ from ...dialects.locations import UNKNOWN, error_at, kernel_of
 from ...errors import CompilationError
 from ...errors import debug as debugging
 from ...passes import coarsen_programs, column_accesses, combine_dot_add, strip_mine, verify
+from .cube import rowsplit
 from .emit.api_surface import check_source
 from .emit.cpp import emit
 from .lower.driver import Lowering
@@ -100,6 +101,14 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
             error = _handoff_refused(attempts[verdict.handoff].error, error)
         raise _with_reason(error, verdict.detail, verdict.loc)
     metadata.update(tried.meta)
+    for plan, attempt in attempts.items():  # why a row split tried was not kept (cube/rowsplit.py)
+        if plan.row_split and plan != verdict.plan and "row_split" in attempt.meta:
+            why = attempt.meta["row_split"]
+            if why.get("taken"):  # the lowering took it, the planner did not keep it
+                got = attempt.outcome
+                why = {"taken": False, "why": f"the row-split plan did not fit as well ({type(got).__name__}"
+                                              f"{': ' + got.message[:200] if got.message else ''})"}
+            metadata.setdefault("row_split", why)
     metadata["plan"] = verdict.plan.but(cube_tiles=_cube_tiles(metadata)).as_dict()
     metadata["ub_plan"] = tried.low.ub_plan()
     metadata["tiling_fields"] = tried.low.fields
@@ -142,7 +151,7 @@ def _start(module: ir.Module, options, metadata: dict) -> planner.Start:
                             "program_bytes": streamed.program_bytes}
     return planner.Start(row_bytes=row_bytes, coarsen=options.coarsen is not False, resident=resident_on,
                          l2_bypass=streamed.names(),
-                         double_buffer=options.buffer_num != 1,
+                         double_buffer=options.buffer_num != 1, row_split=getattr(options, "row_split", False),
                          loop_weights=bool(resident_on) and
                          row_cache.loop_weights(module, metadata.get("written_args")))
 
@@ -173,7 +182,8 @@ def _attempt(module: ir.Module, plan: AscendPlan, metadata: dict, options) -> _A
                                    "rows_arg": coarsen_programs.ARG_ROWS}
             if plan.split > 1:
                 try:
-                    split = strip_mine.run(module, plan.split, keep=dot.keeps_whole)
+                    split = strip_mine.run(module, plan.split, keep=dot.keeps_whole,
+                                           along=rowsplit.dot_rows if plan.row_split else None)
                 except strip_mine.Refused as r:
                     refused = SplitRefused(reason=r.reason, loc=r.loc, exhausted=r.exhausted)
                     return _Attempt(None, None, None, meta, [], refused)
@@ -214,11 +224,13 @@ def _outcome(low: Lowering, error, meta: dict, shown: list, chunks: str) -> Outc
         return Fits(single_buffered=bool(low.queues) and all(q.num == 1 for q in low.queues),
                     warned=frozenset((str(w.message), w.lineno) for w in shown), chunks=chunks,
                     kernel_type=meta.get("kernel_type", ""),
-                    vector_epilogue=bool(cubes) and all(c.get("epilogue") == "vector" for c in cubes))
+                    vector_epilogue=bool(cubes) and all(c.get("epilogue") == "vector" for c in cubes),
+                    handoff=any(c.get("epilogue") == "handoff" for c in cubes))
     if isinstance(error, VectorCoreNeeded):
         return NeedsVectorCore(why=error.why, message=error.message, chunks=chunks)
     if low.overflow is not None:
-        return Overflow(total=low.overflow["total"], message=error.message, chunks=chunks)
+        return Overflow(total=low.overflow["total"], message=error.message, chunks=chunks,
+                        handoff=any(c.get("epilogue") == "handoff" for c in meta.get("cube") or []))
     return Failed(message=error.message, chunks=chunks)
 
 

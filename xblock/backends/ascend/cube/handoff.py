@@ -11,6 +11,8 @@ with nothing else in the loop) is *handed off*. At the dot, in program order:
   3. AIV: wait OUT_READY; DataCopy the tile to UB; set OUT_FREE; zero the rows and columns no
      operand row or column backs (masked-off lanes load as 0 in Triton: their products are 0);
      add the accumulator operand when it is not zero.
+With a row split (cube/rowsplit.py) the program is lowered for half the rows, once on each vector core
+of the AI Core (MIX_AIC_1_2), and the Cube runs each dot for both halves at once.
 The sections of the two cores are then drawn by cube_sections.py. Each core pair has one output
 and one input slot in the GM `workspace` (metadata `workspace_bytes` per block) and four
 cross-core flags; the "free" flags start credited (set once before the grid loop, taken back
@@ -34,6 +36,7 @@ from .batch import batch_tile, is_batched
 from .match import owner_of, splat_float, users_of
 from .mixed import QUANT, state, workspace_view
 from .ops import Operand, cube_plan_of, extent, mmad_steps, queues, to_l1
+from .rowsplit import half_offset, mix_1_2, plan_row_split, share_rows, sub_block
 from .sections import section_kernel
 
 OUT_READY, OUT_FREE, IN_READY, IN_FREE = 2, 3, 4, 5  # cross-core flag ids (0 and 1: cube_mixed's K loops)
@@ -62,6 +65,7 @@ class Handoffs:
     sites: dict
     out_bytes: int
     in_bytes: int
+    split: object = None  # rowsplit.RowSplit: each vector core computes `split.rows` rows of every dot
 
     @property
     def per_block(self) -> int:
@@ -75,9 +79,10 @@ def plan_handoffs(ctx, dots) -> None:
     workspace slots; credit the flags before the grid loop and take them back after it."""
     sites, absorb = {}, []
     out_bytes = in_bytes = 0
+    split = plan_row_split(ctx, dots)
     for dot in dots:
         with ctx.located(dot):
-            plan = _plan(ctx, dot)
+            plan = _plan(ctx, dot, split)
             srcs = []
             for i in (0, 1):
                 src, claimed = _source(ctx, dot, i, dots)
@@ -88,13 +93,16 @@ def plan_handoffs(ctx, dots) -> None:
             offs, used = [], 0
             for i in (0, 1):  # room for both: a load the Cube cannot copy is handed over too (_resolve)
                 offs.append(used)
-                used += round_up(numel(shape_of(dot.operands[i].type)) * plan.esize, 32)
+                halves = split.cores if split is not None and i == 0 else 1  # A: both vector cores' rows
+                used += round_up(numel(shape_of(dot.operands[i].type)) * plan.esize * halves, 32)
             sites[dot] = Site(dot, tuple(srcs), plan, tuple(offs))
             out_bytes = max(out_bytes, plan.block_m * plan.block_n * 4)
             in_bytes = max(in_bytes, used)
     ctx.absorb(absorb)
-    h = Handoffs(sites, out_bytes, in_bytes)
+    h = Handoffs(sites, out_bytes, in_bytes, split)
     state(ctx).handoff = h
+    if split is not None:
+        ctx.ext.share_loop = share_rows(ctx)  # AIV k runs chunks k, k + 2, ...; the AIC chunks 0, 2, ...
     ctx.ext.after_walk.append(_section)
     with ctx.before_grid:
         _flag("set", OUT_FREE, "AIV", "PIPE_MTE2")
@@ -114,18 +122,19 @@ BATCHED = "a batched (3-D) dot cannot be handed to the vector core (it multiplie
 BATCHED_HINT = "put the batch on a grid axis (tl.program_id) and use 2-D dots"
 
 
-def _plan(ctx, dot):
+def _plan(ctx, dot, split=None):
     if is_batched(dot):
         # shown alone when every dot of the kernel is handed over; after the Cube path's own reason when
         # the planner handed the dots over because of this one (pipeline._handoff_refused)
         raise HandOffRefused(ctx.error(f"{BATCHED}, as every dot of this kernel must be (one of them is not a Cube "
                                        "K loop or a dot of two loads whose result goes straight to a store); "
                                        f"{BATCHED_HINT}"), BATCHED, BATCHED_HINT)
-    plan = cube_plan_of(ctx, dot)
+    plan = cube_plan_of(ctx, dot, split.rows * split.cores if split is not None else None)
     BM, BN, BK = plan.block_m, plan.block_n, plan.block_k
     ctx.meta.setdefault("cube", []).append({"plan": plan.describe(), "usage": plan.usage(), "tiles": plan.tiles,
                                             "relu": False,
-                                            "block": [BM, BN, BK], "dtype": plan.in_dtype, "epilogue": "handoff"})
+                                            "block": [BM, BN, BK], "dtype": plan.in_dtype, "epilogue": "handoff",
+                                            "vector_cores": split.cores if split is not None else 1})
     return plan
 
 
@@ -246,6 +255,8 @@ def lower_handoff_dot(ctx, dot) -> None:
     site = h.sites[dot]
     plan = site.plan
     qs = queues(ctx, plan, mixed=True)
+    if h.split is not None:
+        mix_1_2(ctx)
     in_t = ir.Type.parse(plan.in_dtype)
     accs = [_resolve(ctx, site, i) for i in (0, 1)]
     _spill_queue_tiles(ctx, dot)
@@ -259,6 +270,7 @@ def lower_handoff_dot(ctx, dot) -> None:
         _flag("set", IN_READY, "AIV", "PIPE_MTE3")
         _flag("wait", IN_READY, "AIC")
     a, b = (_operand(ctx, site, i, accs[i]) for i in (0, 1))
+    m_valid = a.outer_extent if h.split is None else _half_rows(ctx, site, accs[0])
     k_valid = a.k_extent if _k_limits(site, accs, 0) == _k_limits(site, accs, 1) else \
         ctx.smin(a.k_extent, b.k_extent)
     acc_t = ir.Type.parse(plan.acc_dtype)  # float, or int32 for int8 operands
@@ -270,7 +282,7 @@ def lower_handoff_dot(ctx, dot) -> None:
                arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result)
     A.op("free_tensor", [a1], queue=qs["A1"])
     A.op("free_tensor", [b1], queue=qs["B1"])
-    result_to_vector(ctx, qs, c1, plan, dot.results[0], a.outer_extent, b.outer_extent, dot.operands[2])
+    result_to_vector(ctx, qs, c1, plan, dot.results[0], m_valid, b.outer_extent, dot.operands[2])
 
 
 def spill_around_handoffs(ctx, op) -> None:
@@ -325,6 +337,10 @@ def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> N
     A.op("free_tensor", [c1d], queue=qs["CO1"])
     _flag("set", OUT_READY, "AIC", "PIPE_FIX")
     _flag("wait", OUT_READY, "AIV")
+    half = None  # with a row split this vector core reads its rows of the tile (after the AIC's section)
+    if h.split is not None:
+        BM = h.split.rows
+        half = half_offset(ctx, BM * BN)
     shape = (BM, BN)
     zero = ctx.const_of(m_valid) == BM and ctx.const_of(n_valid) == BN
     acc_v = ctx.vmap.get(acc) if acc is not None else None
@@ -340,7 +356,7 @@ def result_to_vector(ctx, qs, c1, plan, result, m_valid, n_valid, acc=None) -> N
     ctx.sync("V_MTE2")
     ctx.sync("MTE3_MTE2")
     # whole 32-byte blocks (the slot holds 4 bytes an element)
-    A.op("data_copy", [t.value, _slot(ctx, h, elem, 0), ctx.c64(round_up(BM * BN, 32 // SIZE[elem]))])
+    A.op("data_copy", [t.value, _slot(ctx, h, elem, 0, half), ctx.c64(round_up(BM * BN, 32 // SIZE[elem]))])
     _flag("set", OUT_FREE, "AIV", "PIPE_MTE2")
     ctx.sync("MTE2_V")
     if limits:  # columns >= n_valid (and rows >= m_valid) to 0, in place, when the tile is partial (at run time)
@@ -415,16 +431,28 @@ def _add_acc(ctx, t: Tile, acc, acc_v, result):
     return out
 
 
-def _slot(ctx, h, elem: str, byte_offset: int):
-    """This block's slot at `byte_offset` (0: the output slot; the input slot after it) as GlobalTensor<elem>."""
+def _slot(ctx, h, elem: str, byte_offset: int, more=None):
+    """This block's slot at `byte_offset` (0: the output slot; the input slot after it) as GlobalTensor<elem>,
+    `more` elements further (a vector core's half of a row-split tile)."""
     g = workspace_view(ctx, elem, h.per_block)
     es = SIZE[elem]
     base = ctx.mul(A.op("block_idx", [], ctx.i64), ctx.c64(h.per_block // es))
-    return ctx.at(g, ctx.add(base, ctx.c64(byte_offset // es)) if byte_offset else base)
+    at = ctx.add(base, ctx.c64(byte_offset // es)) if byte_offset else base
+    return ctx.at(g, ctx.add(at, more) if more is not None else at)
 
 
 def _in_offset(h, site, i) -> int:
     return round_up(h.out_bytes, SLOT_ALIGN) + site.in_offsets[i]
+
+
+def _half_rows(ctx, site, access):
+    """The valid rows of this vector core's half of a row-split dot (its own chunk's, from A's limits)."""
+    rows = shape_of(site.dot.operands[0].type)[0]
+    if access is None:
+        return ctx.c64(rows)
+    acc, _ = access  # (no condition on the whole tile: _operand refuses one under a row split)
+    with ctx.located(site.srcs[0].load):
+        return extent(ctx, acc.row_limits, acc.rows)
 
 
 def _put_operand(ctx, site, i, t) -> None:
@@ -435,21 +463,42 @@ def _put_operand(ctx, site, i, t) -> None:
         raise ctx.error(f"the operands of a dot must have one type: {elem_of(site.dot.operands[0].type)} and "
                         f"{elem_of(site.dot.operands[1].type)}")
     count = round_up(numel(shape_of(v.type)), 32 // SIZE[t.elem])  # whole 32-byte blocks: the slot's size
-    A.op("data_copy", [_slot(ctx, h, t.elem, _in_offset(h, site, i)), t.value, ctx.c64(count)])
+    if h.split is None:
+        A.op("data_copy", [_slot(ctx, h, t.elem, _in_offset(h, site, i)), t.value, ctx.c64(count)])
+        return
+    if i == 0:  # A's rows: this vector core's half, after the other's when it is AIV 1
+        if count != numel(shape_of(v.type)):
+            raise ctx.error(f"a vector core's half of this dot's operand ({numel(shape_of(v.type))} {t.elem}) is "
+                            "not whole 32-byte blocks (row split)")
+        more = half_offset(ctx, count)
+        A.op("data_copy", [_slot(ctx, h, t.elem, _in_offset(h, site, i), more), t.value, ctx.c64(count)])
+        return
+    # B is whole on both vector cores: AIV 0 writes it
+    first = arith.CmpIOp(arith.CmpIPredicate.eq, sub_block(ctx), ctx.c64(0)).result
+    only = scf.IfOp(first, [], has_else=False)
+    with ir.InsertionPoint(only.then_block):
+        A.op("data_copy", [_slot(ctx, h, t.elem, _in_offset(h, site, i)), t.value, ctx.c64(count)])
+        scf.YieldOp([])
 
 
 def _operand(ctx, site, i, access) -> Operand:
     """Operand i as the Cube copies it: its load's tile in GM, or the input slot."""
     role = "ab"[i]
+    h = state(ctx).handoff
+    both = h.split.cores if h.split is not None and i == 0 else 1  # a row split: the Cube takes both halves of A
     if access is None:
         rows, cols = shape_of(site.dot.operands[i].type)
-        h = state(ctx).handoff
-        return Operand(role, _slot(ctx, h, site.plan.in_dtype, _in_offset(h, site, i)), ctx.c64(rows), ctx.c64(cols),
-                       ctx.c64(cols))
+        return Operand(role, _slot(ctx, h, site.plan.in_dtype, _in_offset(h, site, i)), ctx.c64(rows * both),
+                       ctx.c64(cols), ctx.c64(cols))
     src, (acc, col_major) = site.srcs[i], access
     load = src.load
+    if both > 1 and (src.trans != col_major or acc.uniform):
+        # (the Cube copies both halves from the first one's access: its rows must be the first of the pair, and a
+        # condition on the whole tile the same for both)
+        raise ctx.error("this dot's A operand is read transposed from GM, or under a condition on the whole tile, "
+                        "which a row split cannot take for both vector cores' rows")
     with ctx.located(load):
-        rows, cols = extent(ctx, acc.row_limits, acc.rows), extent(ctx, acc.col_limits, acc.cols)
+        rows, cols = extent(ctx, acc.row_limits, acc.rows * both), extent(ctx, acc.col_limits, acc.cols)
         for u in acc.uniform:  # a condition on the whole tile: no rows when it fails
             on = arith.CmpIOp(arith.CmpIPredicate.sgt, ctx.lin(u), ctx.c64(0)).result
             rows = arith.SelectOp(on, rows, ctx.c64(0)).result

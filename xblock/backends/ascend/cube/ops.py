@@ -53,8 +53,9 @@ class Operand:
         return self.rows if on_cols else self.cols
 
 
-def cube_plan_of(ctx, dot):
-    """The tile plan of `dot` (2-D, or each 2-D matrix of a batched one), or the user's error at the dot.
+def cube_plan_of(ctx, dot, rows: int | None = None):
+    """The tile plan of `dot` (2-D, or each 2-D matrix of a batched one), or the user's error at the dot;
+    `rows`: the Cube's M when it is not the dot's own (a row split: both vector cores' rows, cube/rowsplit.py).
 
     The Cube unit accumulates f16/bf16/f32 products in fp32 and int8 ones in int32 (Mmad's A2 type combos);
     an f16 or bf16 result (`out_dtype=tl.float16`, an f16 accumulator) is that fp32 sum rounded once, by
@@ -65,6 +66,7 @@ def cube_plan_of(ctx, dot):
         raise ctx.error(f"the Cube unit accumulates {in_dtype} dots in {acc}: use out_dtype="
                         f"{'tl.int32' if acc == 'i32' else 'tl.float32 (or tl.float16)'}", dot)
     *_, BM, BK = shape_of(dot.operands[0].type)
+    BM = rows or BM
     BN = shape_of(dot.operands[1].type)[-1]
     soc = CUBE_SOCS.get(ctx.opts.soc)
     if soc is None:
@@ -274,16 +276,17 @@ def _slice_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c
         kf = arith.DivSIOp(ctx.add(k_here, ctx.c64(k0 - 1)), ctx.c64(k0)).result
         kcol = ctx.c64(s * bkf) if f is None else ctx.add(ctx.mul(f, ctx.c64(kf1)), ctx.c64(s * bkf))
         a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
-        rows = ctx.for_range(0, mf)
-        with ir.InsertionPoint(rows.body):
-            i = rows.induction_variable
-            if a_trans:  # L1 holds A^T: the K fractals of M row i are consecutive; each one transposed
+        if a_trans:
+            rows = ctx.for_range(0, mf)
+            with ir.InsertionPoint(rows.body):
+                i = rows.induction_variable
+                # L1 holds A^T: the K fractals of M row i are consecutive; each one transposed
                 start, stride = ctx.add(ctx.mul(i, ctx.c64(kf1)), kcol), ctx.c64(1)
-            else:
-                start, stride = ctx.add(i, ctx.mul(kcol, ctx.c64(mf))), ctx.c64(mf)
-            A.op("load_data", [ctx.at(a2, ctx.mul(ctx.mul(i, kf), ctx.c64(frac))), a1, start, kf, stride],
-                 transpose=a_trans)
-            scf.YieldOp([])
+                A.op("load_data", [ctx.at(a2, ctx.mul(ctx.mul(i, kf), ctx.c64(frac))), a1, start, kf, stride],
+                     transpose=True)
+                scf.YieldOp([])
+        else:
+            load_a_tile(ctx, plan, a2, a1, kcol, kf)
         A.op("enque", [a2], queue=qs["A2"])
         b2 = A.op("alloc_tensor", [], local, queue=qs["B2"], name="b2Local")
         _load_b(ctx, plan, b1, b2, b_trans, s, k_here, kf, f)
@@ -305,6 +308,38 @@ def _slice_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c
             A.op("mmad", [c1, a2d, b2d, *dims, first if s == 0 else no])
         A.op("free_tensor", [a2d], queue=qs["A2"])
         A.op("free_tensor", [b2d], queue=qs["B2"])
+
+
+def load_a_tile(ctx, plan, a2, a1, kcol, kf) -> None:
+    """A row-major A from its NZ L1 tile to L0A (zZ: per 16-row fractal row of M, its kf K fractals side by side),
+    the kf fractal columns that start `kcol` fractal columns into the L1 tile (i64 values).
+
+    One LoadData (2D) moves `repeatTimes` fractals, the source's `srcStride` fractals apart, each destination
+    fractal `dstGap` fractals after the end of the one before (asc-devkit docs/api/context/Load2D.md,
+    LoadData2DParams): one arithmetic progression on each side. NZ puts fractal (i, k) of the tile at
+    k * mf + i, zZ at i * kf + k, so one call covers a whole fractal row (kf fractals, srcStride mf) or a whole
+    fractal column (mf fractals, srcStride 1, dstGap kf - 1), and a tile of several rows and columns takes
+    min(mf, kf) calls (the whole tile in one only when mf or kf is 1). The fewer: by fractal columns when the
+    step's K has fewer fractals than the tile's M (baseK / K0 < baseM / 16: a 64 x 32 fp16 step, 2 calls
+    instead of 4)."""
+    k0, frac = plan.k0, plan.frac_elems
+    mf = plan.base_m // 16
+    if plan.base_k // k0 >= mf:
+        rows = ctx.for_range(0, mf)
+        with ir.InsertionPoint(rows.body):
+            i = rows.induction_variable
+            start = ctx.add(i, ctx.mul(kcol, ctx.c64(mf)))
+            A.op("load_data", [ctx.at(a2, ctx.mul(ctx.mul(i, kf), ctx.c64(frac))), a1, start, kf, ctx.c64(mf)],
+                 transpose=False)
+            scf.YieldOp([])
+        return
+    cols = ctx.for_range(ctx.c64(0), kf)
+    with ir.InsertionPoint(cols.body):
+        c = cols.induction_variable
+        start = ctx.mul(ctx.add(kcol, c), ctx.c64(mf))
+        A.op("load_data", [ctx.at(a2, ctx.mul(c, ctx.c64(frac))), a1, start, ctx.c64(mf), ctx.c64(1),
+                           ctx.sub(kf, ctx.c64(1))], transpose=False)
+        scf.YieldOp([])
 
 
 def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None) -> None:

@@ -43,10 +43,11 @@ class CubeCalls:
         self.line(f"DataCopy({self.expr(o[0])}, {self.expr(o[1])}, Nd2NzParams({args}));")
 
     def op_load_data(self, op):
-        d, s, start, rep, stride = op.operands
+        d, s, start, rep, stride, *gap = op.operands
         tr = "true" if self.attr(op, "transpose") else "false"
+        gap = self.field(gap[0]) if gap else "0"
         self.line(f"LoadData({self.expr(d)}, {self.expr(s)}, LoadData2DParams({self.field(start)}, "
-                  f"{self.field(rep)}, {self.field(stride)}, 0, 0, {tr}, 0));")
+                  f"{self.field(rep)}, {self.field(stride)}, 0, {gap}, {tr}, 0));")
 
     def op_load_data_with_transpose(self, op):
         d, s, start, rep, stride, gap, frac_gap = op.operands

@@ -41,6 +41,9 @@ class AscendPlan:
         depth of its L1 tile), recorded with the plan kept (pipeline.py; cube/tiling.py chooses them from
         the shapes and the SoC: a deep L1 tile holds several steps of the kernel's K loop, cube/depth.py);
         None while planning and for kernels without a dot.
+    row_split: the `split` chunks run along the rows of the kernel's handed-off dots, and the two vector
+        cores of an AI Core take every other chunk while the Cube runs each dot for two chunks at once
+        (MIX_AIC_1_2, cube/rowsplit.py); False splits along the largest block, on one vector core.
     """
 
     rows: int = 1
@@ -51,6 +54,7 @@ class AscendPlan:
     row_cache: bool = True
     cube_tiles: tuple | None = None
     l2_bypass: tuple = ()
+    row_split: bool = False
 
     def __post_init__(self):
         if self.dots not in DOT_MODES or self.rows < 1 or self.split < 1 or self.vector_cores not in (1, 2):
@@ -77,7 +81,9 @@ class AscendPlan:
     def describe(self) -> str:
         """One line, for `xblock profile` and the export's README."""
         parts = [f"{self.rows} row{'s' if self.rows > 1 else ''} of axis 0 per instance",
-                 "whole blocks" if self.split == 1 else f"blocks in {self.split} chunks",
+                 "whole blocks" if self.split == 1 else
+                 f"rows in {self.split} chunks, one per vector core" if self.row_split else
+                 f"blocks in {self.split} chunks",
                  f"dots {self.dots.replace('_', '-')}"]
         if self.vector_cores == 1:
             parts.append("one vector core per epilogue")
@@ -106,19 +112,22 @@ class Outcome:
 class Fits(Outcome):
     """It lowered and fits UB. `single_buffered`: only with every queue single-buffered;
     `warned`: its warnings as (message, line); `kernel_type`; `vector_epilogue`: its dots' epilogues
-    all run on the vector core after the Cube (cube/mixed.py)."""
+    all run on the vector core after the Cube (cube/mixed.py); `handoff`: its dots hand their results to the
+    vector core (cube/handoff.py)."""
 
     single_buffered: bool = False
     warned: frozenset = frozenset()
     kernel_type: str = ""
     vector_epilogue: bool = False
+    handoff: bool = False
 
 
 @dataclass(frozen=True)
 class Overflow(Outcome):
-    """It lowered, but its blocks need `total` bytes of UB, more than the SoC has."""
+    """It lowered, but its blocks need `total` bytes of UB, more than the SoC has; `handoff` as in Fits."""
 
     total: int = 0
+    handoff: bool = False
 
 
 @dataclass(frozen=True)

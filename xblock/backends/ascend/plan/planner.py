@@ -19,6 +19,10 @@ The order of the plans:
 3. Blocks that overflow UB are split into 2, 4, 8, ... chunks until they fit (twice as many when
    that keeps the queues double-buffered); a dot's vector epilogue is split into row chunks that
    both vector cores of an AI Core share, when that fits double-buffered.
+4. With the option `row_split`, a kernel whose dots hand their results to the vector core (attention)
+   is tried with its rows in 2 chunks, one for each vector core of an AI Core (MIX_AIC_1_2,
+   cube/rowsplit.py), kept when the lowering took the split and it fits as well; a kernel that overflows
+   UB is tried that way first (2, 4, 8 chunks, the vector cores taking every other one) before step 3.
 In every plan, resident loads and then the row cache are given up when they do not fit.
 """
 
@@ -52,6 +56,7 @@ class Start:
     double_buffer: bool = True
     loop_weights: bool = False  # a loop reads tiles alike in every program (row_cache.loop_weights)
     l2_bypass: tuple = ()  # the inputs every program reads its own part of, once (plan/streaming.py)
+    row_split: bool = False  # the option: hand-off kernels may run their rows on both vector cores
 
     def base(self) -> AscendPlan:
         return AscendPlan(resident=self.resident, row_cache=self.resident, l2_bypass=self.l2_bypass)
@@ -129,10 +134,17 @@ def plans(start: Start):
             if dots == HAND_OFF:
                 handed = again[0]
     if isinstance(got, Overflow):
+        if start.row_split and got.handoff:
+            both = yield from _row_split(base.but(dots=plan.dots), None)
+            if both is not None:
+                return Keep(both)
         return (yield from _split_to_fit(base.but(dots=plan.dots), plan))
     if isinstance(got, Fits):
         if got.vector_epilogue and plan.dots == FIXPIPE:
             return (yield from _both_vector_cores(base.but(dots=plan.dots), plan))
+        if got.handoff and start.row_split and plan.split == 1 and got.kernel_type != MIX_AIC_1_2:
+            both = yield from _row_split(base.but(dots=plan.dots), got)
+            return Keep(both or plan)
         return Keep(plan)
     return Fail(plan, handoff=handed)
 
@@ -185,6 +197,22 @@ def _both_vector_cores(base: AscendPlan, first: AscendPlan):
         if not isinstance(got, (Fits, Overflow)):
             return Keep(first)
     return Keep(first)
+
+
+def _row_split(base: AscendPlan, first: Fits | None):
+    """A hand-off kernel's rows in chunks that the two vector cores of an AI Core share (MIX_AIC_1_2: the
+    lowering takes the split only where every row-indexed block halves, cube/rowsplit.py): 2 chunks when
+    the kernel fits whole (`first`, its outcome), and then only if they fit as well (double-buffered if it
+    is); 2, 4, 8 while they overflow when it does not (first None), double-buffered. The plan, or None."""
+    for split in BOTH_CORES_CHUNKS:
+        plan, got = yield from _settle(base.but(split=split, row_split=True))
+        if isinstance(got, Fits) and got.kernel_type == MIX_AIC_1_2 and \
+                (not got.single_buffered or first is not None and first.single_buffered):
+            return plan
+        taken = isinstance(got, Fits) and got.kernel_type == MIX_AIC_1_2  # (single-buffered: try more chunks)
+        if first is not None or not (isinstance(got, Overflow) or taken):
+            return None
+    return None
 
 
 def run(start: Start, lower) -> Keep | Fail:

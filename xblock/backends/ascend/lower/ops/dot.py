@@ -52,6 +52,7 @@ from ...cube.ops import (
     bias_to_table,
     cube_plan_of,
     extent,
+    load_a_tile,
     mmad_steps,
     nd2nz,
     queues,
@@ -714,6 +715,8 @@ def _joinable(ctx, loop, body, dot, plan, store, bias):
         return None  # (the body runs once per program, ungated: nothing with an effect of its own)
     if any(o.name in ("xb.program_id", "xb.print", "xb.assert") for o in walk_ops(ops[at + 1:])):
         return None  # (an epilogue lowered per program reads its program id only through the prologue)
+    if any(o.name == "xb.program_id" for o in walk_ops([x.operation for x in body.operations])):
+        return None  # (nor does the K loop's body: it is lowered once per program with the prologue's values)
     joined = join_plan(plan)
     return joined if joined.join > 1 else None
 
@@ -734,19 +737,142 @@ def _program_id_of(ctx, pid, axis: int):
 # programs starting at a multiple of `join` (cores then differ by at most one group: 1/ALIGNED_GROUPS of a core's
 # work); a smaller one hands out single programs (cores differ by at most one program).
 ALIGNED_GROUPS = 16
+# The largest partner step a joined kernel looks for (_pair_step): a group of four is then p, p + 1, p + v,
+# p + v + 1 (a 2 x 2 block of tiles in a grouped order, v = GROUP_M, or in a row- or column-major one, v = the
+# tiles of a row or column up to PAIR_MAX).
+PAIR_MAX = 64
 
 
-def _group(ctx, join: int, prologue) -> JoinedGroup:
+def _is_scalar(v) -> bool:
+    t = str(v.type)
+    return not t.startswith("tensor<") and "!xb.ptr" not in t
+
+
+def _frontier(loop, body, load, prologue: set):
+    """The scalars of the prologue, depending on the program id, through which the pointer of dot operand `load`
+    depends on it (where they enter a block or a pointer: `pid_m * BLOCK_M` of `pid_m * BLOCK_M + arange`);
+    two programs whose frontier values are equal read the same tile. None when the pointer reads a
+    program-dependent scalar made elsewhere (in the K loop)."""
+    y = body.operations[len(body.operations) - 1]
+    out, seen, stack = [], set(), [load.operands[0]]
+    while stack:
+        x = stack.pop()
+        owner = x.owner
+        if isinstance(owner, ir.Block):
+            if owner == body:
+                k = list(body.arguments).index(x)
+                if k > 0:  # a carried value: its start and its step
+                    for nxt in (loop.operands[3 + k - 1], y.operands[k - 1]):
+                        if nxt not in seen:
+                            seen.add(nxt)
+                            stack.append(nxt)
+                continue
+            if owner.owner is not None and owner.owner.operation.name != "func.func":
+                return None
+            continue
+        op = owner.operation if hasattr(owner, "operation") else owner
+        if op.name == "xb.program_id" or op.regions:
+            return None
+        for v in op.operands:
+            if v in seen:
+                continue
+            seen.add(v)
+            if _is_scalar(v):
+                if _on_pid(v):
+                    if isinstance(v.owner, ir.Block) or v.owner.operation not in prologue or \
+                            str(v.type) not in ("i1", "i8", "i16", "i32", "i64", "index"):
+                        return None
+                    out.append(v)
+                continue
+            stack.append(v)
+    return out
+
+
+def _pair_step(ctx, loop, body, a_load, b_load, prologue):
+    """The step v (an i64 value before the grid loop, even, 2 when none is found) such that programs 0 and 1 share
+    one operand tile and programs 0 and v the other, the smallest up to PAIR_MAX and num_programs - 2: the
+    prologue is evaluated for programs 0, 1 and each candidate v (scalar work once per core), and tiles are
+    compared through their frontier scalars (_frontier). A hint only: which programs a group takes changes
+    which copies the run-time comparison (_slots) skips, never the result. None when the frontier of an
+    operand cannot be found (a constant 2 then)."""
+    keep = set(prologue)
+    fronts = [_frontier(loop, body, ld, keep) for ld in (a_load, b_load)]
+    if any(f is None for f in fronts) or not any(fronts):
+        return None
+    base = ctx.vmap
+
+    def keys(pid):
+        vmap = dict(base)
+        ctx.vmap = vmap
+        ctx.program_id = lambda axis: _program_id_of(ctx, pid, axis)
+        try:
+            _lower_ops(ctx, prologue, set())
+            return [[ctx.scalar(x) for x in f] for f in fronts]
+        finally:
+            del ctx.program_id
+            ctx.vmap = base
+
+    def same(k1, k2):
+        eq = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+        for x, y in zip(k1, k2):
+            eq = arith.AndIOp(eq, arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result).result
+        return eq
+
+    with ctx.before_grid:
+        last = ctx.sub(ctx.num_programs, ctx.c64(1))  # (only programs of the launch are evaluated)
+        k0, k1 = keys(ctx.c64(0)), keys(ctx.smin(ctx.c64(1), last))
+        share1 = [same(k0[i], k1[i]) for i in (0, 1)]
+        ub = ctx.smin(ctx.c64(PAIR_MAX + 1), last)
+        loop_v = scf.ForOp(ctx.c64(2), ub, ctx.c64(2), [ctx.c64(0)])
+        with ir.InsertionPoint(loop_v.body):
+            v, best = loop_v.induction_variable, loop_v.inner_iter_args[0]
+            kv = keys(v)
+            sharev = [same(k0[i], kv[i]) for i in (0, 1)]
+            ok = arith.OrIOp(arith.AndIOp(share1[0], sharev[1]).result,
+                             arith.AndIOp(share1[1], sharev[0]).result).result
+            ok = arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.eq, best, ctx.c64(0)).result).result
+            scf.YieldOp([arith.SelectOp(ok, v, best).result])
+        found = loop_v.results[0]
+        none = arith.CmpIOp(arith.CmpIPredicate.eq, found, ctx.c64(0)).result
+        return ctx.named(arith.SelectOp(none, ctx.c64(2), found).result, "pairStep")
+
+
+def _most_a_core(ctx, unit, bnum):
+    """The programs the busiest core gets when cores take whole units of `unit` programs (units / cores, one more
+    on the first ones), capped by the launch."""
+    units = arith.DivSIOp(ctx.add(ctx.num_programs, ctx.sub(unit, ctx.c64(1))), unit).result
+    most = arith.DivSIOp(ctx.add(units, ctx.sub(bnum, ctx.c64(1))), bnum).result
+    return ctx.smin(ctx.mul(most, unit), ctx.num_programs)
+
+
+def _group(ctx, join: int, prologue, pair=None) -> JoinedGroup:
     """Give each core a contiguous range of the programs, make the grid loop step over it `join` programs at a
-    time (`pid` is then a group's first program), and lower the ops before the K loop once more for each other
-    program of the group. The range is whole units of u programs, u = join when the launch has ALIGNED_GROUPS
-    groups a core or more (groups then start at multiples of `join`, which a grouped or row-major pid order makes
-    share operands), else 1: the first (units mod cores) cores take one unit more than units / cores."""
+    time, and lower the ops before the K loop once more for each program of the group. The range is whole
+    units of u programs, u = join when the launch has ALIGNED_GROUPS groups a core or more (groups then start
+    at multiples of `join`, which a grouped or row-major pid order makes share operands), else 1: the first
+    (units mod cores) cores take one unit more than units / cores.
+
+    `pair` (join 4: (loop, body, A load, B load), _pair_step): with the partner step v found, the groups of the
+    core's range are 2 x 2 blocks where they can be: each whole run of 2v programs of the range gives v / 2 groups
+    q, q + 1, q + v, q + v + 1 (q = the run's start + 2i); of the r programs left (r < 2v), the first h (h = r - v
+    rounded down to even, 0 when r <= v) pair with the h from v on the same way; the other r - 2h programs, in
+    order, make groups of consecutive ones (the last one cut short, as without pairs). The groups are as many as
+    ceil(count / 4) (2v is a multiple of 4). The unit is 2v instead of u when that leaves the busiest core no
+    more programs. v = 2 gives consecutive groups."""
+    step = _pair_step(ctx, *pair, prologue) if pair is not None and join == 4 else None
     with ctx.before_grid:
         bidx, bnum = A.op("block_idx", [], ctx.i64), A.op("block_num", [], ctx.i64)
         big = arith.CmpIOp(arith.CmpIPredicate.sge, ctx.num_programs,
                            ctx.mul(bnum, ctx.c64(ALIGNED_GROUPS * join))).result
-        unit = ctx.named(arith.SelectOp(big, ctx.c64(join), ctx.c64(1)).result, "unit")
+        unit = arith.SelectOp(big, ctx.c64(join), ctx.c64(1)).result
+        if step is not None:
+            run = ctx.mul(step, ctx.c64(2))
+            wider = arith.AndIOp(
+                arith.CmpIOp(arith.CmpIPredicate.sgt, step, ctx.c64(2)).result,
+                arith.CmpIOp(arith.CmpIPredicate.sle, _most_a_core(ctx, run, bnum),
+                             _most_a_core(ctx, unit, bnum)).result).result
+            unit = arith.SelectOp(wider, run, unit).result
+        unit = ctx.named(unit, "unit")
         units = arith.DivSIOp(ctx.add(ctx.num_programs, ctx.sub(unit, ctx.c64(1))), unit).result
         per_core = arith.DivSIOp(units, bnum).result
         extra = arith.RemSIOp(units, bnum).result
@@ -755,17 +881,59 @@ def _group(ctx, join: int, prologue) -> JoinedGroup:
         end = ctx.named(ctx.smin(ctx.add(start, ctx.mul(ctx.add(per_core, more), unit)), ctx.num_programs),
                         "endProgram")
         count = ctx.named(ctx.sub(end, start), "programsHere")
+        if step is not None:
+            run = ctx.mul(step, ctx.c64(2))
+            per_run = arith.DivSIOp(step, ctx.c64(2)).result
+            runs = ctx.named(arith.DivSIOp(count, run).result, "pairedRuns")
+            in_runs = ctx.named(ctx.mul(runs, per_run), "runGroups")
+            rest_at = ctx.mul(runs, run)  # the first program after the whole runs (from start)
+            rest = ctx.sub(count, rest_at)
+            over = ctx.smax(ctx.sub(rest, step), ctx.c64(0))
+            h = ctx.named(ctx.sub(over, arith.RemSIOp(over, ctx.c64(2)).result), "pairedLeft")
+            paired = ctx.named(ctx.add(in_runs, arith.DivSIOp(h, ctx.c64(2)).result), "pairedGroups")
+            left = ctx.sub(rest, ctx.mul(h, ctx.c64(2)))  # programs in consecutive groups
+            first_part = ctx.sub(ctx.smin(step, rest), h)  # of them, those before the h paired ones above v
     grid = ctx.grid.operation
     grid.operands[0] = start
     grid.operands[1] = end
     grid.operands[2] = _const_before(ctx, join)
-    pid0 = ctx.pid
-    programs = [(ctx.vmap, None)]
     base = ctx.vmap
-    for j in range(1, join):
-        p = ctx.add(pid0, ctx.c64(j))
-        active = arith.CmpIOp(arith.CmpIPredicate.slt, p, end).result
-        pid = ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}")
+    if step is None:
+        pid0 = ctx.pid
+        offsets = [ctx.c64(j) for j in range(join)]
+        programs = [(ctx.vmap, None)]
+    else:
+        g = arith.DivSIOp(ctx.sub(ctx.pid, start), ctx.c64(join)).result
+        in_pair = arith.CmpIOp(arith.CmpIPredicate.slt, g, paired).result
+        in_run = arith.CmpIOp(arith.CmpIPredicate.slt, g, in_runs).result
+        q_run = ctx.add(ctx.mul(arith.DivSIOp(g, per_run).result, run),
+                        ctx.mul(arith.RemSIOp(g, per_run).result, ctx.c64(2)))
+        q_left = ctx.add(rest_at, ctx.mul(ctx.sub(g, in_runs), ctx.c64(2)))
+        q = ctx.add(start, arith.SelectOp(in_run, q_run, q_left).result)
+        t = ctx.mul(ctx.sub(g, paired), ctx.c64(join))  # the group's first place among the consecutive ones
+
+        def member(j):
+            """(program j of a group of consecutive ones, whether it exists): place e = t + j among them."""
+            e = ctx.add(t, ctx.c64(j))
+            beyond = arith.CmpIOp(arith.CmpIPredicate.sge, e, first_part).result
+            at = ctx.add(ctx.add(ctx.add(start, rest_at), h), ctx.add(e, arith.SelectOp(beyond, h, ctx.c64(0)).result))
+            return at, arith.CmpIOp(arith.CmpIPredicate.slt, e, left).result
+
+        pid0 = ctx.named(arith.SelectOp(in_pair, q, member(0)[0]).result, "pid0")
+        programs = []
+    for j in range(len(programs), join):
+        if j == 0:
+            pid, active = pid0, None
+        elif step is None:
+            p = ctx.add(pid0, offsets[j])
+            active = arith.CmpIOp(arith.CmpIPredicate.slt, p, end).result
+            pid = ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}")
+        else:
+            at, exists = member(j)
+            p = arith.SelectOp(in_pair, ctx.add(q, (ctx.c64(0), ctx.c64(1), step, ctx.add(step, ctx.c64(1)))[j]),
+                               at).result
+            active = arith.OrIOp(in_pair, exists).result
+            pid = ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}")
         vmap = dict(base)
         ctx.vmap = vmap
         ctx.program_id = lambda axis, pid=pid: _program_id_of(ctx, pid, axis)
@@ -776,7 +944,7 @@ def _group(ctx, join: int, prologue) -> JoinedGroup:
             ctx.vmap = base
         if any(isinstance(vmap.get(r), Tile) for o in prologue for r in o.results):
             raise ctx.error("internal error: a joined Cube kernel's scalar prologue made a block in UB")
-        programs.append((vmap, ctx.named(active, f"active{j}")))
+        programs.append((vmap, None if active is None else ctx.named(active, f"active{j}")))
     return JoinedGroup(start, count, programs)
 
 
@@ -793,7 +961,7 @@ def _emit_joined(ctx, loop, body, dot, a_load, b_load, plan, store, relu) -> Non
     entry.update(plan=plan.describe(), usage=plan.usage(), join=plan.join)
     ops = [o.operation for o in loop.operation.block.operations]
     prologue = ops[:ops.index(loop.operation)]
-    st.group = _group(ctx, plan.join, prologue)
+    st.group = _group(ctx, plan.join, prologue, (loop, body, a_load, b_load))
     acc = loop.results[list(body.arguments).index(dot.operands[2]) - 1]
 
     def emit_aic():
@@ -974,8 +1142,8 @@ def _joined_slice(ctx, plan, qs, l1, tiles, slots, runs, f, at_first, c1, local,
     program's slot holds the same tile, then its Mmad into its own accumulator."""
     a_elems, b_elems, a2_elems, b2_elems, c1_elems = elems
     a1, b1 = l1
-    k0, frac = plan.k0, plan.frac_elems
-    mf, kf1, bkf = plan.base_m // 16, plan.k_pad // k0, plan.base_k // k0
+    k0 = plan.k0
+    kf1, bkf = plan.k_pad // k0, plan.base_k // k0
     no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
     n = len(tiles)
     for s in range(plan.k_steps):
@@ -989,14 +1157,7 @@ def _joined_slice(ctx, plan, qs, l1, tiles, slots, runs, f, at_first, c1, local,
         a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
         for j in range(n):
             def load_a(j=j):
-                rows = ctx.for_range(0, mf)
-                with ir.InsertionPoint(rows.body):
-                    i = rows.induction_variable
-                    start = ctx.add(i, ctx.mul(kcol, ctx.c64(mf)))
-                    A.op("load_data", [ctx.at(a2, ctx.add(ctx.c64(j * a2_elems), ctx.mul(ctx.mul(i, kfs[j]),
-                                                                                         ctx.c64(frac)))),
-                                       ctx.at(a1, ctx.c64(j * a_elems)), start, kfs[j], ctx.c64(mf)], transpose=False)
-                    scf.YieldOp([])
+                load_a_tile(ctx, plan, ctx.at(a2, j * a2_elems), ctx.at(a1, j * a_elems), kcol, kfs[j])
             own = runs[j] if j == 0 else arith.AndIOp(
                 runs[j], arith.CmpIOp(arith.CmpIPredicate.eq, slots[0][j], ctx.c64(j)).result).result
             _if(own, load_a)
