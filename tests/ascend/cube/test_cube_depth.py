@@ -47,13 +47,13 @@ def test_plan_reports_the_cube_tiles():
                         constexprs=dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0))
     cube = ck.metadata["cube"][0]
     assert cube["k_depth"] == 8 and cube["l1_k"] == 256 and "K depth in L1 256" in cube["plan"]
-    assert ck.metadata["plan"]["cube_tiles"] == [64, 64, 32, 256]
+    assert ck.metadata["plan"]["cube_tiles"] == [64, 64, 256, 256]  # one L0 step of 8 K slices (tiling.deepen_l0)
     assert "K depth in L1 256" in ck.asm["cpp"]  # the file header's plan line
     M = N = K = 64  # xblock.profile's report prints the plan with its tiles
     a, b, c = np.ones((M, K), np.float16), np.ones((K, N), np.float16), np.zeros((M, N), np.float32)
     prof = xblock.profile(dot_kernel, (1, 1), a, b, c, M, N, K, K, N, N, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0,
                           cube_join=False)
-    assert "Cube L0 tile 64x64x32, L1 K depth 256" in prof.report()
+    assert "Cube L0 tile 64x64x256, L1 K depth 256" in prof.report()
     off = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, cube_depth=False,
                          constexprs=dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0))
     assert off.metadata["cube"][0].get("k_depth", 1) == 1 and off.metadata["plan"]["cube_tiles"] == [64, 64, 32, 32]

@@ -7,6 +7,7 @@ numbers."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ import xblock
 import xblock.language as xl
 from examples import matmul
 from tests.ascend.cube.kernels import dot_kernel
-from xblock.backends.ascend.cube.tiling import CUBE_SOCS, deepen, join, plan_cube
+from xblock.backends.ascend.cube.tiling import CUBE_SOCS, deepen, deepen_l0, join, plan_cube
 
 B3 = CUBE_SOCS["910B3"]
 
@@ -84,6 +85,14 @@ def _inputs(M, N, K, seed=0):
     return a, b, a.astype(np.float64) @ b.astype(np.float64)
 
 
+def _agree(x, y):
+    """A joined kernel and one program at a time: the same products, summed in Mmads of other depths (a joined
+    plan's L0 step is shallower, its L0A/L0B hold `join` slots: tiling.deepen_l0), so equal up to fp32 rounding
+    (an f16 output: up to one f16 rounding)."""
+    tol = 2e-3 if x.dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("order", [0, 1, 2])
 def test_any_program_order_matches_numpy(order):
     M, N, K = 300, 230, 150  # 10 x 8 = 80 tiles of 32 x 32 (prime to 7): a group of 4 on each of 20 cores; tails
@@ -100,7 +109,7 @@ def test_any_program_order_matches_numpy(order):
         md = ordered_dot.warmup(a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
                                 cube_join=on).metadata
         assert md["cube"][0].get("join", 1) == (4 if on else 1)
-    np.testing.assert_array_equal(outs[True], outs[False])  # the same products, summed in the same order
+    _agree(outs[True], outs[False])
 
 
 @pytest.mark.parametrize("M,N,K,block", [
@@ -121,7 +130,7 @@ def test_grouped_matmul_with_its_epilogue(M, N, K, block):
         matmul.matmul_kernel[grid](*args, target="ascend", cube_join=on, **meta)
         np.testing.assert_allclose(c.astype(np.float64), ref, atol=1e-2, rtol=1e-2)
         outs[on] = c
-    np.testing.assert_array_equal(outs[True], outs[False])
+    _agree(outs[True], outs[False])
     md = matmul.matmul_kernel.warmup(*args, target="ascend", **meta).metadata
     assert md["cube"][0]["join"] == 4 and md["workspace_bytes"] == 4 * block[0] * block[1] * 4
 
@@ -140,7 +149,7 @@ def test_fixpipe_epilogue_on_a_2d_grid():
         outs[on] = c
         md = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta).metadata
         assert md["kernel_type"] == "KERNEL_TYPE_AIC_ONLY" and md["cube"][0].get("join", 1) == (4 if on else 1)
-    np.testing.assert_array_equal(outs[True], outs[False])
+    _agree(outs[True], outs[False])
 
 
 def test_shared_tiles_are_copied_once():
@@ -256,25 +265,94 @@ def test_2x2_groups_at_ragged_shapes(kernel, order):
             want = np.where(ref > 0, ref, ref * 0.5)
         np.testing.assert_allclose(c.astype(np.float64), want, atol=1e-2, rtol=1e-2)
         outs[on] = c
-    np.testing.assert_array_equal(outs[True], outs[False])
+    _agree(outs[True], outs[False])
 
 
 @pytest.mark.parametrize("on", [True, False])
 def test_l0a_loads_by_fractal_column(on):
     """A 64 x 32 fp16 step of A is 4 fractal rows of 2 K fractals: LoadData moves it by fractal column (2 calls of
     4 fractals, dstGap 1) instead of by row (4 calls of 2); K tails (a last step of 1 fractal column, dstGap 0)
-    and M/N tails agree with numpy, joined or not."""
+    and M/N tails agree with numpy, joined or not. One BLOCK_K slice per L1 tile (cube_depth=False): with deep
+    tiles the L0 step spans several slices (64 x 64 x 64 and deeper: test_l0_steps_span_k_slices)."""
     M, N, K = 200, 130, 104  # 4 x 3 tiles of 64 x 64; K: 3 steps of 32 and one of 8
     a, b, ref = _inputs(M, N, K, 8)
     grid = (xblock.cdiv(M, 64), xblock.cdiv(N, 64))
     c = np.zeros((M, N), np.float16)
-    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=1)
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=1, cube_depth=False)
     dot_kernel[grid](a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta)
     np.testing.assert_allclose(c.astype(np.float64), np.maximum(ref, 0), atol=1e-2, rtol=1e-2)
     ck = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta)
     assert ", 4, 1, 0, (" in ck.asm["cpp"]  # LoadData2DParams: repeat 4 (the fractal rows), srcStride 1, a dstGap
     # 12 programs (one a core), each 4 K steps of 2, 2, 2 and 1 K fractals: A and B 7 calls each (by row: A 16)
     assert sum(e["load_data_calls"] for e in ck.launcher.last_block_counters) == 12 * (7 + 7)
+
+
+@pytest.mark.parametrize("block,joined,base_k", [
+    ((64, 64, 32), True, 64),     # 4 programs x 2 buffers x 8 KB: L0A and L0B exactly full
+    ((64, 64, 32), False, 256),   # one program: the whole 256-deep L1 tile in one step (32 KB x 2)
+    ((32, 32, 32), True, 128),
+    ((64, 128, 32), True, 64),
+    ((128, 256, 64), False, 64),  # L0B is full with one 64-deep slice double-buffered: unchanged
+])
+def test_l0_step_is_chosen_from_the_shapes(block, joined, base_k):
+    p = plan_cube(*block, "f16", B3)
+    d = deepen_l0(deepen(join(p) if joined else p))
+    assert d.base_k == base_k and d.slice_k == max(base_k, d.k_pad) and d.l1_k % d.slice_k == 0
+    assert all(u <= c for u, c in d.usage().values())
+    assert (d.db_l0a, d.db_l0b) == (p.db_l0a, p.db_l0b)  # L0A/L0B keep their double buffering
+    assert deepen_l0(join(plan_cube(64, 64, 32, "f32", B3))).base_k <= 32  # b16 only
+
+
+def _typed(x, dtype):
+    return x.astype(ml_dtypes.bfloat16) if dtype == "bf16" else x
+
+
+@pytest.mark.parametrize("K", [33, 95, 128, 200, 256])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_l0_steps_span_k_slices(K, dtype):
+    """Joined 64 x 64 x 32 programs with 128-deep L1 tiles multiply in 64 x 64 x 64 Mmads (two of the kernel's K
+    slices a step, tiling.deepen_l0): ceil(K / 64) Mmads a program, not ceil(K / 32); a ragged K (33: one
+    Mmad of k 33; 95: 64 + 31; 200: a second L1 tile of 72 = 64 + 8) is exact, f16 and bf16, joined or not."""
+    M, N = 200, 130  # 4 x 3 programs of 64 x 64 (one a core), M and N tails
+    a, b, ref = _inputs(M, N, K, K)
+    a, b = _typed(a, dtype), _typed(b, dtype)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    grid = (xblock.cdiv(M, 64), xblock.cdiv(N, 64))
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0)
+    outs = {}
+    for on in (True, False):
+        c = np.zeros((M, N), np.float32)
+        dot_kernel[grid](a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta)
+        np.testing.assert_allclose(c, ref, atol=1e-3, rtol=1e-3)
+        outs[on] = c
+    _agree(outs[True], outs[False])
+    ck = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", **meta)
+    md = ck.metadata["cube"][0]
+    assert md["join"] == 4 and tuple(md["tiles"]) == (64, 64, 64, 128)
+    assert "a2Local[4096]" in ck.asm["cpp"]  # program 1's L0A slot: 64 x 64 elements (a 64-deep step of A)
+    prof = xblock.profile(dot_kernel, grid, a, b, c, M, N, K, K, N, N, **meta).counters
+    assert prof["mmad_calls"] == 12 * -(-K // 64)
+    assert prof["cube_ops"] == 12 * 16 * -(-K // 16)  # the fractals of the real K, as with 32-deep steps
+    one = xblock.profile(dot_kernel, grid, a, b, c, M, N, K, K, N, N, cube_join=False, **meta).counters
+    assert one["mmad_calls"] == 12 * -(-K // 256) and one["cube_ops"] == prof["cube_ops"]
+
+
+def test_l0_steps_of_a_grouped_matmul():
+    """examples/matmul.py (leaky-ReLU on the vector cores) at 64 x 64 x 32 in 2 x 2 groups: 64-deep Mmads, half
+    the Mmads of 32-deep steps, the same fractals; numpy agrees at a ragged K."""
+    M, N, K = 256, 1280, 200  # 4 x 20 = 80 programs: 4 a core
+    a, b, ref = _inputs(M, N, K, 11)
+    ref = np.where(ref >= 0, ref, 0.01 * ref)
+    grid = (xblock.cdiv(M, 64) * xblock.cdiv(N, 64),)
+    c = np.zeros((M, N), np.float16)
+    args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+    matmul.matmul_kernel[grid](*args, target="ascend", **meta)
+    np.testing.assert_allclose(c.astype(np.float64), ref, atol=1e-2, rtol=1e-2)
+    on = xblock.profile(matmul.matmul_kernel, grid, *args, **meta).counters
+    flat = xblock.profile(matmul.matmul_kernel, grid, *args, cube_depth=False, **meta).counters
+    assert on["mmad_calls"] == 80 * 4 and flat["mmad_calls"] == 80 * 7
+    assert on["cube_ops"] == flat["cube_ops"]
 
 
 @xblock.jit

@@ -63,8 +63,9 @@ def test_cube_counters_and_kernel_type():
         stride_cm="i32"), constexprs=dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, RELU=0))
     ck[(2, 2)](a, b, c, M, N, K, K, N, N)
     got = cube_counters(ck)
-    # 4 programs x 2 K steps x (2 x 2 output fractals x 2 K fractals); each input element read once per program
-    assert got["cube_ops"] == 4 * 2 * 8 and got["mmad_calls"] == 8
+    # 4 programs x 2 K steps x (2 x 2 output fractals x 2 K fractals); each input element read once per program;
+    # one Mmad a program: its L0 step spans both K steps of the deep L1 tile (tiling.deepen_l0)
+    assert got["cube_ops"] == 4 * 2 * 8 and got["mmad_calls"] == 4
     assert got["gm_to_l1_bytes"] == 4 * 2 * (32 * 32 * 2) * 2 and got["l0c_to_gm_bytes"] == M * N * 4
     assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);" in ck.asm["cpp"]
 

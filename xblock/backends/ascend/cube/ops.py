@@ -251,23 +251,25 @@ def mmad_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1,
         return
     if a_trans or b_trans:
         raise ctx.error("internal error: a deep L1 tile of a transposed dot operand")  # deepen() is never asked
-    used = arith.DivSIOp(ctx.add(k_valid, ctx.c64(plan.k_pad - 1)), ctx.c64(plan.k_pad)).result
+    w = plan.slice_k  # a k_pad slice, or an L0 step of several (tiling.deepen_l0)
+    used = arith.DivSIOp(ctx.add(k_valid, ctx.c64(w - 1)), ctx.c64(w)).result
     loop = ctx.for_range(ctx.c64(0), ctx.named(ctx.smax(used, ctx.c64(1)), "kSlices"))
     loop.attributes["name"] = ir.StringAttr.get("kk")
     with ir.InsertionPoint(loop.body):
         f = loop.induction_variable
         at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
-        k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(plan.k_pad)))
+        k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(w)))
         _slice_steps(ctx, plan, qs, a1, b1, False, False, k_left, c1, in_t, at_first, bias, f)
         scf.YieldOp([])
 
 
 def _slice_steps(ctx, plan, qs, a1, b1, a_trans: bool, b_trans: bool, k_valid, c1, in_t, first, bias, f) -> None:
-    """The baseK steps of one k_pad-wide slice of the L1 tile: slice `f` (an i64 value; None: the tile's only
-    slice), whose fractal columns start f * k_pad / K0 into the tile."""
+    """The baseK steps of one slice_k-wide slice of the L1 tile (k_pad, or a deeper L0 step: tiling.deepen_l0):
+    slice `f` (an i64 value; None: the tile's only slice), whose fractal columns start f * slice_k / K0 into
+    the tile."""
     local = A.local_type(in_t)
     k0, frac = plan.k0, plan.frac_elems
-    mf, kf1 = plan.base_m // 16, plan.k_pad // k0
+    mf, kf1 = plan.base_m // 16, plan.slice_k // k0
     bkf = plan.base_k // k0
     for s in range(plan.k_steps):
         # valid K in this baseK step, and the fractals LoadData moves for it
@@ -350,11 +352,11 @@ def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None) -> Non
     LoadDataWithTranspose, whose squares join two fractals (asc-devkit LoadDataWithTranspose.md): b8 the two K
     fractals 16 x 32 above one another in the NZ L1 tile (a 32 x 32 square -> N fractals 2u, 2u+1, side by side
     in L0B); b32 two 16 x 8 N fractals side by side in the zZ L1 tile (_b32_rows_to_l1: a 16 x 16 square -> the
-    K fractals 2t, 2t+1, nf fractals apart in L0B). `f`: the k_pad-wide slice of a deep L1 tile (mmad_steps)."""
+    K fractals 2t, 2t+1, nf fractals apart in L0B). `f`: the slice_k-wide slice of a deep L1 tile (mmad_steps)."""
     k0, frac = plan.k0, plan.frac_elems
     nf, kf1, bkf = plan.base_n // 16, plan.l1_k // k0, plan.base_k // k0
     # the first K fractal (b16, b8) or 16-row band (b32) of this step in the L1 tile
-    first_kf = ctx.c64(s * bkf) if f is None else ctx.add(ctx.mul(f, ctx.c64(plan.k_pad // k0)), ctx.c64(s * bkf))
+    first_kf = ctx.c64(s * bkf) if f is None else ctx.add(ctx.mul(f, ctx.c64(plan.slice_k // k0)), ctx.c64(s * bkf))
     if b_trans or plan.esize == 2:
         ks = ctx.for_range(ctx.c64(0), kf)
         with ir.InsertionPoint(ks.body):
@@ -377,7 +379,7 @@ def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None) -> Non
             scf.YieldOp([])
         return
     band0 = ctx.c64(s * plan.base_k // 16) if f is None else \
-        ctx.add(ctx.mul(f, ctx.c64(plan.k_pad // 16)), ctx.c64(s * plan.base_k // 16))
+        ctx.add(ctx.mul(f, ctx.c64(plan.slice_k // 16)), ctx.c64(s * plan.base_k // 16))
     bands = arith.DivSIOp(ctx.add(k_here, ctx.c64(15)), ctx.c64(16)).result  # b32: 16 rows of K per square
     loop = ctx.for_range(ctx.c64(0), bands)
     with ir.InsertionPoint(loop.body):

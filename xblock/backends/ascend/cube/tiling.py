@@ -96,7 +96,7 @@ class CubePlan:
     base_m: int  # BLOCK_M rounded up to whole fractals: the L0A/L0C rows
     base_n: int
     k_pad: int  # BLOCK_K rounded up to whole fractals: the L1 slice width
-    base_k: int  # the K width of one LoadData/Mmad step (divides k_pad)
+    base_k: int  # the K width of one LoadData/Mmad step (divides k_pad, or a multiple of it: deepen_l0)
     depth_a1: int  # L1 buffers for A (2 = the next K step's copy overlaps this one's LoadData)
     depth_b1: int
     db_l0a: int  # L0A buffers
@@ -127,9 +127,15 @@ class CubePlan:
         return ACC_DTYPE[self.in_dtype]
 
     @property
+    def slice_k(self) -> int:
+        """The K the Cube's loop over one L1 tile steps by: a k_pad-wide slice (one step of the kernel's K
+        loop), or baseK when an L0 step spans several slices of a deep tile (deepen_l0)."""
+        return max(self.k_pad, self.base_k)
+
+    @property
     def k_steps(self) -> int:
-        """LoadData/Mmad steps per step of the kernel's K loop."""
-        return self.k_pad // self.base_k
+        """LoadData/Mmad steps per slice_k of K (per step of the kernel's K loop unless deepen_l0 widened them)."""
+        return self.slice_k // self.base_k
 
     @property
     def a1_bytes(self) -> int:
@@ -167,8 +173,12 @@ class CubePlan:
         }
 
     def describe(self) -> str:
-        parts = [f"baseM={self.base_m} baseN={self.base_n} baseK={self.base_k} (BLOCK_K {self.block_k} in "
-                 f"{self.k_steps} step{'s' * (self.k_steps > 1)})"]
+        if self.base_k > self.k_pad:
+            parts = [f"baseM={self.base_m} baseN={self.base_n} baseK={self.base_k} ({self.base_k // self.k_pad} "
+                     f"slices of BLOCK_K {self.block_k} a step)"]
+        else:
+            parts = [f"baseM={self.base_m} baseN={self.base_n} baseK={self.base_k} (BLOCK_K {self.block_k} in "
+                     f"{self.k_steps} step{'s' * (self.k_steps > 1)})"]
         if self.k_depth > 1:
             parts.append(f"K depth in L1 {self.l1_k} ({self.k_depth} of the kernel's K steps per copy)")
         if self.join > 1:
@@ -228,6 +238,26 @@ def deepen(plan: CubePlan, reserved_l1: int = 0) -> CubePlan:
                 deeper.l1_k > 4095:
             break
         best, depth = deeper, depth * 2
+    return best
+
+
+def deepen_l0(plan: CubePlan) -> CubePlan:
+    """The plan with the deepest L0 step (baseK) of whole k_pad slices of a deep L1 tile (a power of two of them
+    dividing k_depth) whose L0A and L0B tiles keep the plan's buffering (`join` slots each) and LoadData's 255
+    fractals a call; the plan itself when no deeper one fits. One Mmad then spans several of the kernel's K
+    steps: fewer Mmads, each paying its start-up once (a 64 x 64 x 32 fp16 Mmad is 32 fractal cycles). The K
+    of a deep tile is a prefix (cube/depth.py), so a step's valid K is min(K left, baseK), as for one slice.
+    b16 operands only (the b32 and b8 L0B loads keep one slice a step)."""
+    if plan.k_depth < 2 or plan.base_k != plan.k_pad or plan.esize != 2:
+        return plan
+    s, best, g = plan.soc, plan, 2
+    while plan.k_depth % g == 0:
+        deeper = replace(plan, base_k=g * plan.k_pad)
+        if plan.join * plan.db_l0a * deeper.a2_bytes > s.l0a_bytes or \
+                plan.join * plan.db_l0b * deeper.b2_bytes > s.l0b_bytes or deeper.base_k // plan.k0 > 255 or \
+                deeper.base_k > 4095:
+            break
+        best, g = deeper, g * 2
     return best
 
 

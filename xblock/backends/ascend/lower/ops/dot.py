@@ -59,7 +59,7 @@ from ...cube.ops import (
     to_l1,
     widen,
 )
-from ...cube.tiling import deepen
+from ...cube.tiling import deepen, deepen_l0
 from ...cube.tiling import join as join_plan
 from ...plan.plan import HAND_OFF, VectorCoreNeeded
 from ...values import Splat, Tile, elem_of, shape_of
@@ -450,6 +450,7 @@ def _deepen(ctx, loop, body, new, dot, a_load, b_load, plan, scalars, done, bias
         return plan, {}
     step = ctx.const_of(ctx.scalar(loop.operands[2]))
     deep = deepen(plan, plan.base_n * 4 if bias else 0)
+    deep = deepen_l0(deep)  # an L0 step of several of the deep tile's K slices where L0A/L0B hold it
     if step is None or step <= 0 or deep is plan:
         return plan, {}
     moves = {ctx.ps.key(body.arguments[0]): Lin.const(step)}
@@ -1096,7 +1097,7 @@ def _joined_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs) 
                         _if(arith.CmpIOp(arith.CmpIPredicate.eq, slots[side][j], ctx.c64(j)).result, copy)
                 A.op("enque", [t], queue=qs[pos])
                 l1.append(A.op("deque", [], local, queue=qs[pos], name=f"{'ab'[side]}1"))
-            used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.k_pad - 1)), ctx.c64(plan.k_pad)).result
+            used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result
                     for _, kv in tiles]
             most = ctx.c64(1)
             for u in used:
@@ -1143,14 +1144,14 @@ def _joined_slice(ctx, plan, qs, l1, tiles, slots, runs, f, at_first, c1, local,
     a_elems, b_elems, a2_elems, b2_elems, c1_elems = elems
     a1, b1 = l1
     k0 = plan.k0
-    kf1, bkf = plan.k_pad // k0, plan.base_k // k0
+    kf1, bkf = plan.slice_k // k0, plan.base_k // k0
     no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
     n = len(tiles)
     for s in range(plan.k_steps):
         kcol = ctx.add(ctx.mul(f, ctx.c64(kf1)), ctx.c64(s * bkf))
         heres, kfs = [], []
         for _, k_valid in tiles:
-            k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(plan.k_pad)))
+            k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(plan.slice_k)))
             k_here = ctx.smax(ctx.smin(ctx.sub(k_left, ctx.c64(s * plan.base_k)), ctx.c64(plan.base_k)), ctx.c64(0))
             heres.append(k_here)
             kfs.append(arith.DivSIOp(ctx.add(k_here, ctx.c64(k0 - 1)), ctx.c64(k0)).result)
