@@ -436,7 +436,8 @@ def _pvalue(g, d, tag, depth):
 # ========================================================================================= reached paths
 def ascend_paths(ck, grid):
     """The newer ascend paths a compiled kernel takes (those that apply): "cube:joined" (its dot's programs
-    joined), "l2:planned" (inputs kept out of L2 when the launch exceeds it), "l2:taken" (this launch does),
+    joined), "cube:row-split" (its handed-off dots' vector work split by rows over both vector cores),
+    "l2:planned" (inputs kept out of L2 when the launch exceeds it), "l2:taken" (this launch does),
     and "permute:INSTR:WHAT", a vector move (INSTR transdata5hd, gather or gathermask) of the C++ lowering a
     source line that is a trans/permute, a split/join, a load, a store or other (the source-line comments
     above each statement of the generated C++)."""
@@ -444,6 +445,8 @@ def ascend_paths(ck, grid):
     md = getattr(ck, "metadata", None) or {}
     if any(int(e.get("join", 1)) > 1 for e in md.get("cube") or []):
         out.append("cube:joined")
+    if (md.get("row_split") or {}).get("taken"):
+        out.append("cube:row-split")
     plan = md.get("plan") or {}
     if plan.get("l2_bypass"):
         out.append("l2:planned")
@@ -467,7 +470,6 @@ def ascend_paths(ck, grid):
             "store" if "tl.store(" in line else "other"
         moves.add(f"permute:{instr}:{what}")
     return out + sorted(moves)
-    return out
 
 
 if G is None:  # imported on its own: load the generator, which installs itself here

@@ -34,9 +34,9 @@ from ..vector.access import segments, used_after
 from ..vector.tiles import dst_tile
 from .batch import batch_tile, is_batched
 from .match import owner_of, splat_float, users_of
-from .mixed import QUANT, state, workspace_view
+from .mixed import QUANT, mix_1_2, state, workspace_view
 from .ops import Operand, cube_plan_of, extent, mmad_steps, queues, to_l1
-from .rowsplit import half_offset, mix_1_2, plan_row_split, share_rows, sub_block
+from .rowsplit import half_offset, plan_row_split, share_rows, sub_block
 from .sections import section_kernel
 
 OUT_READY, OUT_FREE, IN_READY, IN_FREE = 2, 3, 4, 5  # cross-core flag ids (0 and 1: cube_mixed's K loops)

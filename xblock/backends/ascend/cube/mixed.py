@@ -284,8 +284,7 @@ def _emit_chunked(ctx, rest, plan, acc_result, last: bool = True) -> None:
     st = state(ctx)
     both = ctx.plan.vector_cores > 1 and _shared(rest)
     if both:
-        st.kernel_type.attributes["type"] = ir.StringAttr.get(MIX_AIC_1_2)
-        ctx.meta["kernel_type"] = MIX_AIC_1_2
+        mix_1_2(ctx)
         ctx.ext.share_loop = _every_other
     ctx.meta["cube"][-1]["vector_cores"] = 2 if both else 1
     A.op("cross_core_wait_flag", [ctx.c64(FLAG_TILE_READY)])
@@ -298,11 +297,21 @@ def _emit_chunked(ctx, rest, plan, acc_result, last: bool = True) -> None:
     A.op("cross_core_set_flag", [ctx.c64(FLAG_WS_FREE)], mode=2, pipe="PIPE_MTE2")
 
 
+def mix_1_2(ctx) -> None:
+    """The kernel is MIX_AIC_1_2 (the Cube queues' declaration made it MIX_AIC_1_1): the AIC and both AIVs."""
+    state(ctx).kernel_type.attributes["type"] = ir.StringAttr.get(MIX_AIC_1_2)
+    ctx.meta["kernel_type"] = MIX_AIC_1_2
+
+
 def _every_other(op, lb, step):
     """The bounds of a chunk loop on one of two vector cores: chunks sub, sub + 2, ..."""
     if "xb.chunks" not in op.attributes:
         return lb, step
-    sub = A.op("sub_block_idx", [], ir.IntegerType.get_signless(64))
+    return every_other(lb, step, A.op("sub_block_idx", [], ir.IntegerType.get_signless(64)))
+
+
+def every_other(lb, step, sub):
+    """The bounds of a chunk loop from lb by step that runs every other chunk from chunk `sub` (an i64)."""
     if lb.type != sub.type:
         sub = arith.TruncIOp(lb.type, sub).result
     lb0, step0 = Builders.const_of(lb), Builders.const_of(step)

@@ -34,11 +34,9 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ....dialects import ascendc as A
-from ..builders import Builders
-from ..options import MIX_AIC_1_2
 from ..values import shape_of
 from .match import owner_of
-from .mixed import SIDE_EFFECTS, state, walk_ops
+from .mixed import SIDE_EFFECTS, every_other, walk_ops
 
 CHUNKS = "xb.chunks"
 FRACTAL_ROWS = 16  # rows of a 16 x (32 B) fractal of the Cube's A tile: each AIV's half starts on one
@@ -164,14 +162,6 @@ def _reaches(v, iv) -> bool:
     return False
 
 
-def mix_1_2(ctx) -> None:
-    """The kernel is MIX_AIC_1_2 and the vector cores share out the chunk loops (after the Cube queues'
-    declaration made it MIX_AIC_1_1)."""
-    st = state(ctx)
-    st.kernel_type.attributes["type"] = ir.StringAttr.get(MIX_AIC_1_2)
-    ctx.meta["kernel_type"] = MIX_AIC_1_2
-
-
 def share_rows(ctx):
     """The `ctx.ext.share_loop` of a row split: a chunk loop runs chunks lb + s, lb + s + 2, ... where s is
     `GetSubBlockIdx()` on an AIV and 0 on the AIC (read once before the grid loop, in an AIV section: the API
@@ -187,13 +177,7 @@ def share_rows(ctx):
     half = sec.results[0]
 
     def share(op, lb, step):
-        if CHUNKS not in op.attributes:
-            return lb, step
-        s = arith.TruncIOp(lb.type, half).result if lb.type != half.type else half
-        step0 = Builders.const_of(step)
-        twice = arith.ConstantOp(step.type, 2 * step0).result if step0 is not None else \
-            arith.MulIOp(step, arith.ConstantOp(step.type, 2).result).result
-        return (s if Builders.const_of(lb) == 0 else arith.AddIOp(lb, s).result), twice
+        return every_other(lb, step, half) if CHUNKS in op.attributes else (lb, step)
 
     return share
 
