@@ -58,10 +58,14 @@ def main() -> None:
                          "the deep L1 tiles of cube/depth.py)")
     ap.add_argument("--no-join", action="store_true",
                     help="run one program of a core at a time (cube_join=False: no program joining of small tiles)")
+    ap.add_argument("--no-pool", action="store_true",
+                    help="join at most 4 programs, each with L1 slots of its own (cube_pool=False: no tile pool)")
     args = ap.parse_args()
     opts = dict(cube_depth=False) if args.no_depth else {}
     if args.no_join:
         opts["cube_join"] = False
+    if args.no_pool:
+        opts["cube_pool"] = False
     S = args.size
     BM, BN, BK = map(int, args.block.split(","))
     out_bytes = S * S * 2

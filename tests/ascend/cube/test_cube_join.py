@@ -28,7 +28,7 @@ B3 = CUBE_SOCS["910B3"]
     ((128, 256, 64), "f16", 1),
 ])
 def test_join_is_chosen_from_the_shapes(block, dtype, programs):
-    p = join(plan_cube(*block, dtype, B3))
+    p = join(plan_cube(*block, dtype, B3), pooled=False)  # (the pooled join of 8: test_cube_pool.py)
     assert p.join == programs
     d = deepen(p)
     used = d.usage()
@@ -108,7 +108,7 @@ def test_any_program_order_matches_numpy(order):
         outs[on] = c
         md = ordered_dot.warmup(a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
                                 cube_join=on).metadata
-        assert md["cube"][0].get("join", 1) == (4 if on else 1)
+        assert md["cube"][0].get("join", 1) == (8 if on else 1)
     _agree(outs[True], outs[False])
 
 
@@ -132,7 +132,7 @@ def test_grouped_matmul_with_its_epilogue(M, N, K, block):
         outs[on] = c
     _agree(outs[True], outs[False])
     md = matmul.matmul_kernel.warmup(*args, target="ascend", **meta).metadata
-    assert md["cube"][0]["join"] == 4 and md["workspace_bytes"] == 4 * block[0] * block[1] * 4
+    assert md["cube"][0]["join"] == 8 and md["workspace_bytes"] == 8 * block[0] * block[1] * 4
 
 
 def test_fixpipe_epilogue_on_a_2d_grid():
@@ -148,7 +148,7 @@ def test_fixpipe_epilogue_on_a_2d_grid():
         np.testing.assert_allclose(c.astype(np.float64), np.maximum(ref, 0), atol=1e-2, rtol=1e-2)
         outs[on] = c
         md = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", cube_join=on, **meta).metadata
-        assert md["kernel_type"] == "KERNEL_TYPE_AIC_ONLY" and md["cube"][0].get("join", 1) == (4 if on else 1)
+        assert md["kernel_type"] == "KERNEL_TYPE_AIC_ONLY" and md["cube"][0].get("join", 1) == (8 if on else 1)
     _agree(outs[True], outs[False])
 
 
@@ -168,8 +168,8 @@ def test_shared_tiles_are_copied_once():
 
 @pytest.mark.parametrize("order", [0, 2])
 def test_large_launch_takes_aligned_groups(order):
-    """1312 programs on 20 cores (at least ALIGNED_GROUPS groups a core): each core takes whole groups of 4
-    programs starting at multiples of 4, the last core's last group cut short by the launch."""
+    """1312 programs on 20 cores (at least ALIGNED_GROUPS groups a core): each core takes whole groups of 8
+    programs (a pooled join) starting at multiples of 8, the last core's last group cut short by the launch."""
     M, N, K = 648, 512, 40  # 41 x 32 tiles of 16 x 16 (1312, prime to 7)
     a, b, ref = _inputs(M, N, K, 5)
     ref = np.where(ref > 0, ref, ref * 0.5)
@@ -179,7 +179,7 @@ def test_large_launch_takes_aligned_groups(order):
     np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
     md = ordered_dot.warmup(a, b, c, M, N, K, target="ascend", ORDER=order, BLOCK_M=16, BLOCK_N=16,
                             BLOCK_K=32).metadata
-    assert md["cube"][0]["join"] == 4
+    assert md["cube"][0]["join"] == 8
 
 
 @xblock.jit
@@ -221,17 +221,20 @@ def test_programs_with_different_k_loops_are_not_joined():
 def test_2x2_groups_copy_half_the_tiles():
     """Grouped order (GROUP_M 8): the partner step found at run time is 8, so each group is programs q, q + 1,
     q + 8, q + 9 (a 2 x 2 block of tiles: two A tiles and two B tiles), not four consecutive programs (one B
-    tile, four A tiles): GM -> L1 bytes are half those of one program at a time (4 tile copies of 8), not 5/8."""
+    tile, four A tiles): GM -> L1 bytes are half those of one program at a time (4 tile copies of 8), not 5/8.
+    Joined by 8 (the pool, the default) two such groups side by side make a 4 x 2 block: 6 tile copies of 16."""
     M, N, K = 256, 1280, 128  # 8 x 40 = 320 programs of 32 x 32: 16 a core, one run of 16 (4 groups) each
     a, b, _ = _inputs(M, N, K, 6)
     c = np.zeros((M, N), np.float16)
     grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
     args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
     meta = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=8)
-    on = xblock.profile(matmul.matmul_kernel, grid, *args, **meta).counters
+    on = xblock.profile(matmul.matmul_kernel, grid, *args, cube_pool=False, **meta).counters
+    pooled = xblock.profile(matmul.matmul_kernel, grid, *args, **meta).counters
     off = xblock.profile(matmul.matmul_kernel, grid, *args, cube_join=False, **meta).counters
-    assert on["mmad_calls"] == off["mmad_calls"]
+    assert on["mmad_calls"] == off["mmad_calls"] == pooled["mmad_calls"]
     assert on["gm_to_l1_bytes"] * 2 == off["gm_to_l1_bytes"]
+    assert pooled["gm_to_l1_bytes"] * 16 == off["gm_to_l1_bytes"] * 6
 
 
 @pytest.mark.parametrize("kernel,order", [("matmul", None), ("ordered", 0), ("ordered", 2), ("ordered", 3),
@@ -296,11 +299,11 @@ def test_l0a_loads_by_fractal_column(on):
 ])
 def test_l0_step_is_chosen_from_the_shapes(block, joined, base_k):
     p = plan_cube(*block, "f16", B3)
-    d = deepen_l0(deepen(join(p) if joined else p))
+    d = deepen_l0(deepen(join(p, pooled=False) if joined else p))
     assert d.base_k == base_k and d.slice_k == max(base_k, d.k_pad) and d.l1_k % d.slice_k == 0
     assert all(u <= c for u, c in d.usage().values())
     assert (d.db_l0a, d.db_l0b) == (p.db_l0a, p.db_l0b)  # L0A/L0B keep their double buffering
-    assert deepen_l0(join(plan_cube(64, 64, 32, "f32", B3))).base_k <= 32  # b16 only
+    assert deepen_l0(join(plan_cube(64, 64, 32, "f32", B3), pooled=False)).base_k <= 32  # b16 only
 
 
 def _typed(x, dtype):
@@ -312,13 +315,14 @@ def _typed(x, dtype):
 def test_l0_steps_span_k_slices(K, dtype):
     """Joined 64 x 64 x 32 programs with 128-deep L1 tiles multiply in 64 x 64 x 64 Mmads (two of the kernel's K
     slices a step, tiling.deepen_l0): ceil(K / 64) Mmads a program, not ceil(K / 32); a ragged K (33: one
-    Mmad of k 33; 95: 64 + 31; 200: a second L1 tile of 72 = 64 + 8) is exact, f16 and bf16, joined or not."""
+    Mmad of k 33; 95: 64 + 31; 200: a second L1 tile of 72 = 64 + 8) is exact, f16 and bf16, joined by 4 or
+    not."""
     M, N = 200, 130  # 4 x 3 programs of 64 x 64 (one a core), M and N tails
     a, b, ref = _inputs(M, N, K, K)
     a, b = _typed(a, dtype), _typed(b, dtype)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     grid = (xblock.cdiv(M, 64), xblock.cdiv(N, 64))
-    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0)
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=0, cube_pool=False)  # (pooled: test_cube_pool.py)
     outs = {}
     for on in (True, False):
         c = np.zeros((M, N), np.float32)

@@ -119,6 +119,9 @@ class AscendOptions(BaseOptions):
         cube_join: let a core run several programs of a small-tile dot together (their K loops in
             one, operand tiles they share copied and loaded once, one L0C accumulator each:
             `lower/ops/dot.py` _emit_joined, `cube/tiling.py` join); False runs one program at a time.
+        cube_pool: let a joined kernel run 8 programs together whose distinct tiles share one L1 pool
+            (a 4 x 2 block of 64 x 64 tiles keeps 256-deep L1 tiles: `lower/ops/dot.py` _pooled_step);
+            False joins at most 4, each with L1 slots of its own.
         l2_bypass: keep the inputs every program reads its own part of, once, out of L2 when the launch
             moves more than L2 holds (`GlobalTensor::SetL2CacheHint`, `plan/streaming.py`); False reads
             every input through L2.
@@ -135,13 +138,15 @@ class AscendOptions(BaseOptions):
     resident: bool = True
     cube_depth: bool = True
     cube_join: bool = True
+    cube_pool: bool = True
     l2_bypass: bool = True
     row_split: bool = True
 
     def __post_init__(self):
         if self.soc not in SOCS:
             raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
-        for name in ("coarsen", "resident", "cube_depth", "cube_join", "l2_bypass", "row_split"):
+        for name in ("coarsen", "resident", "cube_depth", "cube_join", "cube_pool", "l2_bypass",
+                     "row_split"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.buffer_num not in (1, 2):

@@ -107,7 +107,7 @@ def queues(ctx, plan, mixed: bool = False):
             st.kernel_type = A.op("kernel_type", [], type=kind)
         qs, st.queue_decls = {}, {}
         for pos, num, nbytes in _sizes(plan):
-            name = ("inQueue" if pos != "CO1" else "outQueue") + pos
+            name = ("inQueue" if pos != "CO1" else "outQueue") + ("L1" if plan.slots and pos == "A1" else pos)
             st.queue_decls[pos] = A.op("tque", [], sym_name=name, position=pos, depth=1, num=num, bytes=nbytes)
             qs[pos] = name
     st.queues = qs
@@ -115,6 +115,10 @@ def queues(ctx, plan, mixed: bool = False):
 
 
 def _sizes(plan):
+    if plan.slots:  # a pooled plan (tiling.join): one L1 pool for both sides, `slots` tiles a side in L0A/L0B
+        t = plan.slots
+        return (("A1", plan.depth_a1, plan.pool_bytes), ("A2", plan.db_l0a, t * plan.a2_bytes),
+                ("B2", plan.db_l0b, t * plan.b2_bytes), ("CO1", 1, plan.join * plan.c1_bytes))
     j = plan.join  # a joined plan (tiling.join): one slot per program in each buffer
     return (("A1", plan.depth_a1, j * plan.a1_bytes), ("B1", plan.depth_b1, j * plan.b1_bytes),
             ("A2", plan.db_l0a, j * plan.a2_bytes), ("B2", plan.db_l0b, j * plan.b2_bytes),

@@ -103,6 +103,27 @@ class CubePlan:
     db_l0b: int
     k_depth: int = 1  # steps of the kernel's K loop one L1 tile holds (deepen(): one copy of A and of B per k_depth)
     join: int = 1  # programs of a core whose K loops run together (join(): a slot of each buffer per program)
+    # 0, or (a pooled join of 8 programs, join()) the tile slots of each operand side in L0A and L0B: the
+    # programs' distinct tiles share them, and one L1 pool of POOL_TILES tiles holds both sides' copies
+    slots: int = 0
+
+    @property
+    def l0_slots(self) -> int:
+        """Tiles of each operand side an L0A / L0B buffer holds: one per program, or the pool's `slots`."""
+        return self.slots or self.join
+
+    @property
+    def pool_bytes(self) -> int:
+        """Bytes of one L1 pool buffer (a pooled plan): POOL_TILES tiles, up to `slots` of either side."""
+        other = POOL_TILES - self.slots
+        return max(self.slots * self.a1_bytes + other * self.b1_bytes,
+                   other * self.a1_bytes + self.slots * self.b1_bytes)
+
+    def l1_need(self) -> int:
+        """L1 bytes of A1 and B1 (a pooled plan: its pool), double-buffered."""
+        if self.slots:
+            return 2 * self.pool_bytes
+        return 2 * self.join * (self.a1_bytes + self.b1_bytes)
 
     @property
     def l1_k(self) -> int:
@@ -164,11 +185,13 @@ class CubePlan:
 
     def usage(self) -> dict:
         """Bytes planned per buffer against its capacity (a joined plan: `join` slots in each buffer)."""
-        s, j = self.soc, self.join
+        s, j, t = self.soc, self.join, self.l0_slots
+        l1 = self.depth_a1 * self.pool_bytes if self.slots else \
+            j * (self.depth_a1 * self.a1_bytes + self.depth_b1 * self.b1_bytes)
         return {
-            "L1": (j * (self.depth_a1 * self.a1_bytes + self.depth_b1 * self.b1_bytes), s.l1_bytes),
-            "L0A": (j * self.db_l0a * self.a2_bytes, s.l0a_bytes),
-            "L0B": (j * self.db_l0b * self.b2_bytes, s.l0b_bytes),
+            "L1": (l1, s.l1_bytes),
+            "L0A": (t * self.db_l0a * self.a2_bytes, s.l0a_bytes),
+            "L0B": (t * self.db_l0b * self.b2_bytes, s.l0b_bytes),
             "L0C": (j * self.c1_bytes, s.l0c_bytes),
         }
 
@@ -181,7 +204,11 @@ class CubePlan:
                      f"{self.k_steps} step{'s' * (self.k_steps > 1)})"]
         if self.k_depth > 1:
             parts.append(f"K depth in L1 {self.l1_k} ({self.k_depth} of the kernel's K steps per copy)")
-        if self.join > 1:
+        if self.slots:
+            parts.append(f"{self.join} programs of a core joined (their K loops run together, their distinct operand "
+                         f"tiles copied once into an L1 pool of {POOL_TILES} and {self.slots} L0 slots a side, one "
+                         "L0C accumulator each)")
+        elif self.join > 1:
             parts.append(f"{self.join} programs of a core joined (their K loops run together, shared operand tiles "
                          "copied once, one L0C accumulator each)")
         parts += [
@@ -234,7 +261,7 @@ def deepen(plan: CubePlan, reserved_l1: int = 0) -> CubePlan:
     depth = 2
     while depth * plan.k_pad * plan.esize <= L1_ROW_BYTES:
         deeper = _with_depth(plan, depth)
-        if 2 * plan.join * (deeper.a1_bytes + deeper.b1_bytes) + reserved_l1 > plan.soc.l1_bytes or \
+        if deeper.l1_need() + reserved_l1 > plan.soc.l1_bytes or \
                 deeper.l1_k > 4095:
             break
         best, depth = deeper, depth * 2
@@ -253,8 +280,8 @@ def deepen_l0(plan: CubePlan) -> CubePlan:
     s, best, g = plan.soc, plan, 2
     while plan.k_depth % g == 0:
         deeper = replace(plan, base_k=g * plan.k_pad)
-        if plan.join * plan.db_l0a * deeper.a2_bytes > s.l0a_bytes or \
-                plan.join * plan.db_l0b * deeper.b2_bytes > s.l0b_bytes or deeper.base_k // plan.k0 > 255 or \
+        if plan.l0_slots * plan.db_l0a * deeper.a2_bytes > s.l0a_bytes or \
+                plan.l0_slots * plan.db_l0b * deeper.b2_bytes > s.l0b_bytes or deeper.base_k // plan.k0 > 255 or \
                 deeper.base_k > 4095:
             break
         best, g = deeper, g * 2
@@ -262,17 +289,29 @@ def deepen_l0(plan: CubePlan) -> CubePlan:
 
 
 # Program joining (docs/DESIGN.md, "Program joining"): a core runs up to JOIN_MAX programs of a small-tile dot
-# together when their accumulators fit half of L0C. Eight 64 x 64 programs (all of L0C) leave L1 room for 64-deep
-# tiles only, which the cost model prices slower than four with 128-deep tiles (docs/BENCHMARKS.md).
+# together when their accumulators fit half of L0C, each with a slot of its own in every buffer. POOLED programs
+# (all of L0C) run together when their distinct tiles fit a pool: two 2 x 2 groups side by side (a 4 x 2 block
+# of tiles: 4 distinct tiles of one operand and 2 of the other) share an L1 pool of POOL_TILES tiles and
+# POOL_SIDE L0 slots a side, so 64 x 64 programs keep 256-deep L1 tiles double-buffered (384 KB).
 JOIN_MAX = 4
+POOLED = 8
+POOL_SIDE = 4
+POOL_TILES = 6
 
 
-def join(plan: CubePlan) -> CubePlan:
-    """The plan with `join` programs a core runs together: the most (a power of two up to JOIN_MAX) whose L0C
+def join(plan: CubePlan, pooled: bool = True) -> CubePlan:
+    """The plan with `join` programs a core runs together: POOLED of them sharing a tile pool (`slots`) when
+    their accumulators fill L0C at most, POOL_SIDE tiles of each side keep L0A/L0B double-buffered and two pool
+    buffers (one K step deep) fit L1 (`pooled`); else the most (a power of two up to JOIN_MAX) whose L0C
     accumulators take at most half of L0C and whose L0A/L0B slots keep the plan's double buffering, with A1 and
     B1 (one K step deep) double-buffered in L1; the plan itself when fewer than two fit (a 128 x 128 fp32
     accumulator already takes half of L0C: such tiles are the hardware tile)."""
     s = plan.soc
+    if pooled and plan.depth_a1 == 2:
+        p = replace(plan, join=POOLED, slots=POOL_SIDE)
+        if POOLED * plan.c1_bytes <= s.l0c_bytes and POOL_SIDE * plan.db_l0a * plan.a2_bytes <= s.l0a_bytes and \
+                POOL_SIDE * plan.db_l0b * plan.b2_bytes <= s.l0b_bytes and p.l1_need() <= s.l1_bytes:
+            return p
     j = JOIN_MAX
     while j > 1:
         if j * plan.c1_bytes <= s.l0c_bytes // 2 and j * plan.db_l0a * plan.a2_bytes <= s.l0a_bytes and \

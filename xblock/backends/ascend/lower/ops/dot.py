@@ -718,7 +718,7 @@ def _joinable(ctx, loop, body, dot, plan, store, bias):
         return None  # (an epilogue lowered per program reads its program id only through the prologue)
     if any(o.name == "xb.program_id" for o in walk_ops([x.operation for x in body.operations])):
         return None  # (nor does the K loop's body: it is lowered once per program with the prologue's values)
-    joined = join_plan(plan)
+    joined = join_plan(plan, pooled=getattr(ctx.opts, "cube_pool", True))
     return joined if joined.join > 1 else None
 
 
@@ -860,7 +860,7 @@ def _group(ctx, join: int, prologue, pair=None) -> JoinedGroup:
     order, make groups of consecutive ones (the last one cut short, as without pairs). The groups are as many as
     ceil(count / 4) (2v is a multiple of 4). The unit is 2v instead of u when that leaves the busiest core no
     more programs. v = 2 gives consecutive groups."""
-    step = _pair_step(ctx, *pair, prologue) if pair is not None and join == 4 else None
+    step = _pair_step(ctx, *pair, prologue) if pair is not None and join in (4, 8) else None
     with ctx.before_grid:
         bidx, bnum = A.op("block_idx", [], ctx.i64), A.op("block_num", [], ctx.i64)
         big = arith.CmpIOp(arith.CmpIPredicate.sge, ctx.num_programs,
@@ -901,40 +901,43 @@ def _group(ctx, join: int, prologue, pair=None) -> JoinedGroup:
     base = ctx.vmap
     if step is None:
         pid0 = ctx.pid
-        offsets = [ctx.c64(j) for j in range(join)]
-        programs = [(ctx.vmap, None)]
-    else:
-        g = arith.DivSIOp(ctx.sub(ctx.pid, start), ctx.c64(join)).result
-        in_pair = arith.CmpIOp(arith.CmpIPredicate.slt, g, paired).result
-        in_run = arith.CmpIOp(arith.CmpIPredicate.slt, g, in_runs).result
-        q_run = ctx.add(ctx.mul(arith.DivSIOp(g, per_run).result, run),
-                        ctx.mul(arith.RemSIOp(g, per_run).result, ctx.c64(2)))
-        q_left = ctx.add(rest_at, ctx.mul(ctx.sub(g, in_runs), ctx.c64(2)))
-        q = ctx.add(start, arith.SelectOp(in_run, q_run, q_left).result)
-        t = ctx.mul(ctx.sub(g, paired), ctx.c64(join))  # the group's first place among the consecutive ones
-
-        def member(j):
-            """(program j of a group of consecutive ones, whether it exists): place e = t + j among them."""
-            e = ctx.add(t, ctx.c64(j))
-            beyond = arith.CmpIOp(arith.CmpIPredicate.sge, e, first_part).result
-            at = ctx.add(ctx.add(ctx.add(start, rest_at), h), ctx.add(e, arith.SelectOp(beyond, h, ctx.c64(0)).result))
-            return at, arith.CmpIOp(arith.CmpIPredicate.slt, e, left).result
-
-        pid0 = ctx.named(arith.SelectOp(in_pair, q, member(0)[0]).result, "pid0")
-        programs = []
-    for j in range(len(programs), join):
-        if j == 0:
-            pid, active = pid0, None
-        elif step is None:
-            p = ctx.add(pid0, offsets[j])
+        members = [(pid0, None)]
+        for j in range(1, join):
+            p = ctx.add(pid0, ctx.c64(j))
             active = arith.CmpIOp(arith.CmpIPredicate.slt, p, end).result
-            pid = ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}")
-        else:
-            at, exists = member(j)
-            p = arith.SelectOp(in_pair, ctx.add(q, (ctx.c64(0), ctx.c64(1), step, ctx.add(step, ctx.c64(1)))[j]),
-                               at).result
-            active = arith.OrIOp(in_pair, exists).result
-            pid = ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}")
+            members.append((ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}"), active))
+    else:
+        # groups of 4 (quads) as above; a pooled join of 8 takes quads 2i and 2i + 1 (a 4 x 2 block of tiles
+        # where runs hold an even number of quads: v a multiple of 4)
+        g_join = arith.DivSIOp(ctx.sub(ctx.pid, start), ctx.c64(join)).result
+        raw = []
+        for t in range(join // 4):
+            g = g_join if join == 4 else ctx.add(ctx.mul(g_join, ctx.c64(join // 4)), ctx.c64(t))
+            in_pair = arith.CmpIOp(arith.CmpIPredicate.slt, g, paired).result
+            in_run = arith.CmpIOp(arith.CmpIPredicate.slt, g, in_runs).result
+            q_run = ctx.add(ctx.mul(arith.DivSIOp(g, per_run).result, run),
+                            ctx.mul(arith.RemSIOp(g, per_run).result, ctx.c64(2)))
+            q_left = ctx.add(rest_at, ctx.mul(ctx.sub(g, in_runs), ctx.c64(2)))
+            q = ctx.add(start, arith.SelectOp(in_run, q_run, q_left).result)
+            first_at = ctx.mul(ctx.sub(g, paired), ctx.c64(4))  # the quad's first place among the consecutive ones
+
+            for j in range(4):
+                # program j of a quad of consecutive ones, whether it exists: place e = first_at + j among them
+                e = ctx.add(first_at, ctx.c64(j))
+                beyond = arith.CmpIOp(arith.CmpIPredicate.sge, e, first_part).result
+                at = ctx.add(ctx.add(ctx.add(start, rest_at), h),
+                             ctx.add(e, arith.SelectOp(beyond, h, ctx.c64(0)).result))
+                exists = arith.CmpIOp(arith.CmpIPredicate.slt, e, left).result
+                p = arith.SelectOp(in_pair, ctx.add(q, (ctx.c64(0), ctx.c64(1), step, ctx.add(step, ctx.c64(1)))[j]),
+                                   at).result
+                raw.append((p, arith.OrIOp(in_pair, exists).result))
+        pid0 = ctx.named(raw[0][0], "pid0")
+        members = [(pid0, None)]
+        for j in range(1, join):
+            p, active = raw[j]
+            members.append((ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}"), active))
+    programs = []
+    for j, (pid, active) in enumerate(members):
         vmap = dict(base)
         ctx.vmap = vmap
         ctx.program_id = lambda axis, pid=pid: _program_id_of(ctx, pid, axis)
@@ -958,7 +961,7 @@ def _emit_joined(ctx, loop, body, dot, a_load, b_load, plan, store, relu) -> Non
     """A K loop of `plan.join` programs of a core together (the section's head comment)."""
     st = state(ctx)
     st.join = plan.join
-    entry = next(e for e in reversed(ctx.meta["cube"]) if e["plan"] == replace(plan, join=1).describe())
+    entry = next(e for e in reversed(ctx.meta["cube"]) if e["plan"] == replace(plan, join=1, slots=0).describe())
     entry.update(plan=plan.describe(), usage=plan.usage(), join=plan.join)
     ops = [o.operation for o in loop.operation.block.operations]
     prologue = ops[:ops.index(loop.operation)]
@@ -1023,7 +1026,6 @@ def _if(cond, fn) -> None:
 def _joined_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs) -> None:
     st = state(ctx)
     programs = st.group.programs
-    n = len(programs)
     in_t = ir.Type.parse(plan.in_dtype)
     local = A.local_type(in_t)
     c1 = A.op("alloc_tensor", [], A.local_type(ir.Type.parse(plan.acc_dtype)), queue=qs["CO1"], name="c1Local")
@@ -1082,41 +1084,12 @@ def _joined_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs) 
                 ctx.vmap = base
         with ctx.located(dot):
             first = arith.CmpIOp(arith.CmpIPredicate.eq, new.induction_variable, ctx.scalar(loop.operands[0])).result
-            slots = [_slots(ctx, [t[0][side] for t in tiles]) for side in (0, 1)]
-            l1 = []
-            for side, (pos, per, c0) in enumerate((("A1", a_elems, plan.base_m), ("B1", b_elems, plan.l1_k))):
-                t = A.op("alloc_tensor", [], local, queue=qs[pos], name=f"{'ab'[side]}1Local")
-                for j in range(n):
-                    root, off, rows, cols, stride = tiles[j][0][side]
-
-                    def copy(t=t, j=j, root=root, off=off, rows=rows, cols=cols, stride=stride, c0=c0, per=per):
-                        nd2nz(ctx, plan, ctx.at(t, ctx.c64(j * per)), ctx.at(root, off), rows, cols, stride, c0)
-                    if j == 0:
-                        copy()
-                    else:
-                        _if(arith.CmpIOp(arith.CmpIPredicate.eq, slots[side][j], ctx.c64(j)).result, copy)
-                A.op("enque", [t], queue=qs[pos])
-                l1.append(A.op("deque", [], local, queue=qs[pos], name=f"{'ab'[side]}1"))
-            used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result
-                    for _, kv in tiles]
-            most = ctx.c64(1)
-            for u in used:
-                most = ctx.smax(most, u)
-            kk = ctx.for_range(ctx.c64(0), ctx.named(most, "kSlices"))
-            kk.attributes["name"] = ir.StringAttr.get("kk")
-            with ir.InsertionPoint(kk.body):
-                f = kk.induction_variable
-                at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
-                runs = []
-                for j, (_, active) in enumerate(programs):
-                    r = arith.OrIOp(arith.CmpIOp(arith.CmpIPredicate.slt, f, used[j]).result,
-                                    arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
-                    runs.append(r if active is None else arith.AndIOp(r, active).result)
-                _joined_slice(ctx, plan, qs, l1, tiles, slots, runs, f, at_first, c1, local,
+            if plan.slots:
+                _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local,
+                             (a_elems, b_elems, a2_elems, b2_elems, c1_elems))
+            else:
+                _slotted_step(ctx, plan, qs, tiles, programs, first, c1, local,
                               (a_elems, b_elems, a2_elems, b2_elems, c1_elems))
-                scf.YieldOp([])
-            A.op("free_tensor", [l1[0]], queue=qs["A1"])
-            A.op("free_tensor", [l1[1]], queue=qs["B1"])
         with ctx.located(body.operations[len(body.operations) - 1]):
             scf.YieldOp([ctx.add(new.inner_iter_args[0], ctx.c64(plan.k_depth))] if counted else [])
     A.op("enque", [c1], queue=qs["CO1"])
@@ -1138,47 +1111,219 @@ def _joined_k_loop(ctx, loop, body, dot, a_load, b_load, plan, store, relu, qs) 
     A.op("free_tensor", [c1d], queue=qs["CO1"])
 
 
-def _joined_slice(ctx, plan, qs, l1, tiles, slots, runs, f, at_first, c1, local, elems) -> None:
-    """The baseK steps of slice `f` of the joined L1 tiles: each program's L0A/L0B slot loaded unless an earlier
-    program's slot holds the same tile, then its Mmad into its own accumulator."""
+def _keys(tiles, side: int):
+    """The run-time key of each program's operand tile of `side` (GM tensor, offset, extents, row stride) and the
+    program's K extent: two programs with equal keys read the same tile and load the same fractals of it."""
+    return [t[0][side] + (t[1],) for t in tiles]
+
+
+def _slotted_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> None:
+    """One step of the K loop of a joined plan with a slot per program: each program's tiles copied into its own
+    L1 slots unless an earlier program's are the same (_slots), then the K slices (_joined_slice)."""
+    n = len(programs)
     a_elems, b_elems, a2_elems, b2_elems, c1_elems = elems
-    a1, b1 = l1
+    slots = [_slots(ctx, _keys(tiles, side)) for side in (0, 1)]
+    l1 = []
+    for side, (pos, per, c0) in enumerate((("A1", a_elems, plan.base_m), ("B1", b_elems, plan.l1_k))):
+        t = A.op("alloc_tensor", [], local, queue=qs[pos], name=f"{'ab'[side]}1Local")
+        for j in range(n):
+            root, off, rows, cols, stride = tiles[j][0][side]
+
+            def copy(t=t, j=j, root=root, off=off, rows=rows, cols=cols, stride=stride, c0=c0, per=per):
+                nd2nz(ctx, plan, ctx.at(t, ctx.c64(j * per)), ctx.at(root, off), rows, cols, stride, c0)
+            if j == 0:
+                copy()
+            else:
+                _if(arith.CmpIOp(arith.CmpIPredicate.eq, slots[side][j], ctx.c64(j)).result, copy)
+        A.op("enque", [t], queue=qs[pos])
+        l1.append(A.op("deque", [], local, queue=qs[pos], name=f"{'ab'[side]}1"))
+    used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result
+            for _, kv in tiles]
+    most = ctx.c64(1)
+    for u in used:
+        most = ctx.smax(most, u)
+    kk = ctx.for_range(ctx.c64(0), ctx.named(most, "kSlices"))
+    kk.attributes["name"] = ir.StringAttr.get("kk")
+    with ir.InsertionPoint(kk.body):
+        f = kk.induction_variable
+        at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+        runs = []
+        for j, (_, active) in enumerate(programs):
+            r = arith.OrIOp(arith.CmpIOp(arith.CmpIPredicate.slt, f, used[j]).result,
+                            arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+            runs.append(r if active is None else arith.AndIOp(r, active).result)
+
+        def owns(side):
+            return lambda j: runs[j] if j == 0 else arith.AndIOp(
+                runs[j], arith.CmpIOp(arith.CmpIPredicate.eq, slots[side][j], ctx.c64(j)).result).result
+
+        def use(side, elems):
+            return lambda j: ctx.mul(slots[side][j], ctx.c64(elems))
+        _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, (
+            (lambda j: ctx.at(l1[0], j * a_elems), lambda j: j * a2_elems, owns(0), use(0, a2_elems)),
+            (lambda j: ctx.at(l1[1], ctx.c64(j * b_elems)), lambda j: ctx.c64(j * b2_elems), owns(1),
+             use(1, b2_elems))))
+        scf.YieldOp([])
+    A.op("free_tensor", [l1[0]], queue=qs["A1"])
+    A.op("free_tensor", [l1[1]], queue=qs["B1"])
+
+
+def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> None:
+    """One step of the K loop of a pooled plan (tiling.join, `slots`): the programs' distinct tiles share one L1
+    pool of POOL_TILES tiles (A from its start, B from its end) and `slots` L0A/L0B slots a side. Run-time keys
+    (_keys) number each side's distinct tiles in program order; when all the programs' tiles fit the pool (a 4 x 2
+    block of tiles: 4 + 2) the step is one pass, else the programs run in passes of 4 (a 2 x 2 block fits), or of 2
+    (always fits). Each pass copies its distinct tiles, loads each once per L0 step and runs every program's Mmad
+    into its own accumulator."""
+    a_elems, b_elems, a2_elems, b2_elems, c1_elems = elems
+    n = len(programs)
+    yes = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+    actives = [yes if active is None else active for _, active in programs]
+    keys = [_keys(tiles, side) for side in (0, 1)]
+    eq = [{}, {}]  # side -> {(i, j): i1} for i < j reading the same GM tensor
+    for side in (0, 1):
+        for j in range(1, n):
+            for i in range(j):
+                if keys[side][i][0] is not keys[side][j][0]:
+                    continue
+                e = None
+                for x, y in zip(keys[side][i][1:], keys[side][j][1:]):
+                    c = arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result
+                    e = c if e is None else arith.AndIOp(e, c).result
+                eq[side][i, j] = e
+
+    def numbered(members, side, with_slots=True):
+        """(per program: whether its tile is the first of its key among the members, its slot), and the count of
+        distinct tiles."""
+        news, slots, count = [], [], ctx.c64(0)
+        for j in range(n):
+            seen = None
+            slot = count
+            for i in reversed(range(j)):
+                if (i, j) not in eq[side]:
+                    continue
+                same = arith.AndIOp(members[i], eq[side][i, j]).result
+                seen = same if seen is None else arith.OrIOp(seen, same).result
+                if with_slots:
+                    slot = arith.SelectOp(same, slots[i], slot).result
+            new = members[j] if seen is None else \
+                arith.AndIOp(members[j], arith.XOrIOp(seen, yes).result).result
+            news.append(new)
+            slots.append(slot)
+            count = ctx.add(count, arith.ExtUIOp(ctx.i64, new).result)
+        return news, slots, count
+
+    def fits(members):
+        na, nb = (numbered(members, side, False)[2] for side in (0, 1))
+        ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sle, na, ctx.c64(plan.slots)).result,
+                          arith.CmpIOp(arith.CmpIPredicate.sle, nb, ctx.c64(plan.slots)).result).result
+        room = ctx.add(ctx.mul(na, ctx.c64(plan.a1_bytes)), ctx.mul(nb, ctx.c64(plan.b1_bytes)))
+        return arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.sle, room, ctx.c64(plan.pool_bytes)).result).result
+
+    no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
+    half = n // 2
+    fit_all = fits(actives)
+    fit_halves = arith.AndIOp(fits(actives[:half] + [no] * (n - half)),
+                              fits([no] * half + actives[half:])).result
+    size = arith.SelectOp(fit_all, ctx.c64(n), arith.SelectOp(fit_halves, ctx.c64(half), ctx.c64(2)).result).result
+    size = ctx.named(size, "passSize")
+    passes = ctx.for_range(ctx.c64(0), arith.DivSIOp(ctx.c64(n), size).result)
+    passes.attributes["name"] = ir.StringAttr.get("pass")
+    pool_elems = plan.pool_bytes // plan.esize
+    with ir.InsertionPoint(passes.body):
+        b = passes.induction_variable
+        members = [arith.AndIOp(act, arith.CmpIOp(arith.CmpIPredicate.eq, arith.DivSIOp(ctx.c64(j), size).result,
+                                                   b).result).result for j, act in enumerate(actives)]
+        (new_a, slot_a, _), (new_b, slot_b, _) = (numbered(members, side) for side in (0, 1))
+        slot_a = [ctx.named(x, f"aSlot{j}") for j, x in enumerate(slot_a)]
+        slot_b = [ctx.named(x, f"bSlot{j}") for j, x in enumerate(slot_b)]
+        pool = A.op("alloc_tensor", [], local, queue=qs["A1"], name="l1Local")
+
+        def a_at(j):
+            return ctx.mul(slot_a[j], ctx.c64(a_elems))
+
+        def b_at(j):
+            return ctx.sub(ctx.c64(pool_elems - b_elems), ctx.mul(slot_b[j], ctx.c64(b_elems)))
+
+        for side, (news, at, c0) in enumerate(((new_a, a_at, plan.base_m), (new_b, b_at, plan.l1_k))):
+            for j in range(n):
+                root, off, rows, cols, stride = tiles[j][0][side]
+
+                def copy(j=j, at=at, root=root, off=off, rows=rows, cols=cols, stride=stride, c0=c0):
+                    nd2nz(ctx, plan, ctx.at(pool, at(j)), ctx.at(root, off), rows, cols, stride, c0)
+                _if(news[j], copy)
+        A.op("enque", [pool], queue=qs["A1"])
+        l1 = A.op("deque", [], local, queue=qs["A1"], name="l1")
+        used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result
+                for _, kv in tiles]
+        most = ctx.c64(1)
+        for j, u in enumerate(used):
+            most = ctx.smax(most, arith.SelectOp(members[j], u, ctx.c64(1)).result)
+        kk = ctx.for_range(ctx.c64(0), ctx.named(most, "kSlices"))
+        kk.attributes["name"] = ir.StringAttr.get("kk")
+        with ir.InsertionPoint(kk.body):
+            f = kk.induction_variable
+            at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+            runs = [arith.AndIOp(members[j], arith.OrIOp(
+                arith.CmpIOp(arith.CmpIPredicate.slt, f, used[j]).result,
+                arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result).result for j in range(n)]
+
+            def owns(news):
+                return lambda j: arith.AndIOp(runs[j], news[j]).result
+
+            def l0(slots, elems):
+                return lambda j: ctx.mul(slots[j], ctx.c64(elems))
+            _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, (
+                (lambda j: ctx.at(l1, a_at(j)), l0(slot_a, a2_elems), owns(new_a), l0(slot_a, a2_elems)),
+                (lambda j: ctx.at(l1, b_at(j)), l0(slot_b, b2_elems), owns(new_b), l0(slot_b, b2_elems))))
+            scf.YieldOp([])
+        A.op("free_tensor", [l1], queue=qs["A1"])
+        scf.YieldOp([])
+
+
+def _k_here(ctx, plan, tiles, f, s: int):
+    """Per program: the K of L0 step `s` of slice `f` (k_here) and its K fractals."""
+    heres, kfs = [], []
+    k0 = plan.k0
+    for _, k_valid in tiles:
+        k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(plan.slice_k)))
+        k_here = ctx.smax(ctx.smin(ctx.sub(k_left, ctx.c64(s * plan.base_k)), ctx.c64(plan.base_k)), ctx.c64(0))
+        heres.append(k_here)
+        kfs.append(arith.DivSIOp(ctx.add(k_here, ctx.c64(k0 - 1)), ctx.c64(k0)).result)
+    return heres, kfs
+
+
+def _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, sides) -> None:
+    """The baseK steps of slice `f` of the joined L1 tiles: the tiles each program owns loaded into their L0A/L0B
+    slots, then every running program's Mmad into its own accumulator. `sides` (A, then B): functions of the
+    program j giving its tile in L1, the L0 element offset it loads to, whether it loads (it runs and owns the
+    tile), and the L0 element offset its Mmad reads."""
     k0 = plan.k0
     kf1, bkf = plan.slice_k // k0, plan.base_k // k0
     no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
     n = len(tiles)
+    (a_src, a_dst, a_own, a_use), (b_src, b_dst, b_own, b_use) = sides
     for s in range(plan.k_steps):
         kcol = ctx.add(ctx.mul(f, ctx.c64(kf1)), ctx.c64(s * bkf))
-        heres, kfs = [], []
-        for _, k_valid in tiles:
-            k_left = ctx.sub(k_valid, ctx.mul(f, ctx.c64(plan.slice_k)))
-            k_here = ctx.smax(ctx.smin(ctx.sub(k_left, ctx.c64(s * plan.base_k)), ctx.c64(plan.base_k)), ctx.c64(0))
-            heres.append(k_here)
-            kfs.append(arith.DivSIOp(ctx.add(k_here, ctx.c64(k0 - 1)), ctx.c64(k0)).result)
+        heres, kfs = _k_here(ctx, plan, tiles, f, s)
         a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
         for j in range(n):
             def load_a(j=j):
-                load_a_tile(ctx, plan, ctx.at(a2, j * a2_elems), ctx.at(a1, j * a_elems), kcol, kfs[j])
-            own = runs[j] if j == 0 else arith.AndIOp(
-                runs[j], arith.CmpIOp(arith.CmpIPredicate.eq, slots[0][j], ctx.c64(j)).result).result
-            _if(own, load_a)
+                load_a_tile(ctx, plan, ctx.at(a2, a_dst(j)), a_src(j), kcol, kfs[j])
+            _if(a_own(j), load_a)
         A.op("enque", [a2], queue=qs["A2"])
         b2 = A.op("alloc_tensor", [], local, queue=qs["B2"], name="b2Local")
         for j in range(n):
             def load_b(j=j):
-                _load_b(ctx, plan, ctx.at(b1, ctx.c64(j * b_elems)), ctx.at(b2, ctx.c64(j * b2_elems)), False, s,
-                        heres[j], kfs[j], f)
-            own = runs[j] if j == 0 else arith.AndIOp(
-                runs[j], arith.CmpIOp(arith.CmpIPredicate.eq, slots[1][j], ctx.c64(j)).result).result
-            _if(own, load_b)
+                _load_b(ctx, plan, b_src(j), ctx.at(b2, b_dst(j)), False, s, heres[j], kfs[j], f)
+            _if(b_own(j), load_b)
         A.op("enque", [b2], queue=qs["B2"])
         a2d = A.op("deque", [], local, queue=qs["A2"], name="a2")
         b2d = A.op("deque", [], local, queue=qs["B2"], name="b2")
         for j in range(n):
             def mmad(j=j):
-                A.op("mmad", [ctx.at(c1, ctx.c64(j * c1_elems)), ctx.at(a2d, ctx.mul(slots[0][j], ctx.c64(a2_elems))),
-                              ctx.at(b2d, ctx.mul(slots[1][j], ctx.c64(b2_elems))), ctx.c64(plan.base_m),
-                              ctx.c64(plan.base_n), heres[j], at_first if s == 0 else no])
+                A.op("mmad", [ctx.at(c1, ctx.c64(j * c1_elems)), ctx.at(a2d, a_use(j)), ctx.at(b2d, b_use(j)),
+                              ctx.c64(plan.base_m), ctx.c64(plan.base_n), heres[j], at_first if s == 0 else no])
             _if(runs[j], mmad)
         A.op("free_tensor", [a2d], queue=qs["A2"])
         A.op("free_tensor", [b2d], queue=qs["B2"])

@@ -1,0 +1,115 @@
+"""The pooled join (lower/ops/dot.py `_pooled_step`, cube/tiling.py `join`): 8 programs of a core run together,
+their distinct operand tiles numbered at run time into one L1 pool of 6 tiles and 4 L0 slots a side. Two 2 x 2
+groups side by side (a 4 x 2 block of tiles) fit in one pass; other groups run in passes of 4 or 2. Numpy, the
+join of 4 (`cube_pool=False`) and one program at a time agree; the tiles of a 4 x 2 block are copied once."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xblock
+from examples import matmul
+from tests.ascend.cube.kernels import dot_kernel
+from tests.ascend.cube.test_cube_join import _agree, _inputs, ordered_dot
+from xblock.backends.ascend.cube.tiling import CUBE_SOCS, deepen, deepen_l0, join, plan_cube
+
+B3 = CUBE_SOCS["910B3"]
+
+
+@pytest.mark.parametrize("block,dtype,pooled", [
+    ((64, 64, 32), "f16", True),    # 8 x 16 KB accumulators: all of L0C; 256-deep tiles in a 384 KB pool pair
+    ((32, 32, 32), "bf16", True),
+    ((64, 128, 32), "f16", False),  # 8 x 32 KB accumulators do not fit L0C: the join of 2
+    ((128, 128, 64), "f16", False),
+])
+def test_pool_is_chosen_from_the_shapes(block, dtype, pooled):
+    p = plan_cube(*block, dtype, B3)
+    d = deepen_l0(deepen(join(p)))
+    assert (d.join == 8 and d.slots == 4) == pooled
+    assert all(u <= c for u, c in d.usage().values())
+    if pooled:
+        assert d.l1_k * d.esize == 512  # A's rows of 512 B, as one program alone
+        assert d.usage()["L1"][0] == 2 * 6 * d.a1_bytes if d.a1_bytes == d.b1_bytes else True
+        assert (d.db_l0a, d.db_l0b) == (2, 2) and "an L1 pool of 6" in d.describe()
+    assert join(p, pooled=False).slots == 0
+
+
+def test_a_4x2_block_of_tiles_is_one_pass():
+    """Row-major order, 8 tiles a row (partner step 8): the 8 programs of a group are q..q+3 and q+8..q+11, two A
+    tiles and four B tiles; one pass copies 6 tiles where 8 programs alone copy 16; the AscendC names the pool
+    and the pass size."""
+    M, N, K = 1280, 256, 96  # 40 x 8 = 320 programs of 32 x 32: 16 a core
+    a, b, ref = _inputs(M, N, K, 21)
+    c = np.zeros((M, N), np.float32)
+    grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
+    meta = dict(ORDER=0, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+    ordered_dot[grid](a, b, c, M, N, K, target="ascend", **meta)
+    np.testing.assert_allclose(c, np.where(ref > 0, ref, ref * 0.5), atol=1e-2, rtol=1e-2)
+    on = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **meta).counters
+    off = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, cube_join=False, **meta).counters
+    assert on["mmad_calls"] == off["mmad_calls"]
+    assert on["gm_to_l1_bytes"] * 16 == off["gm_to_l1_bytes"] * 6
+    cpp = ordered_dot.warmup(a, b, c, M, N, K, target="ascend", **meta).asm["cpp"]
+    assert "inQueueL1" in cpp and "passSize" in cpp and "inQueueB1" not in cpp
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_groups_that_do_not_fit_run_in_passes(order):
+    """Column-major (consecutive programs share B: 8 distinct A tiles, so two passes of 4), scrambled (no tile
+    shared: passes of 2) and a backwards grouped order (groups straddling the map's 4-row groups), 16 programs a
+    core with M, N and K tails: numpy, the join of 4 and one program at a time agree, and no pass copies a tile
+    twice: the pooled kernel copies no more than the join of 4 (scrambled: than one program at a time; a quad
+    of the join of 4 may share a tile by chance that passes of 2 do not)."""
+    M, N, K = 620, 490, 70  # 20 x 16 = 320 programs of 32 x 32 (prime to 7)
+    a, b, ref = _inputs(M, N, K, 22 + order)
+    want = np.where(ref > 0, ref, ref * 0.5)
+    grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
+    meta = dict(ORDER=order, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+    outs = {}
+    for opts in ({}, {"cube_pool": False}, {"cube_join": False}):
+        c = np.full((M, N), 7, np.float32)
+        ordered_dot[grid](a, b, c, M, N, K, target="ascend", **meta, **opts)
+        np.testing.assert_allclose(c, want, atol=1e-2, rtol=1e-2)
+        outs[len(opts) and next(iter(opts))] = c
+    _agree(outs[0], outs["cube_pool"])
+    _agree(outs[0], outs["cube_join"])
+    pooled = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **meta).counters
+    other = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **{"cube_pool" if order != 2 else "cube_join": False},
+                           **meta).counters
+    assert pooled["gm_to_l1_bytes"] <= other["gm_to_l1_bytes"]
+
+
+@pytest.mark.parametrize("K,dtype", [(33, "f16"), (300, "bf16")])
+def test_pooled_k_tails_and_bf16(K, dtype):
+    """The grouped matmul of examples/matmul.py (leaky-ReLU on both vector cores, one epilogue per program of the
+    group) at 64 x 64 x 32: K of one partial fractal column, and K over two 256-deep L1 tiles (256 + 44), f16 and
+    bf16, against a float64 reference."""
+    M, N = 250, 1030  # 4 x 17 = 68 programs: 3 or 4 a core, groups of 8 cut short
+    a, b, ref = _inputs(M, N, K, K)
+    if dtype == "bf16":
+        a, b = a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+    c = np.zeros((M, N), np.float16)
+    grid = (xblock.cdiv(M, 64) * xblock.cdiv(N, 64),)
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+    matmul.matmul_kernel[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, target="ascend", **meta)
+    np.testing.assert_allclose(c.astype(np.float64), np.where(ref >= 0, ref, 0.01 * ref), atol=2e-2, rtol=2e-2)
+    md = matmul.matmul_kernel.warmup(a, b, c, M, N, K, K, 1, N, 1, N, 1, target="ascend", **meta).metadata
+    assert md["cube"][0]["join"] == 8 and tuple(md["cube"][0]["tiles"]) == (64, 64, 64, 256)
+
+
+def test_aic_only_2d_grid_pooled():
+    """dot_kernel's 2-D grid (ReLU and the fp16 conversion in Fixpipe, AIC only) at 64 x 64 x 32, 20 x 4 tiles: the
+    partner step is the grid's x (20, not a multiple of 4: groups of two 2 x 2 blocks that are not side by side
+    run in passes of 4)."""
+    M, N, K = 1270, 250, 130
+    a, b, ref = _inputs(M, N, K, 31)
+    c = np.full((M, N), 3, np.float16)
+    grid = (xblock.cdiv(M, 64), xblock.cdiv(N, 64))
+    dot_kernel[grid](a, b, c, M, N, K, K, N, N, target="ascend", BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=1)
+    np.testing.assert_allclose(c.astype(np.float64), np.maximum(ref, 0), atol=1e-2, rtol=1e-2)
+    md = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
+                           RELU=1).metadata
+    assert md["kernel_type"] == "KERNEL_TYPE_AIC_ONLY" and md["cube"][0]["join"] == 8
