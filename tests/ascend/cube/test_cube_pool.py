@@ -38,8 +38,8 @@ def test_pool_is_chosen_from_the_shapes(block, dtype, pooled):
 
 def test_a_4x2_block_of_tiles_is_one_pass():
     """Row-major order, 8 tiles a row (partner step 8): the 8 programs of a group are q..q+3 and q+8..q+11, two A
-    tiles and four B tiles; one pass copies 6 tiles where 8 programs alone copy 16; the AscendC names the pool
-    and the pass size."""
+    tiles and four B tiles; one pass copies 6 tiles where 8 programs alone copy 16, the B tiles two at a time
+    (`_side_by_side`); the AscendC names the pool and the pass size."""
     M, N, K = 1280, 256, 96  # 40 x 8 = 320 programs of 32 x 32: 16 a core
     a, b, ref = _inputs(M, N, K, 21)
     c = np.zeros((M, N), np.float32)
@@ -51,6 +51,8 @@ def test_a_4x2_block_of_tiles_is_one_pass():
     off = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, cube_join=False, **meta).counters
     assert on["mmad_calls"] == off["mmad_calls"]
     assert on["gm_to_l1_bytes"] * 16 == off["gm_to_l1_bytes"] * 6
+    # the B tiles of slots 0, 1 and of 2, 3 lie side by side: 2 copies of A and 2 of B a group, 16 alone
+    assert on["gm_to_l1_calls"] * 4 == off["gm_to_l1_calls"]
     cpp = ordered_dot.warmup(a, b, c, M, N, K, target="ascend", **meta).asm["cpp"]
     assert "inQueueL1" in cpp and "passSize" in cpp and "inQueueB1" not in cpp
 

@@ -1178,7 +1178,7 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
     a_elems, b_elems, a2_elems, b2_elems, c1_elems = elems
     n = len(programs)
     yes = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
-    actives = [yes if active is None else active for _, active in programs]
+    actives = [True if active is None else active for _, active in programs]
     keys = [_keys(tiles, side) for side in (0, 1)]
     eq = [{}, {}]  # side -> {(i, j): i1} for i < j reading the same GM tensor
     for side in (0, 1):
@@ -1192,25 +1192,29 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
                     e = c if e is None else arith.AndIOp(e, c).result
                 eq[side][i, j] = e
 
+    def both(x, y):  # x and y, either an i1 value or True
+        return y if x is True else x if y is True else arith.AndIOp(x, y).result
+
     def numbered(members, side, with_slots=True):
         """(per program: whether its tile is the first of its key among the members, its slot), and the count of
-        distinct tiles."""
+        distinct tiles. A member is an i1 value, True, or None (not a member)."""
         news, slots, count = [], [], ctx.c64(0)
         for j in range(n):
             seen = None
             slot = count
             for i in reversed(range(j)):
-                if (i, j) not in eq[side]:
+                if (i, j) not in eq[side] or members[i] is None:
                     continue
-                same = arith.AndIOp(members[i], eq[side][i, j]).result
+                same = both(members[i], eq[side][i, j])
                 seen = same if seen is None else arith.OrIOp(seen, same).result
                 if with_slots:
                     slot = arith.SelectOp(same, slots[i], slot).result
-            new = members[j] if seen is None else \
-                arith.AndIOp(members[j], arith.XOrIOp(seen, yes).result).result
-            news.append(new)
+            new = None if members[j] is None else members[j] if seen is None else \
+                both(members[j], arith.XOrIOp(seen, yes).result)
+            news.append(yes if new is True else new)
             slots.append(slot)
-            count = ctx.add(count, arith.ExtUIOp(ctx.i64, new).result)
+            if new is not None:
+                count = ctx.add(count, ctx.c64(1) if new is True else arith.ExtUIOp(ctx.i64, new).result)
         return news, slots, count
 
     def fits(members):
@@ -1220,11 +1224,9 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
         room = ctx.add(ctx.mul(na, ctx.c64(plan.a1_bytes)), ctx.mul(nb, ctx.c64(plan.b1_bytes)))
         return arith.AndIOp(ok, arith.CmpIOp(arith.CmpIPredicate.sle, room, ctx.c64(plan.pool_bytes)).result).result
 
-    no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
     half = n // 2
     fit_all = fits(actives)
-    fit_halves = arith.AndIOp(fits(actives[:half] + [no] * (n - half)),
-                              fits([no] * half + actives[half:])).result
+    fit_halves = arith.AndIOp(fits(actives[:half] + [None] * (n - half)), fits([None] * half + actives[half:])).result
     size = arith.SelectOp(fit_all, ctx.c64(n), arith.SelectOp(fit_halves, ctx.c64(half), ctx.c64(2)).result).result
     size = ctx.named(size, "passSize")
     passes = ctx.for_range(ctx.c64(0), arith.DivSIOp(ctx.c64(n), size).result)
@@ -1232,26 +1234,32 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
     pool_elems = plan.pool_bytes // plan.esize
     with ir.InsertionPoint(passes.body):
         b = passes.induction_variable
-        members = [arith.AndIOp(act, arith.CmpIOp(arith.CmpIPredicate.eq, arith.DivSIOp(ctx.c64(j), size).result,
-                                                   b).result).result for j, act in enumerate(actives)]
-        (new_a, slot_a, _), (new_b, slot_b, _) = (numbered(members, side) for side in (0, 1))
+        members = [both(act, arith.CmpIOp(arith.CmpIPredicate.eq, arith.DivSIOp(ctx.c64(j), size).result, b).result)
+                   for j, act in enumerate(actives)]
+        (new_a, slot_a, _), (new_b, slot_b, count_b) = (numbered(members, side) for side in (0, 1))
         slot_a = [ctx.named(x, f"aSlot{j}") for j, x in enumerate(slot_a)]
         slot_b = [ctx.named(x, f"bSlot{j}") for j, x in enumerate(slot_b)]
+        b_first = ctx.named(ctx.mul(ctx.sub(ctx.c64(pool_elems // b_elems), count_b), ctx.c64(b_elems)), "bPool")
         pool = A.op("alloc_tensor", [], local, queue=qs["A1"], name="l1Local")
 
         def a_at(j):
             return ctx.mul(slot_a[j], ctx.c64(a_elems))
 
-        def b_at(j):
-            return ctx.sub(ctx.c64(pool_elems - b_elems), ctx.mul(slot_b[j], ctx.c64(b_elems)))
+        def b_at(j):  # B's slots in order at the pool's end: side by side tiles of slots 2t, 2t + 1 copy as one
+            return ctx.add(b_first, ctx.mul(slot_b[j], ctx.c64(b_elems)))
 
-        for side, (news, at, c0) in enumerate(((new_a, a_at, plan.base_m), (new_b, b_at, plan.l1_k))):
-            for j in range(n):
-                root, off, rows, cols, stride = tiles[j][0][side]
+        for j in range(n):
+            root, off, rows, cols, stride = tiles[j][0][0]
 
-                def copy(j=j, at=at, root=root, off=off, rows=rows, cols=cols, stride=stride, c0=c0):
-                    nd2nz(ctx, plan, ctx.at(pool, at(j)), ctx.at(root, off), rows, cols, stride, c0)
-                _if(news[j], copy)
+            def copy_a(j=j, root=root, off=off, rows=rows, cols=cols, stride=stride):
+                nd2nz(ctx, plan, ctx.at(pool, a_at(j)), ctx.at(root, off), rows, cols, stride, plan.base_m)
+            _if(new_a[j], copy_a)
+        for j, width, absorbed in _side_by_side(ctx, plan, tiles, new_b, slot_b):
+            root, off, rows, _, stride = tiles[j][0][1]
+
+            def copy_b(j=j, root=root, off=off, rows=rows, width=width, stride=stride):
+                nd2nz(ctx, plan, ctx.at(pool, b_at(j)), ctx.at(root, off), rows, width, stride, plan.l1_k)
+            _if(arith.AndIOp(new_b[j], arith.XOrIOp(absorbed, yes).result).result, copy_b)
         A.op("enque", [pool], queue=qs["A1"])
         l1 = A.op("deque", [], local, queue=qs["A1"], name="l1")
         used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result
@@ -1279,6 +1287,44 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
             scf.YieldOp([])
         A.op("free_tensor", [l1], queue=qs["A1"])
         scf.YieldOp([])
+
+
+def _side_by_side(ctx, plan, tiles, news, slots):
+    """Per program j: (j, the columns its B copy moves, whether an earlier slot's copy moved its tile). The B tile
+    of slot 2t + 1 that starts where the full-width tile of slot 2t ends in the same GM rows (same tensor, row
+    stride, K rows; the stride holding both) is copied with it as one Nd2Nz of twice the columns: NZ puts the
+    second tile's column blocks right after the first's, which is where its slot starts (a 4 x 2 block of a
+    grouped order: its 2 B tiles; of a row-major one: 2 copies of 4)."""
+    n = len(tiles)
+    out = []
+    absorbed = [None] * n
+    pairs = {}
+    for j in range(n):
+        root, off, rows, cols, stride = tiles[j][0][1]
+        even = arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemSIOp(slots[j], ctx.c64(2)).result, ctx.c64(0)).result
+        lead = arith.AndIOp(arith.AndIOp(news[j], even).result,
+                            arith.CmpIOp(arith.CmpIPredicate.eq, cols, ctx.c64(plan.base_n)).result).result
+        width = cols
+        for i in range(n):
+            r, o, rw, c, st = tiles[i][0][1]
+            if i == j or r is not root:
+                continue
+            cond = lead
+            for x, y in ((slots[i], ctx.add(slots[j], ctx.c64(1))), (st, stride), (rw, rows),
+                         (o, ctx.add(off, cols))):
+                cond = arith.AndIOp(cond, arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result).result
+            cond = arith.AndIOp(arith.AndIOp(cond, news[i]).result, arith.CmpIOp(
+                arith.CmpIPredicate.sge, stride, ctx.add(cols, c)).result).result
+            pairs[j, i] = cond
+            width = arith.SelectOp(cond, ctx.add(cols, c), width).result
+        out.append([j, ctx.named(width, f"bCols{j}")])
+    for i in range(n):
+        got = [c for (j, k), c in pairs.items() if k == i]
+        a = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
+        for c in got:
+            a = arith.OrIOp(a, c).result
+        absorbed[i] = a
+    return [(j, w, absorbed[j]) for j, w in out]
 
 
 def _k_here(ctx, plan, tiles, f, s: int):
