@@ -27,7 +27,8 @@ reduced) while the same failure reproduces, and written as a standalone pytest f
 (default out/fuzz/), with the seed and the failure class in its docstring. A summary (kernels per
 target, failures per class, most frequent "not supported" features per target) is printed and
 written to DIR/summary.json and DIR/summary.md, with the kernels per family and the ascend paths the
-compiles took (Cube program joining, the L2 bypass, vector permutes: `fuzz_paths.ascend_paths`).
+compiles took (Cube program joining, the row split of attention kernels and why it was refused, the L2
+bypass, vector permutes: `fuzz_paths.ascend_paths`).
 """
 
 from __future__ import annotations
@@ -441,8 +442,8 @@ def _max_arg(k):
 
 def shrink_candidates(k):
     """Smaller variants of kernel k, most promising first (each a fresh copy)."""
-    if k.mode in G._paths.MODES:  # a cube kernel of tools/fuzz_paths.py: its own template
-        yield from G._paths.cube_shrink(k)
+    if k.mode in G._paths.MODES:  # a cube or attention kernel of tools/fuzz_paths.py: its own template
+        yield from G._paths.shrink(k)
         return
     # 1. drop statements
     if len(k.stmts) > 1:
@@ -993,7 +994,8 @@ def main(argv=None):
     ap.add_argument("--show", type=int, default=None, help="print the source of kernel N and exit")
     ap.add_argument("--family", choices=G.FAMILIES, default="mix",
                     help="kernel families: 'mix' (default) draws tools/fuzz_paths.py's kernels (Cube program "
-                         "joining, L2-bypassed streaming, vector permutes) for about 30%% of the indices of seeds "
+                         "joining, L2-bypassed streaming, vector permutes, attention from seed "
+                         f"{G._paths.ATTN_SEED}) for about 30%% of the indices of seeds "
                          f">= {G._paths.FIRST_SEED} and classic ones otherwise; 'classic' only classic kernels "
                          "(fuzz_gen.py and fuzz_ext.py); 'paths' only the paths family")
     ap.add_argument("--extra-target", action="append", default=[], metavar="NAME=MODULE",

@@ -210,7 +210,7 @@ def kernel_nodes(k):
 # ---------------------------------------------------------------------------------------- grid
 def grid_of(k):
     if k.mode in _paths.MODES:
-        return _paths.cube_grid(k)
+        return _paths.grid(k)
     z = k.sizes
     if k.mode == "1d":
         return (max(1, -(-z["n"] // z["BLOCK"])),)
@@ -864,7 +864,7 @@ class Model:
     def run(self):
         """Outputs after the kernel: {arg: (array, defined, written, exact, Val)}."""
         if self.k.mode in _paths.MODES:
-            return _paths.cube_model(self)
+            return _paths.model(self)
         _ext.check_kernel(self.k)
         outs = {}
         for st in self.k.stmts:
@@ -970,7 +970,7 @@ class Model:
 def input_specs(k):
     """{arg name: (dtype, shape, value profile)} of every array argument."""
     if k.mode in _paths.MODES:
-        return _paths.cube_specs(k)
+        return _paths.specs(k)
     specs = {}
     z = k.sizes
     for node in kernel_nodes(k):
@@ -1449,7 +1449,7 @@ def render(k):
     """(source text, kernel name, Renderer) of kernel k."""
     r = Renderer(k)
     if k.mode in _paths.MODES:
-        return _paths.cube_source(k) + (r,)
+        return _paths.source(k) + (r,)
     src, name = r.source()
     return src, name, r
 
@@ -1457,7 +1457,7 @@ def render(k):
 def launch_args(k, inputs):
     """The positional arguments and the constexpr dict of a launch, in the kernel's order."""
     if k.mode in _paths.MODES:
-        return _paths.cube_launch(k, inputs)
+        return _paths.launch(k, inputs)
     r = Renderer(k)
     ins, outs, scal, const = r.params()
     args = [inputs[n] for n in ins + outs] + [int(k.sizes[s]) for s in scal]

@@ -3,7 +3,7 @@
 `tools/fuzz_gen.py` draws a kernel of this family instead of a classic one for about P_PATHS of the
 indices of a seed >= FIRST_SEED (from a random stream of its own, so the other indices, and every kernel of
 the seeds of earlier campaigns, stay what they were); `tools/fuzz.py --family paths` draws only these,
-`--family classic` none. Three forms, each a feature name in the campaign summary:
+`--family classic` none. Four forms, each a feature name in the campaign summary:
 
 - `paths:cube` (mode "cube", its own template, source and numpy model here): Cube program joining
   (lower/ops/dot.py `_joinable`): the kernel's only dot, an fp16/bf16 K loop `acc = tl.dot(a, b, acc)` or
@@ -27,6 +27,11 @@ the seeds of earlier campaigns, stay what they were); `tools/fuzz.py --family pa
   (BN, BM) tiles, chains of them, and a join -> permute(1, 0, 2) -> split chain; only data movement and
   exact combinations (max/min, integer +, selects), so every output is exact.
 
+- `paths:attn` (mode "attn", from seed ATTN_SEED on; template, source and numpy model in
+  `tools/fuzz_attn.py`): attention forward, a dot, vector work on the score tile (online softmax) and a
+  second dot in each key step, for ascend's row split (cube/rowsplit.py): each score tile's rows over both
+  vector cores; ragged lengths, causal or not, exp/exp2, fp16/bf16, and kernels the split refuses.
+
 `fuzz.py`'s worker reports which of these paths an ascend compile took (`ascend_paths`), and the campaign
 summary counts them.
 """
@@ -38,21 +43,29 @@ import re
 
 import numpy as np
 
+try:
+    from . import fuzz_attn as A
+except ImportError:
+    import fuzz_attn as A
+
 G = None  # tools/fuzz_gen.py, set by install()
 
 FIRST_SEED = 78        # the first seed whose default mix draws this family (campaign 30)
 VARIANTS_SEED = 80     # from this seed on, cube kernels also draw LOOPS, row strides and unmasked tiles
+ATTN_SEED = 82         # from this seed on, the form "attn" is drawn too (campaign 34)
 P_PATHS = 0.3          # the share of a seed's kernels drawn from this family
 FORMS = ("cube", "stream", "permute")
 FORM_W = (4, 3, 3)
+ATTN_W = 5             # the weight of "attn" beside FORM_W, from ATTN_SEED on
 BIG = 0.1              # stream kernels whose launch moves more than L2
 L2_BYTES = 192 * 2 ** 20
-MODES = ("cube",)      # the kernel modes this module renders and models itself
+MODES = ("cube", "attn")  # the kernel modes this module renders and models itself
 
 
 def install(gen_module):
     global G
     G = gen_module
+    A.install(gen_module)
 
 
 def drawn(seed, index):
@@ -66,8 +79,9 @@ def generate(seed, index):
     """Kernel `index` of this family for `seed` (model-checked: redrawn while the model rejects it)."""
     for attempt in range(50):
         g = G.Gen(np.random.default_rng([seed, index, 0x9A8, attempt]), index, extensions=False)
-        form = g.pick(FORMS, FORM_W)
-        k = {"cube": cube_kernel, "stream": stream_kernel, "permute": permute_kernel}[form](g, seed)
+        form = g.pick(*forms(seed))
+        k = {"cube": cube_kernel, "stream": stream_kernel, "permute": permute_kernel,
+             "attn": A.attn_kernel}[form](g, seed)
         k.features = set(g.features) | {f"paths:{form}", "template:paths"}
         try:
             G.Model(k, G.make_inputs(k)).run()
@@ -75,6 +89,37 @@ def generate(seed, index):
             continue
         return k
     raise RuntimeError(f"no valid paths kernel for seed {seed} index {index}")
+
+
+def forms(seed):
+    """(forms, weights) of the kernels of `seed`: "attn" only from ATTN_SEED on, so the earlier seeds' kernels
+    stay what they were (one draw of the same stream either way)."""
+    return (FORMS, FORM_W) if seed < ATTN_SEED else (FORMS + ("attn",), FORM_W + (ATTN_W,))
+
+
+# the template modes ("cube" here, "attn" in tools/fuzz_attn.py): what tools/fuzz_gen.py and fuzz.py call
+def grid(k):
+    return cube_grid(k) if k.mode == "cube" else A.attn_grid(k)
+
+
+def specs(k):
+    return cube_specs(k) if k.mode == "cube" else A.attn_specs(k)
+
+
+def model(m):
+    return cube_model(m) if m.k.mode == "cube" else A.attn_model(m)
+
+
+def source(k):
+    return cube_source(k) if k.mode == "cube" else A.attn_source(k)
+
+
+def launch(k, inputs):
+    return cube_launch(k, inputs) if k.mode == "cube" else A.attn_launch(k, inputs)
+
+
+def shrink(k):
+    return cube_shrink(k) if k.mode == "cube" else A.attn_shrink(k)
 
 
 # ========================================================================================= cube
@@ -436,7 +481,9 @@ def _pvalue(g, d, tag, depth):
 # ========================================================================================= reached paths
 def ascend_paths(ck, grid):
     """The newer ascend paths a compiled kernel takes (those that apply): "cube:joined" (its dot's programs
-    joined), "cube:row-split" (its handed-off dots' vector work split by rows over both vector cores),
+    joined; "cube:pooled" too when 8 of them share a pool of tiles), "cube:row-split" (its handed-off dots'
+    vector work split by rows over both vector cores; else "cube:row-split-refused:WHY" where the lowering
+    said why not),
     "l2:planned" (inputs kept out of L2 when the launch exceeds it), "l2:taken" (this launch does),
     and "permute:INSTR:WHAT", a vector move (INSTR transdata5hd, gather or gathermask) of the C++ lowering a
     source line that is a trans/permute, a split/join, a load, a store or other (the source-line comments
@@ -445,8 +492,13 @@ def ascend_paths(ck, grid):
     md = getattr(ck, "metadata", None) or {}
     if any(int(e.get("join", 1)) > 1 for e in md.get("cube") or []):
         out.append("cube:joined")
-    if (md.get("row_split") or {}).get("taken"):
+    if any(int(e.get("join", 1)) > 4 for e in md.get("cube") or []):
+        out.append("cube:pooled")  # 8 programs whose tiles share a pool (lower/ops/dot.py _pooled_step)
+    split = md.get("row_split") or {}
+    if split.get("taken"):
         out.append("cube:row-split")
+    elif split.get("why"):  # a hand-off kernel the row split refused (it stays on one vector core)
+        out.append("cube:row-split-refused:" + re.sub(r"\bline \d+", "line N", split["why"]))  # one key a reason
     plan = md.get("plan") or {}
     if plan.get("l2_bypass"):
         out.append("l2:planned")

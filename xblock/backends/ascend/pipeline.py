@@ -109,6 +109,9 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
                 why = {"taken": False, "why": f"the row-split plan did not fit as well ({type(got).__name__}"
                                               f"{': ' + got.message[:200] if got.message else ''})"}
             metadata.setdefault("row_split", why)
+        elif plan.row_split and plan != verdict.plan and isinstance(attempt.outcome, SplitRefused):
+            metadata.setdefault("row_split", {"taken": False, "why": "xb-strip-mine cannot split the rows: "
+                                                                     f"{attempt.outcome.reason}"})
     metadata["plan"] = verdict.plan.but(cube_tiles=_cube_tiles(metadata)).as_dict()
     metadata["ub_plan"] = tried.low.ub_plan()
     metadata["tiling_fields"] = tried.low.fields
