@@ -10,7 +10,7 @@ contracted axis), a `reshape` the leading dimensions it leaves as they are, and 
 each carried or yielded block with its initial value, region arguments and results. Dimensions of
 extent 1 are never tied (they broadcast). Ops that mix elements across a dimension (`cat`,
 `gather`, `histogram`, the regrouped dimensions of a `reshape`) tie nothing there, so their operands
-and results stay apart. The result is a union-find over
+and results stay apart; nor do the values a region yields together (`scf.yield`, `scf.condition`). The result is a union-find over
 `(value, dim)` pairs: in `x = load(p + arange(0, B))`, `x`'s dimension 0 and the arange's are one
 axis. `xb-strip-mine` splits one such axis into chunks.
 """
@@ -21,7 +21,10 @@ from mlir import ir
 
 NAME = "xb-analyze-block-axes"
 
-_NO_TIES = ("xb.cat", "xb.gather")
+# ops whose operands are not one element-wise group: the region terminators (their parent op ties each
+# yielded value with its own init, argument and result; the values a loop yields side by side, an
+# accumulator [BLOCK_M, D] and a pointer block [BLOCK_N, D] advanced each step, are not one axis)
+_NO_TIES = ("xb.cat", "xb.gather", "scf.yield", "scf.condition")
 
 
 def shape_of(v: ir.Value) -> tuple | None:

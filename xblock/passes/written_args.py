@@ -16,18 +16,32 @@ _THROUGH = {"xb.addptr": (0,), "xb.splat": (0,), "xb.broadcast": (0,), "xb.expan
 _MAX_DEPTH = 64
 
 
-def _trace(value, entry, found: set, depth: int = 0) -> bool:
-    """Add the kernel arguments `value` points into to `found`; False when it cannot tell."""
+def _trace(value, entry, found: set, depth: int = 0, seen: set | None = None) -> bool:
+    """Add the kernel arguments `value` points into to `found`; False when it cannot tell. A value an
+    `scf.for` carries (`k_ptrs += BLOCK_N * stride` each step) points where its initial value and the value
+    each iteration yields point (the yield leads back to the carried value itself: `seen`)."""
+    seen = set() if seen is None else seen
     owner = value.owner
     if isinstance(owner, ir.Block):
         if owner == entry:
             found.add(ir.BlockArgument(value).arg_number)
             return True
-        return False  # a loop-carried or region value: not followed
+        loop = owner.owner
+        loop = loop.operation if loop is not None and hasattr(loop, "operation") else loop
+        k = ir.BlockArgument(value).arg_number
+        if loop is None or loop.name != "scf.for" or k == 0 or depth > _MAX_DEPTH:
+            return False  # an induction variable or a value of another region: not followed
+        key = (loop, k)
+        if key in seen:
+            return True
+        seen.add(key)
+        yielded = owner.operations[len(owner.operations) - 1]
+        return _trace(loop.operands[3 + k - 1], entry, found, depth + 1, seen) and \
+            _trace(yielded.operands[k - 1], entry, found, depth + 1, seen)
     op = owner.operation if hasattr(owner, "operation") else owner
     if op.name not in _THROUGH or depth > _MAX_DEPTH:
         return False
-    return all(_trace(op.operands[i], entry, found, depth + 1) for i in _THROUGH[op.name])
+    return all(_trace(op.operands[i], entry, found, depth + 1, seen) for i in _THROUGH[op.name])
 
 
 def roots(value, entry: ir.Block) -> frozenset | None:
