@@ -10,9 +10,9 @@ contracted axis), a `reshape` the leading dimensions it leaves as they are, and 
 each carried or yielded block with its initial value, region arguments and results. Dimensions of
 extent 1 are never tied (they broadcast). Ops that mix elements across a dimension (`cat`,
 `gather`, `histogram`, the regrouped dimensions of a `reshape`) tie nothing there, so their operands
-and results stay apart; nor do the values a region yields together (`scf.yield`, `scf.condition`). The result is a union-find over
-`(value, dim)` pairs: in `x = load(p + arange(0, B))`, `x`'s dimension 0 and the arange's are one
-axis. `xb-strip-mine` splits one such axis into chunks.
+and results stay apart; nor do the values a region yields together (`scf.yield`, `scf.condition`).
+The result is a union-find over `(value, dim)` pairs: in `x = load(p + arange(0, B))`, `x`'s
+dimension 0 and the arange's are one axis. `xb-strip-mine` splits one such axis into chunks.
 """
 
 from __future__ import annotations
