@@ -115,3 +115,20 @@ def test_aic_only_2d_grid_pooled():
     md = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
                            RELU=1).metadata
     assert md["kernel_type"] == "KERNEL_TYPE_AIC_ONLY" and md["cube"][0]["join"] == 8
+
+
+@pytest.mark.parametrize("block", [(16, 128, 32), (128, 16, 32)])
+def test_pooled_tiles_of_unequal_sides(block):
+    """Programs whose A and B tiles differ in size (an LM head's 16 x 128 tiles, and the transpose): the pool is
+    sized for 4 tiles of the larger side and 2 of the other, B's slots end at the pool's end (not at a multiple
+    of its tile), 6 or 7 programs a core (groups of 8 cut short, in passes); numpy agrees."""
+    bm, bn, bk = block
+    M, N, K = (5, 16384, 40) if bm == 16 else (16384, 15, 40)
+    a, b, ref = _inputs(M, N, K, 41 + bm)
+    c = np.zeros((M, N), np.float32)
+    grid = (xblock.cdiv(M, bm), xblock.cdiv(N, bn))
+    meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, RELU=0)
+    dot_kernel[grid](a, b, c, M, N, K, K, N, N, target="ascend", **meta)
+    np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
+    md = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", **meta).metadata
+    assert md["cube"][0]["join"] == 8

@@ -1239,7 +1239,7 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
         (new_a, slot_a, _), (new_b, slot_b, count_b) = (numbered(members, side) for side in (0, 1))
         slot_a = [ctx.named(x, f"aSlot{j}") for j, x in enumerate(slot_a)]
         slot_b = [ctx.named(x, f"bSlot{j}") for j, x in enumerate(slot_b)]
-        b_first = ctx.named(ctx.mul(ctx.sub(ctx.c64(pool_elems // b_elems), count_b), ctx.c64(b_elems)), "bPool")
+        b_first = ctx.named(ctx.sub(ctx.c64(pool_elems), ctx.mul(count_b, ctx.c64(b_elems))), "bPool")
         pool = A.op("alloc_tensor", [], local, queue=qs["A1"], name="l1Local")
 
         def a_at(j):
