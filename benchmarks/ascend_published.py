@@ -6,12 +6,14 @@ the SoC of the measurement, runs it on the AscendC CPU model (sampled: `xblock.p
 a few blocks run and the rest extrapolated) and prints the estimate, the published time, their ratio
 and the plan that won. Estimates, not measurements: no Ascend hardware is used.
 
-Usage: python benchmarks/ascend_published.py [--only add,copy,matmul,attention]
+Usage: python benchmarks/ascend_published.py [--only add,copy,matmul,attention] [--blocks 32x128,128x128]
+    [--set row_groups=False]   (--blocks: the attention rows' BLOCK_MxBLOCK_N; --set: an option of every row)
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 import time
 from pathlib import Path
@@ -105,12 +107,16 @@ def matmul_cases():
            matmul.matmul_kernel, ((s // 128) * (s // 256),), (a, a, np.empty_like(a), s, s, s, s, 1, s, 1, s, 1), meta)
 
 
-def attention_cases():
+ATTENTION_BLOCKS = [(32, 64), (32, 128), (128, 128)]
+
+
+def attention_cases(blocks=None):
     from examples.triton import attention
 
     # BLOCK 32 x 128: the widest key block whose program fits the unified buffer whole (164352 of 188416 B; 64 x 128
-    # needs 311808 B, and 64 x 64 fits with single-buffered output only); 32 x 64 for comparison with earlier tables
-    for bm, bn in [(32, 64), (32, 128)]:
+    # needs 311808 B, and 64 x 64 fits with single-buffered output only); 32 x 64 for comparison with earlier tables;
+    # 128 x 128, the usual GPU choice, is computed in row chunks (xb-strip-mine) spread over AI Cores (row_groups)
+    for bm, bn in blocks or ATTENTION_BLOCKS:
         for seq, published in [(1024, 21.0), (4096, 88.9), (8192, 292.6)]:
             q = np.ones((1, 1, seq, 128), np.float16)
             meta = dict(HEAD_DIM=128, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=False)
@@ -125,22 +131,32 @@ GROUPS = {"add": add_rows_cases, "copy": copy_cases, "matmul": matmul_cases, "at
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", help="comma-separated groups: " + ",".join(GROUPS))
+    ap.add_argument("--blocks", help="the attention rows' BLOCK_MxBLOCK_N, comma-separated (default: "
+                    + ",".join(f"{m}x{n}" for m, n in ATTENTION_BLOCKS) + ")")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="an option for every row (a Python literal), e.g. row_groups=False")
     a = ap.parse_args()
     only = a.only.split(",") if a.only else list(GROUPS)
+    extra = {k: ast.literal_eval(v) for k, v in (o.split("=", 1) for o in a.set)}
+    if a.blocks:
+        blocks = [tuple(int(x) for x in b.split("x")) for b in a.blocks.split(",")]
+        GROUPS["attention"] = lambda: attention_cases(blocks)
     print("| case | SoC | published (us) | xblock estimate (us) | estimate / published | bound | plan | model run |")
     print("|---|---|---|---|---|---|---|---|")
     for g in only:
         for label, soc, published, kernel, grid, args, meta in GROUPS[g]():
             t = time.time()
             try:
-                p = xblock.profile(kernel, grid, *args, soc=soc, sample=True, **meta)
+                p = xblock.profile(kernel, grid, *args, soc=soc, sample=True, **meta, **extra)
             except Exception as e:  # a case xblock cannot run: its reason is the row
                 print(f"| {label} | {soc} | {published} | - | - | - | {type(e).__name__}: "
                       f"{str(e).splitlines()[0][:160]} | |", flush=True)
                 continue
             run = f"{time.time() - t:.0f} s, {len(p.sampled_blocks) or p.blocks} of {p.blocks} blocks"
+            launched = int(np.prod(grid))  # a row-grouped launch runs G instances a program (cube/rowsplit.py)
+            groups = f", each program on {p.programs // launched} AI Cores" if p.programs > launched else ""
             print(f"| {label} | {soc} | {published} | {p.estimate_us:.1f} | {p.estimate_us / published:.2f}x | "
-                  f"{p.bound} | {_plan(p)} | {run} |", flush=True)
+                  f"{p.bound} | {_plan(p)}{groups} | {run} |", flush=True)
 
 
 if __name__ == "__main__":

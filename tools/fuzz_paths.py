@@ -482,8 +482,8 @@ def _pvalue(g, d, tag, depth):
 def ascend_paths(ck, grid):
     """The newer ascend paths a compiled kernel takes (those that apply): "cube:joined" (its dot's programs
     joined; "cube:pooled" too when 8 of them share a pool of tiles), "cube:row-split" (its handed-off dots'
-    vector work split by rows over both vector cores; else "cube:row-split-refused:WHY" where the lowering
-    said why not),
+    vector work split by rows over both vector cores; "cube:row-groups" too when a program's chunk pairs may
+    spread over AI Cores; else "cube:row-split-refused:WHY" where the lowering said why not),
     "l2:planned" (inputs kept out of L2 when the launch exceeds it), "l2:taken" (this launch does),
     and "permute:INSTR:WHAT", a vector move (INSTR transdata5hd, gather or gathermask) of the C++ lowering a
     source line that is a trans/permute, a split/join, a load, a store or other (the source-line comments
@@ -497,6 +497,8 @@ def ascend_paths(ck, grid):
     split = md.get("row_split") or {}
     if split.get("taken"):
         out.append("cube:row-split")
+        if md.get("row_groups"):
+            out.append("cube:row-groups")  # a program's chunk pairs may spread over AI Cores (cube/rowsplit.py)
     elif split.get("why"):  # a hand-off kernel the row split refused (it stays on one vector core)
         out.append("cube:row-split-refused:" + re.sub(r"\bline \d+", "line N", split["why"]))  # one key a reason
     plan = md.get("plan") or {}

@@ -77,6 +77,19 @@ def rows_per_instance(programs: int, rows: int, cores: int) -> int:
     return max(1, min(rows, -(-programs // max(1, cores))))
 
 
+def row_groups_for(programs: int, most: int, cores: int) -> int:
+    """How many AI Cores share each program of a row-grouped kernel (`cube/rowsplit.py`, `row_groups`): the
+    power of two G <= `most` whose launch of programs x G instances of 1 / G of a program gives the busiest
+    core the least work, ceil(programs x G / cores) / G (the fewest groups on ties: each group reloads the
+    keys and values). 32 programs on 24 cores: 2 (3 halves, not 2 wholes); 64: 1 (6 halves = 3 wholes)."""
+    best, g = 1, 2
+    while g <= most:
+        if -(-programs * g // cores) * best < -(-programs * best // cores) * g:
+            best = g
+        g *= 2
+    return best
+
+
 def launch_blocks(metadata: dict, programs: int, arg_bytes: dict | None = None) -> int:
     """blockDim of a launch of `programs` program instances: one per core, at most.
 
@@ -129,6 +142,10 @@ class AscendOptions(BaseOptions):
             cores of an AI Core (MIX_AIC_1_2): the program's rows are halved, each AIV computes its half of
             every row-indexed block, the AIC runs each dot for both halves at once (`cube/rowsplit.py`);
             False keeps the program on one vector core.
+        row_groups: let a row-split kernel whose rows are in 4 or more chunks spread its pairs of chunks over
+            AI Cores when its programs would leave cores idle (BLOCK_M 128 attention on 24 AI Cores: 32
+            programs, 2 rounds; 64 halves, 3 rounds of half the work): the host picks the groups per program
+            (`row_groups_for`), `cube/rowsplit.py`; False runs each program's chunks on one AI Core.
     """
 
     soc: str = "910B3"
@@ -141,12 +158,13 @@ class AscendOptions(BaseOptions):
     cube_pool: bool = True
     l2_bypass: bool = True
     row_split: bool = True
+    row_groups: bool = True
 
     def __post_init__(self):
         if self.soc not in SOCS:
             raise OptionError(f"unknown Ascend soc '{self.soc}' (known: {', '.join(SOCS)})")
         for name in ("coarsen", "resident", "cube_depth", "cube_join", "cube_pool", "l2_bypass",
-                     "row_split"):
+                     "row_split", "row_groups"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.buffer_num not in (1, 2):

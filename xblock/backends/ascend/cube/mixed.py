@@ -60,6 +60,7 @@ class CubeState:
     join: int = 1  # programs a core runs together (dot.py `_emit_joined`): workspace slots per block
     slot: int = 0  # the slot of the program whose epilogue is being lowered
     group: object = None  # JoinedGroup of a joined kernel (the core's range of programs, each one's values)
+    row_groups: tuple | None = None  # (group index, groups) of a row-grouped kernel's instance (cube/rowsplit.py)
 
 
 @dataclass

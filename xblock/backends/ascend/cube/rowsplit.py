@@ -24,6 +24,8 @@ handed-off dot inside a chunk loop with BM / 2 rows, the control flow between th
 independent of the chunk (the AIC runs chunk 0's steps for both), chunk loops that carry nothing, no side
 effect outside them, and chunks whose rows are whole 16-row fractals of the Cube's A tile; an A operand
 read transposed from GM, or under a condition on the whole tile, fails the lowering of that plan (handoff.py).
+A program of 4 or more chunks may also run as several instances, each on its own AI Core with its pairs of
+chunks (`plan_groups`, option `row_groups`): a launch of few programs (BLOCK_M 128) fills more cores.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from mlir.dialects import arith, scf
 from ....dialects import ascendc as A
 from ..values import shape_of
 from .match import owner_of
-from .mixed import SIDE_EFFECTS, every_other, walk_ops
+from .mixed import SIDE_EFFECTS, every_other, state, walk_ops
 
 CHUNKS = "xb.chunks"
 FRACTAL_ROWS = 16  # rows of a 16 x (32 B) fractal of the Cube's A tile: each AIV's half starts on one
@@ -48,6 +50,7 @@ class RowSplit:
 
     rows: int
     cores: int = 2
+    groups: int = 1  # the most AI Cores a program's pairs of chunks may be spread over (`plan_groups`)
 
 
 def dot_rows(kernel):
@@ -75,7 +78,7 @@ def plan_row_split(ctx, dots) -> RowSplit | None:
         return None
     rows = shape_of(dots[0].results[0].type)[0]
     ctx.meta["row_split"] = {"taken": True, "rows": rows, "cores": 2}
-    return RowSplit(rows)
+    return RowSplit(rows, groups=plan_groups(ctx))
 
 
 def _refusal(ctx, dots) -> str | None:
@@ -162,10 +165,86 @@ def _reaches(v, iv) -> bool:
     return False
 
 
+GROUPS_ARG = "xbRowGroups"  # the tiling field the host sets: G, the instances of each program
+
+
+def plan_groups(ctx) -> int:
+    """The most AI Cores each program of a row-split kernel may be spread over (1: none; the reason in
+    `metadata["row_split"]["groups"]`), and, when more than one, the program's decoding for them.
+
+    A program whose rows are in N >= 4 chunks is N / 2 pairs, each a whole step of the AIC (one dot of two
+    chunks' rows) and one chunk of each AIV. Launched as G instances along x (the host's choice, G a power of
+    two dividing N / 2: `options.row_groups_for`, `tiling.xbRowGroups`, gridX = G x the user's x), instance
+    x' computes program x' / G's pairs [g N / 2G, (g + 1) N / 2G), g = x' mod G: every chunk loop runs
+    those chunks only (`share_rows`), the code outside the chunk loops, free of side effects (the row split's
+    condition), runs once per instance. Exact for the reasons the row split is: the chunks of a loop are
+    computed independently (each vector core already runs half of them), and every chunk loop has the same
+    chunks, so an instance's loops cover the same rows. BLOCK_M 128 attention at S = 4096 on 24 AI Cores: 32
+    programs take 2 rounds; 64 half programs take 3 rounds of half the work (the host picks G = 2)."""
+    why = _groups_refusal(ctx)
+    if isinstance(why, str):
+        ctx.meta["row_split"]["groups"] = {"most": 1, "why": why}
+        return 1
+    most = why
+    ctx.meta["row_split"]["groups"] = {"most": most}
+    ctx.meta["row_groups"] = {"most": most, "arg": GROUPS_ARG}
+    with ctx.before_grid:
+        g_count = ctx.named(A.op("tiling_field", [], ctx.i64, name=GROUPS_ARG), "groups")
+    ctx.fields.insert(len(ctx.fields) - 3, (GROUPS_ARG, "i64"))  # before numPrograms, gridX, gridY
+    with ir.InsertionPoint.at_block_begin(ctx.grid.body):
+        x = arith.RemSIOp(ctx.pid, ctx.to64(ctx.grid_x)).result
+        pid = arith.TruncIOp(ctx.i32, arith.DivSIOp(x, g_count).result).result
+        pid.owner.attributes["name"] = ir.StringAttr.get("pidx")
+        ctx.program_ids[0] = pid
+        group = ctx.named(arith.RemSIOp(x, g_count).result, "group")
+    state(ctx).row_groups = (group, g_count)
+    return most
+
+
+def _groups_refusal(ctx):
+    """Why a row-split kernel's programs cannot be spread over AI Cores, or the most groups (an int)."""
+    if not getattr(ctx.opts, "row_groups", False):
+        return "the option row_groups is off"
+    if ctx.plan.rows > 1:
+        return "the kernel is coarsened (its instances compute several programs)"
+    if state(ctx).join > 1:
+        return "the kernel's programs are joined"
+    if 0 in ctx.program_ids:
+        return "internal: program_id(0) was lowered before the row split was planned"
+    body = ctx.xb_module.body.operations[0].regions[0].blocks[0]
+    top = [o.operation for o in body.operations]
+    counts = set()
+    for o in walk_ops(top):
+        if o.name == "scf.for" and CHUNKS in o.attributes:
+            if o not in top:
+                return "a chunk loop inside control flow"
+            if any(_constant(v) is None for v in list(o.operands)[:3]):
+                return "a chunk loop with bounds not known at compile time"
+            counts.add(ir.IntegerAttr(o.attributes[CHUNKS]).value)
+        elif o.name == "xb.num_programs" and ir.IntegerAttr(o.attributes["axis"]).value == 0:
+            return "num_programs(0) is read (it would count the instances)"
+        elif o.name in ("xb.print", "xb.assert"):
+            return "a print or device_assert (its report names the program)"
+    if len(counts) != 1:
+        return "chunk loops of different chunk counts"
+    pairs = counts.pop() // 2
+    most = 1
+    while pairs % (most * 2) == 0:
+        most *= 2
+    if most == 1:
+        return "one pair of chunks a program (nothing to spread)"
+    return most
+
+
+def _constant(v):
+    o = owner_of(v)
+    return ir.IntegerAttr(o.attributes["value"]).value if o is not None and o.name == "arith.constant" else None
+
+
 def share_rows(ctx):
     """The `ctx.ext.share_loop` of a row split: a chunk loop runs chunks lb + s, lb + s + 2, ... where s is
     `GetSubBlockIdx()` on an AIV and 0 on the AIC (read once before the grid loop, in an AIV section: the API
-    names the AIVs' index only)."""
+    names the AIVs' index only). In a row-grouped kernel (`plan_groups`) it runs its group's share of them."""
     i64 = ir.IntegerType.get_signless(64)
     with ctx.before_grid:
         aiv = A.op("core_is", [], ir.IntegerType.get_signless(1), core="AIV")
@@ -176,8 +255,18 @@ def share_rows(ctx):
             scf.YieldOp([arith.ConstantOp(i64, 0).result])
     half = sec.results[0]
 
+    grouped = state(ctx).row_groups
+
     def share(op, lb, step):
-        return every_other(lb, step, half) if CHUNKS in op.attributes else (lb, step)
+        if CHUNKS not in op.attributes:
+            return lb, step
+        if grouped is None:
+            return every_other(lb, step, half)
+        group, count = (v if v.type == lb.type else arith.TruncIOp(lb.type, v).result for v in grouped)
+        lo, hi = (_constant(v) for v in list(op.operands)[:2])
+        span = arith.DivSIOp(arith.ConstantOp(lb.type, hi - lo).result, count).result  # exact: G divides N / 2
+        first = arith.AddIOp(lb, arith.MulIOp(group, span).result).result
+        return (*every_other(first, step, half), arith.AddIOp(first, span).result)
 
     return share
 

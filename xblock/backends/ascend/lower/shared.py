@@ -32,7 +32,8 @@ class Shared:
     ptr_casts: dict = field(default_factory=dict)
     # the Cube rules' per-lowering state: cube/mixed.py (state) makes it; cube/*, lower/ops/dot.py use it
     cube: CubeState | None = None
-    # fn(loop op, lb, step) -> (lb, step) sharing a chunk loop's iterations between the vector cores:
+    # fn(loop op, lb, step) -> (lb, step) or (lb, step, ub) sharing a chunk loop's iterations between the
+    # vector cores (and, ub, the AI Cores of a row-grouped kernel: cube/rowsplit.py):
     # cube/mixed.py sets it around an AIV section; lower/ops/control.py (scf.for) reads it
     share_loop: Callable | None = None
     # {scf.if op: {result index: Tile}}: lower/ops/control.py (scf.if) writes; vector/tiles.py dst_tile reads

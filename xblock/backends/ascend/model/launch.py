@@ -35,7 +35,7 @@ from ...common.native import library_path, load_library
 from ..emit.api_surface import CANN
 from ..emit.api_surface import TABLE as API_TABLE
 from ..emit.cpp import tiling_header, tiling_struct_name
-from ..options import SOCS, STATUS_SLOT, launch_blocks, launch_cores, rows_per_instance
+from ..options import SOCS, STATUS_SLOT, launch_blocks, launch_cores, row_groups_for, rows_per_instance
 
 KIND = "ascend-emu"  # the cache folder of the emulator's libraries
 EMU_DIR = Path(__file__).parent / "emu"
@@ -525,6 +525,12 @@ def coarse_grid(metadata: dict, grid, scalars: dict) -> tuple:
     """The grid a coarsened kernel launches (`passes/coarsen_programs.py`): ceil(x / Q) programs along
     x, each computing Q <= R programs of the user's grid (R, or fewer where R would leave cores
     idle); x and Q go in the kernel's appended arguments. Other kernels launch the grid as given."""
+    groups = metadata.get("row_groups")
+    if groups:  # G instances a program, each its G-th of the rows (cube/rowsplit.py): G x x along x
+        g = row_groups_for(grid[0] * grid[1] * grid[2], groups["most"], launch_cores(metadata)[0])
+        g = g if grid[0] * g < 2**31 else 1  # gridX is an int32
+        scalars[groups["arg"]] = g
+        return (grid[0] * g, grid[1], grid[2])
     coarse = metadata.get("coarsen")
     if not coarse:
         return tuple(grid)

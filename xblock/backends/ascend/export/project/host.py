@@ -91,7 +91,7 @@ def kernel_scalars(meta: dict) -> list:
     """The (name, type) tiling fields the user's scalar arguments fill: all but the grid's, and the
     program count a coarsened kernel takes (`passes/coarsen_programs.py`), which the host sets."""
     coarse = meta.get("coarsen") or {}
-    set_by_host = (coarse.get("arg"), coarse.get("rows_arg"))
+    set_by_host = (coarse.get("arg"), coarse.get("rows_arg"), (meta.get("row_groups") or {}).get("arg"))
     return [(n, t) for n, t in meta["tiling_fields"][:-3] if n not in set_by_host]
 
 
@@ -164,6 +164,18 @@ def _parse(meta: dict, spec: dict | None) -> list:
                   "    const long long gxInstances = (gx + perInstance - 1) / perInstance;",
                   "    tiling.numPrograms = gxInstances * gy * gz;",
                   "    tiling.gridX = static_cast<int32_t>(gxInstances);"]
+    elif meta.get("row_groups"):  # G instances share each program's rows (cube/rowsplit.py)
+        groups, cores = meta["row_groups"], launch_cores(meta)[0]
+        lines += [f"    // G <= {groups['most']} instances a program, each 1 / G of its rows, G the power of two whose "
+                  f"busiest core of {cores} does the least (options.row_groups_for)",
+                  "    long long groups = 1;",
+                  f"    for (long long g = 2; g <= {groups['most']} && gx * g <= 2147483647LL; g *= 2) {{",
+                  f"        if ((gx * gy * gz * g + {cores - 1}) / {cores} * groups < "
+                  f"(gx * gy * gz * groups + {cores - 1}) / {cores} * g) groups = g;",
+                  "    }",
+                  f"    tiling.{groups['arg']} = groups;",
+                  "    tiling.numPrograms = gx * groups * gy * gz;",
+                  "    tiling.gridX = static_cast<int32_t>(gx * groups);"]
     else:
         lines += ["    tiling.numPrograms = gx * gy * gz;", "    tiling.gridX = static_cast<int32_t>(gx);"]
     lines += ["    tiling.gridY = static_cast<int32_t>(gy);"]

@@ -189,8 +189,9 @@ def _lower_for(ctx, op):
     spill_around_handoffs(ctx, op.operation)
     lb, ub, step = (ctx.scalar(o) for o in op.operands[:3])
     share = ctx.ext.share_loop  # a loop whose iterations the cores of a section share out
-    if share is not None:
-        lb, step = share(op, lb, step)
+    if share is not None:  # (lb, step), or (lb, step, ub) where the share also ends earlier
+        lb, step, *end = share(op, lb, step)
+        ub = end[0] if end else ub
     inits = list(op.operands[3:])
     body = op.regions[0].blocks[0]
     y = body.operations[len(body.operations) - 1]
