@@ -72,8 +72,9 @@ def test_b_tile_larger_than_a_is_priced_at_the_l0b_rate():
 
 def test_unaligned_dma_and_same_address():
     aligned, _ = cost.core_pipes(dict(ZERO, datacopy_in_calls=1, datacopy_in_bytes=7000), 32)
-    slow, _ = cost.core_pipes(dict(ZERO, datacopy_in_calls=1, datacopy_in_bytes=7000, unaligned_read_bytes=7000), 32)
-    assert (slow["MTE2"] - C["datacopy_fixed_cycles"]) == pytest.approx((aligned["MTE2"] - 16) / 0.7)
+    slow, _ = cost.core_pipes(dict(ZERO, datacopy_in_calls=1, datacopy_in_bytes=7000, window_excess_read_bytes=512),
+                              32)
+    assert slow["MTE2"] - aligned["MTE2"] == pytest.approx(512 / 32)  # one window more, at the core's rate
     # a 4 KB buffer read whole by 33 cores: each waits for 32 others' requests; a large one is not serialised
     assert cost.serial_read_bytes([(33 * 4096, 4096), (2 * 2**20, 2**20)], 40) == 32 * 4096
     sc = cost.soc_cost("910B1")
@@ -153,3 +154,27 @@ def test_published_add_double_buffered_l2_bypass(uncached, published):
     assert p.counters["l2_writeback_bytes"] == (0 if uncached else pytest.approx(64 * 2 ** 20, rel=0.01))
     if uncached:
         assert p.estimate_us < 0.8 * _published_add(16384, False).estimate_us
+
+
+@xblock.jit
+def _copy_rows(x_ptr, out_ptr, n, row, start, BLOCK: xblock.language.constexpr):
+    """Program p reads BLOCK elements at start + p * row and writes their maximum."""
+    offs = start + xblock.language.program_id(0) * row + xblock.language.arange(0, BLOCK)
+    x = xblock.language.load(x_ptr + offs, mask=offs < n, other=0.0)
+    xblock.language.store(out_ptr + xblock.language.program_id(0), xblock.language.max(x, 0))
+
+
+@pytest.mark.parametrize("block,start,excess", [
+    (64, 64, 0),            # 128-B copies at 128-B offsets: each inside one 512-B window, as an aligned one
+    (1024, 1, 2048 // 4),   # 2 KB rows 2 B off: 5 windows for 4, a quarter of the bytes more
+    (1024, 0, 0),           # 2 KB rows at 2 KB offsets
+    (128, 192, 256),        # 256-B rows at 384 B mod 512: 2 windows for 1, the row's bytes more
+])
+def test_dma_rows_priced_by_their_512b_windows(block, start, excess):
+    """The CPU model counts, per DMA row, the bytes' worth of the 512-B windows it touches beyond the fewest its
+    length needs (cost.py `gm_window_bytes`; the launch's buffers start 512-B aligned)."""
+    x = np.ones(1 << 16, np.float16)
+    out = np.zeros(8, np.float16)
+    p = xblock.profile(_copy_rows, (8,), x, out, x.size, block * 4, start, BLOCK=block, l2_bypass=False)
+    assert p.counters["window_excess_read_bytes"] == pytest.approx(8 * excess, abs=8)
+

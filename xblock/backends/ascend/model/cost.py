@@ -18,7 +18,8 @@ Pipes of one core (AscendC's instruction queues; shared/ascendc/REFERENCE.md §2
 
 A transfer costs `datacopy_fixed_cycles` plus its bytes at the core's rate: reads that hit L2 at the
 per-core L2 read rate, the rest at the core's share of HBM (min(32 B/cycle, HBM / reading cores)),
-writes at the per-core write rate; bytes whose GM address is not 512-B aligned at 70% of it. Vector
+writes at the per-core write rate; a row of a DMA that touches a 512-B GM window more than its length needs
+(it starts off a 512-B boundary and crosses one) costs that window's bytes more. Vector
 repeats cost one cycle, those of Exp/Ln/Sqrt/Div, the reductions, Gather and GatherMask what the dev
 kit's table says (the profile build counts them per class: model/profile_shim.py). Sources and the
 calibration against published 910B times: docs/ASCEND_MODEL.md, "The cost model: sources and
@@ -133,10 +134,14 @@ CONSTANTS: dict[str, Constant] = {
     "l2_read_bytes_per_cycle": Constant(
         110, "B/cycle", "per-core rate of reads that hit L2: [AICoreMemoryRates] l2_read_rate=110 of Ascend910B1.ini "
         "(CANN 9.0 platform_config) as quoted in a public analysis of a 910B; taken for every 910B part (assumption)"),
-    "unaligned_rate": Constant(
-        0.7, "x", "a DMA whose GM address is 32-B but not 512-B aligned moves at down to 70% of the rate (both "
-        "directions, Atlas A2): hiascend CANN 9.0.0 best practices 'GM地址尽量512B对齐' "
-        "(atlas_ascendc_best_practices_10_0014); the read-only copy with 12287-element rows ran 1.28x longer"),
+    "gm_window_bytes": Constant(
+        512, "B", "a DMA row's time is priced per 512-B GM window it touches: a row of n bytes at offset o of its "
+        "buffer touches ceil((o mod 512 + n) / 512) windows, one more than aligned where it crosses a boundary it "
+        "need not (the CPU model counts the extra windows as bytes' worth: window_excess_*_bytes). hiascend CANN "
+        "9.0.0 best practices 'GM地址尽量512B对齐' (atlas_ascendc_best_practices_10_0014): a 32-B but not 512-B "
+        "aligned DMA moves at down to 70%; the read-only copy with 12287-element rows (2 KB row pieces, 5 windows "
+        "for 4) ran 1.28x longer (5/4 here), and 128-B copies inside one window (the [1,64] tile) cost as aligned "
+        "ones"),
     "same_address_window": Constant(
         512, "B", "MTE2/MTE3/Scalar GM requests are handled per 512-B window; requests of several cores inside one "
         "window are served one after another: hiascend CANN 8.5.0 best practices 'Avoiding Same-Address Access' "
@@ -253,7 +258,6 @@ def core_pipes(b: dict, bytes_per_cycle: float, l2_hit: float = 0.0, cube_cycles
     HBM), `cube_cycles` the cycles of one counted fractal, `serial_bytes` the reads that wait for other
     cores' requests to the same 512-B windows."""
     fixed = _c("datacopy_fixed_cycles")
-    slow = 1 / _c("unaligned_rate") - 1  # the extra time of an unaligned byte
     reads = b["datacopy_in_bytes"] + b["gm_to_l1_bytes"]
     issued = b["vector_instructions"] + b["datacopy_in_calls"] + b["datacopy_out_calls"] + b["gm_to_l1_calls"] + \
         b["mmad_calls"] + b["load_data_calls"] + b["fixpipe_calls"]
@@ -262,9 +266,9 @@ def core_pipes(b: dict, bytes_per_cycle: float, l2_hit: float = 0.0, cube_cycles
     pipes = {
         "MTE2": (b["datacopy_in_calls"] + b["gm_to_l1_calls"]) * fixed + reads * (1 - l2_hit) / bytes_per_cycle +
                 reads * l2_hit / l2 + serial_bytes / l2 +
-                b.get("unaligned_read_bytes", 0) * slow * ((1 - l2_hit) / bytes_per_cycle + l2_hit / l2),
+                b.get("window_excess_read_bytes", 0) * ((1 - l2_hit) / bytes_per_cycle + l2_hit / l2),
         "MTE3": b["datacopy_out_calls"] * fixed +
-                (b["datacopy_out_bytes"] + b.get("unaligned_write_bytes", 0) * slow) / _c("mte3_bytes_per_cycle"),
+                (b["datacopy_out_bytes"] + b.get("window_excess_write_bytes", 0)) / _c("mte3_bytes_per_cycle"),
         "MTE1": b["load_data_calls"] * _c("vector_issue_cycles") + l0_load_cycles(b),
         "V": b["vector_repeats"] * _c("vector_cycles_per_repeat") + vector_class_cycles(b) +
              b["vector_instructions"] * _c("vector_issue_cycles"),
@@ -528,7 +532,7 @@ def _totals(metadata: dict, totals: dict, blocks: list, min_bytes: int) -> dict:
         "fixpipe_calls": s.get("fixpipe_calls", 0),
         "workspace_bytes": int(metadata.get("workspace_bytes") or 0) * totals["block_dim"],
         **{k: s.get(k, 0) for k in ("trans_repeats_b16", "trans_repeats_b32", "reduce_repeats", "gather_repeats_b16",
-                                    "gather_repeats_b32", "gathermask_repeats", "unaligned_read_bytes",
-                                    "unaligned_write_bytes")},
+                                    "gather_repeats_b32", "gathermask_repeats", "window_excess_read_bytes",
+                                    "window_excess_write_bytes")},
         "kernel_type": metadata.get("kernel_type", ""),
     }

@@ -6,8 +6,9 @@ the model's counters, and a choice of the blocks that run.
   a block left out starts its core and returns at once, so its counters are zero (the launcher still
   passes the whole launch: blockDim, the tiling, every buffer);
 - per core (keyed as the launcher's per-core counters: block, core code), the vector repeats of the
-  instruction classes the dev kit prices above one repeat a cycle, and the DMA bytes whose GM address
-  is not 512-byte aligned, and the bytes read through a GlobalTensor kept out of L2 (its SetL2CacheHint:
+  instruction classes the dev kit prices above one repeat a cycle, the bytes' worth of the 512-byte GM windows
+  DMA rows touch beyond the fewest their lengths need (an unaligned row's extra window), and the bytes read
+  through a GlobalTensor kept out of L2 (its SetL2CacheHint:
   CACHE_MODE_DISABLE) (`cost.py` prices them). Each priced API call in kernel.cpp is wrapped by a
   macro that reads the model's repeat and GM byte counters around it; the call site
   (`__builtin_LINE()` of the model's APIs) stays the kernel.cpp line of the call.
@@ -29,7 +30,7 @@ from . import launch
 
 # the per-core fields of xblock_profile_counters, in order (cost.py reads them by these names)
 FIELDS = ("trans_repeats_b16", "trans_repeats_b32", "reduce_repeats", "gather_repeats_b16", "gather_repeats_b32",
-          "gathermask_repeats", "unaligned_read_bytes", "unaligned_write_bytes", "uncached_read_bytes")
+          "gathermask_repeats", "window_excess_read_bytes", "window_excess_write_bytes", "uncached_read_bytes")
 
 # API -> class (an index into FIELDS' first columns; the element size picks b16 / b32)
 # (BlockReduce*: priced as a reduction in half only; a float one moves 64 elements a cycle, cost.py)
@@ -70,26 +71,22 @@ inline void vec(Cls c, const AscendC::LocalTensor<T>&, F f) {
     if (c == GATHER) v[sizeof(T) <= 2 ? 3 : 4] += n;
     if (c == GATHERMASK) v[5] += n;
 }
-template <typename T> inline const void* gm(const AscendC::GlobalTensor<T>& g) { return g.GetPhyAddr(0); }
-template <typename T> inline const void* gm(const AscendC::LocalTensor<T>&) { return nullptr; }
 // reads through a GlobalTensor whose L2 hint is CACHE_MODE_DISABLE (they bypass L2: cost.py)
 template <typename T> inline bool uncached(const AscendC::GlobalTensor<T>& g) { return g.l2_bypass_; }
 template <typename T> inline bool uncached(const AscendC::LocalTensor<T>&) { return false; }
-// the GM side's offset in its buffer (the launch's buffers start 512-byte aligned, as aclrtMalloc'd ones)
-inline bool unaligned(const void* p) {
-    const xbemu::Region* r = p ? xbemu::region_holding(p) : nullptr;
-    return r && (static_cast<const uint8_t*>(p) - r->base) %% 512 != 0;
-}
+// the model's count of the extra 512-B windows the DMA's rows touch (the launch's buffers start 512-byte
+// aligned, as aclrtMalloc'd ones), as bytes' worth: State::gm_read_excess / gm_write_excess
 template <typename D, typename S, typename F>
-inline void dma(const D& dst, const S& src, F f) {
+inline void dma(const D&, const S& src, F f) {
     const xbemu::State& s = xbemu::st();
-    const uint64_t r0 = s.gm_read, w0 = s.gm_write;
-    const bool in = unaligned(gm(src)), out = unaligned(gm(dst)), by = uncached(src);
+    const uint64_t r0 = s.gm_read;
+    const double e0 = s.gm_read_excess, x0 = s.gm_write_excess;
+    const bool by = uncached(src);
     f();
     uint64_t* v = fields();
-    if (in) v[6] += s.gm_read - r0;
+    v[6] += static_cast<uint64_t>(s.gm_read_excess - e0 + 0.5);
     if (by) v[8] += s.gm_read - r0;
-    if (out) v[7] += s.gm_write - w0;
+    v[7] += static_cast<uint64_t>(s.gm_write_excess - x0 + 0.5);
 }
 }  // namespace xbprof
 

@@ -230,6 +230,10 @@ struct State {
     uint64_t gm_read = 0, gm_write = 0, vec_instrs = 0, vec_repeats = 0, scalar_ub = 0, scalar_gm = 0;
     // DataCopy/DataCopyPad calls between GM and UB (one DMA instruction each) and the bytes they move
     uint64_t dc_in = 0, dc_out = 0, dc_in_bytes = 0, dc_out_bytes = 0;
+    // the bytes' worth of the 512-B GM windows DMA rows touch beyond the fewest their length needs (a row of n
+    // bytes at offset o of its buffer touches ceil((o % 512 + n) / 512) windows; its time is priced per window:
+    // cost.py); the profile build reads them around each DMA
+    double gm_read_excess = 0, gm_write_excess = 0;
 };
 
 // The running core's State: the launcher points it at each core in turn (cube.h's scheduler);
@@ -549,6 +553,11 @@ XBEMU_RT void gm_check(const char* api, const void* base, const void* p, uint64_
                       std::to_string(static_cast<long long>(q - r.base)) + " of '" + r.name + "' (" +
                       std::to_string(r.bytes) + " B)" + where(site));
     spin_watch(api, r, q, n, write, site);
+    if (dma) {
+        const uint64_t off = static_cast<uint64_t>(q - r.base) % 512, w0 = (n + 511) / 512;
+        const uint64_t w = (off + n + 511) / 512;
+        if (w > w0) (write ? st().gm_write_excess : st().gm_read_excess) += double(n) * double(w - w0) / double(w0);
+    }
     if (write) {
         st().gm_write += n;
     } else {
