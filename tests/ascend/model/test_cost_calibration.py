@@ -168,11 +168,12 @@ def _copy_rows(x_ptr, out_ptr, n, row, start, BLOCK: xblock.language.constexpr):
     (64, 64, 0),            # 128-B copies at 128-B offsets: each inside one 512-B window, as an aligned one
     (1024, 1, 2048 // 4),   # 2 KB rows 2 B off: 5 windows for 4, a quarter of the bytes more
     (1024, 0, 0),           # 2 KB rows at 2 KB offsets
-    (128, 192, 256),        # 256-B rows at 384 B mod 512: 2 windows for 1, the row's bytes more
+    (128, 192, 256 * 3 / 7),  # 256-B rows at 384 B mod 512: 2 windows for 1, capped at 1 / 0.7 (unaligned_rate)
 ])
 def test_dma_rows_priced_by_their_512b_windows(block, start, excess):
     """The CPU model counts, per DMA row, the bytes' worth of the 512-B windows it touches beyond the fewest its
-    length needs (cost.py `gm_window_bytes`; the launch's buffers start 512-B aligned)."""
+    length needs, at most 1 / 0.7 - 1 of its bytes (cost.py `unaligned_rate`; the launch's buffers start 512-B
+    aligned)."""
     x = np.ones(1 << 16, np.float16)
     out = np.zeros(8, np.float16)
     p = xblock.profile(_copy_rows, (8,), x, out, x.size, block * 4, start, BLOCK=block, l2_bypass=False)

@@ -134,14 +134,14 @@ CONSTANTS: dict[str, Constant] = {
     "l2_read_bytes_per_cycle": Constant(
         110, "B/cycle", "per-core rate of reads that hit L2: [AICoreMemoryRates] l2_read_rate=110 of Ascend910B1.ini "
         "(CANN 9.0 platform_config) as quoted in a public analysis of a 910B; taken for every 910B part (assumption)"),
-    "gm_window_bytes": Constant(
-        512, "B", "a DMA row's time is priced per 512-B GM window it touches: a row of n bytes at offset o of its "
-        "buffer touches ceil((o mod 512 + n) / 512) windows, one more than aligned where it crosses a boundary it "
-        "need not (the CPU model counts the extra windows as bytes' worth: window_excess_*_bytes). hiascend CANN "
-        "9.0.0 best practices 'GM地址尽量512B对齐' (atlas_ascendc_best_practices_10_0014): a 32-B but not 512-B "
-        "aligned DMA moves at down to 70%; the read-only copy with 12287-element rows (2 KB row pieces, 5 windows "
-        "for 4) ran 1.28x longer (5/4 here), and 128-B copies inside one window (the [1,64] tile) cost as aligned "
-        "ones"),
+    "unaligned_rate": Constant(
+        0.7, "x", "a DMA row is priced per 512-B GM window it touches: a row of n bytes at offset o of its buffer "
+        "touches ceil((o mod 512 + n) / 512) windows, and the ones beyond ceil(n / 512) add their share of its "
+        "time, at most down to this rate (the CPU model counts them per row as bytes' worth: "
+        "window_excess_*_bytes). hiascend CANN 9.0.0 best practices 'GM地址尽量512B对齐' "
+        "(atlas_ascendc_best_practices_10_0014): a 32-B but not 512-B aligned DMA moves at down to 70%; the "
+        "read-only copy with 12287-element rows (2 KB row pieces, 5 windows for 4) ran 1.28x longer, and 128-B "
+        "copies inside one window (the [1,64] tile) cost as aligned ones"),
     "same_address_window": Constant(
         512, "B", "MTE2/MTE3/Scalar GM requests are handled per 512-B window; requests of several cores inside one "
         "window are served one after another: hiascend CANN 8.5.0 best practices 'Avoiding Same-Address Access' "

@@ -91,6 +91,7 @@ inline void dma(const D&, const S& src, F f) {
 }  // namespace xbprof
 
 extern "C" void xblock_profile_select(const int64_t* blocks, int64_t n) {
+    xbemu::window_excess_cap() = %(window_cap).17g;  // cost.py: 1 / unaligned_rate - 1
     for (int64_t i = 0; i < xbprof::kMaxBlocks; i++) xbprof::g_sel[i] = false;
     for (int64_t i = 0; i < n; i++)
         if (blocks[i] >= 0 && blocks[i] < xbprof::kMaxBlocks) xbprof::g_sel[blocks[i]] = true;
@@ -120,7 +121,9 @@ def shim_source(metadata: dict) -> str:
                     "})\n" for api, cls in _WRAPPED.items())
     undefs = "".join(f"#undef {api}\n" for api in ("DataCopy", "DataCopyPad", *_WRAPPED))
     struct = tiling_struct_name(name)
-    return (_PRELUDE % {"nfields": len(FIELDS)} + wraps + '#include "kernel.cpp"\n' + undefs +
+    from .cost import CONSTANTS
+    cap = 1 / CONSTANTS["unaligned_rate"].value - 1
+    return (_PRELUDE % {"nfields": len(FIELDS), "window_cap": cap} + wraps + '#include "kernel.cpp"\n' + undefs +
             f'\nextern "C" int xblock_emu_run(int64_t block_dim, uint8_t** bufs, const uint64_t* sizes,\n'
             f'                              const char* const* names, int nbufs, const uint64_t* hosts,\n'
             f'                              const void* tiling, const uint32_t* soc, char* err, int errlen,\n'
