@@ -14,7 +14,8 @@ the seeds of earlier campaigns, stay what they were); `tools/fuzz.py --family pa
   masked; epilogues none, ReLU (`maximum`, `where`), leaky ReLU, a scale; fp32, fp16 or bf16 results
   (explicit `.to` or the store's cast); from seed VARIANTS_SEED on also K loops over offsets
   (`range(0, K, BK)`) and `tl.range`, row strides of their own (LDA/LDB/LDC arguments, padded rows) and
-  tiles dividing M, N and K loaded and stored without masks. Its model is a float64 matmul: compared
+  tiles dividing M, N and K loaded and stored without masks; from seed POOL_SEED on, a quarter of them fill
+  the pooled join's groups of 8 with B tiles wider than A's in row-major order (feature `cube:pool-wide`). Its model is a float64 matmul: compared
   within fp32 tolerances (fp16/bf16 products are exact in fp32; only the order of the fp32 sums
   differs), or the result type's.
 - `paths:stream` (a classic 1-D kernel): streaming elementwise kernels whose inputs every program reads
@@ -52,6 +53,7 @@ G = None  # tools/fuzz_gen.py, set by install()
 
 FIRST_SEED = 78        # the first seed whose default mix draws this family (campaign 30)
 VARIANTS_SEED = 80     # from this seed on, cube kernels also draw LOOPS, row strides and unmasked tiles
+POOL_SEED = 86         # from this seed on, a quarter of them fill groups of 8 with B tiles wider than A's
 ATTN_SEED = 82         # from this seed on, the form "attn" is drawn too (campaign 34)
 P_PATHS = 0.3          # the share of a seed's kernels drawn from this family
 FORMS = ("cube", "stream", "permute")
@@ -154,6 +156,8 @@ def cube_kernel(g, seed):
     od = g.pick(["f32", "f16", "bf16"], [4, 3, 1])
     if seed >= VARIANTS_SEED:  # drawn last: the cube kernels of seeds 78 and 79 (campaigns 30, 31) stay the same
         _cube_variants(g, z, a)
+    if seed >= POOL_SEED and g.chance(0.25):  # drawn after: the kernels of earlier seeds stay the same
+        _pool_case(g, z, a)
     g.feat(f"cube:pid:{a['pidmap']}")
     g.feat(f"cube:{a['src']}:{a['acc']}:{a['ptr']}:{a['rows']}")
     g.feat(f"cube:epilogue:{a['epilogue']}")
@@ -184,6 +188,26 @@ def _cube_variants(g, z, a):
                 z[key] = max(z[key], z[base])
         a["rows"] = "none"
     g.feat(f"cube:loop:{a['loop']}")
+
+
+def _pool_case(g, z, a):
+    """Full groups of 8 of the pooled join (lower/ops/dot.py `_pooled_step`) whose B tiles are larger than their A
+    tiles (the pool then holds a fractional number of B tiles) in row-major order (consecutive programs share A: 4
+    distinct B tiles a pass): 160 to 320 programs in 1 or 2 rows, at least 8 a core on 20 AICs. Row strides
+    of their own keep their padding; tiles stay whole where the loads have no masks."""
+    pads = {key: z[key] - z[base] for key, base in (("LDA", "K"), ("LDB", "N"), ("LDC", "N")) if key in z}
+    z["BM"], z["BN"] = g.pick([(16, 64), (16, 128), (32, 128)])
+    tm = int(g.rng.integers(1, 3))
+    tn = int(g.rng.integers(160 // tm, 320 // tm + 1))
+    cut = a["rows"] != "none"
+    z["M"] = tm * z["BM"] - (int(g.pick([0, 1, z["BM"] // 2])) if cut else 0)
+    z["N"] = tn * z["BN"] - (int(g.pick([0, 1, z["BN"] // 2])) if cut else 0)
+    for key, base in (("LDA", "K"), ("LDB", "N"), ("LDC", "N")):
+        if key in pads:
+            z[key] = z[base] + pads[key]
+    a["pidmap"] = "rowmajor"
+    z.pop("GM", None)
+    g.feat("cube:pool-wide")
 
 
 def _ld(z, key, base):

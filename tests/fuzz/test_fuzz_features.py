@@ -220,3 +220,19 @@ def test_ascend_paths_from_metadata_and_source():
                    "permute:transdata5hd:trans"]
     assert "l2:taken" in fuzz_paths.ascend_paths(_Compiled(md, ""), [fuzz_paths.L2_BYTES // 4096 + 1])
     assert fuzz_paths.ascend_paths(_Compiled({"cube": [{"plan": "p"}]}, ""), [4]) == []
+
+
+def test_pool_cases_from_their_seed():
+    """From fuzz_paths.POOL_SEED on, a quarter of the cube kernels fill the pooled join's groups of 8 with B tiles
+    wider than A's in row-major order (the case whose B slots once landed on A's: docs/RELIABILITY.md); seeds
+    before it draw none. Seed 86's first 100 kernels have 7, each with at least 8 programs a core on 20 AICs."""
+    wide = [i for i in range(100) if "cube:pool-wide" in fuzz_gen.generate(fuzz_paths.POOL_SEED, i,
+                                                                        family="paths").features]
+    assert wide == [30, 50, 55, 62, 69, 77, 83]
+    for i in wide:
+        k = fuzz_gen.generate(fuzz_paths.POOL_SEED, i, family="paths")
+        z = k.sizes
+        assert z["BN"] > z["BM"] and k.stmts[0].value.a["pidmap"] == "rowmajor"
+        assert fuzz_gen.grid_of(k)[0] >= 8 * 20
+    assert not any("cube:pool-wide" in fuzz_gen.generate(fuzz_paths.POOL_SEED - 1, i, family="paths").features
+                   for i in range(100))
