@@ -15,7 +15,8 @@ the seeds of earlier campaigns, stay what they were); `tools/fuzz.py --family pa
   (explicit `.to` or the store's cast); from seed VARIANTS_SEED on also K loops over offsets
   (`range(0, K, BK)`) and `tl.range`, row strides of their own (LDA/LDB/LDC arguments, padded rows) and
   tiles dividing M, N and K loaded and stored without masks; from seed POOL_SEED on, a quarter of them fill
-  the pooled join's groups of 8 with B tiles wider than A's in row-major order (feature `cube:pool-wide`). Its model is a float64 matmul: compared
+  the pooled join's groups of 8 with B tiles wider than A's in row-major order (feature `cube:pool-wide`).
+  Its model is a float64 matmul: compared
   within fp32 tolerances (fp16/bf16 products are exact in fp32; only the order of the fp32 sums
   differs), or the result type's.
 - `paths:stream` (a classic 1-D kernel): streaming elementwise kernels whose inputs every program reads
