@@ -73,6 +73,18 @@ def test_golden_dot_fixpipe_relu():
     assert "workspace_bytes" not in ck.metadata
 
 
+def test_golden_dot_pooled_join():
+    """The pooled join of 8 programs (lower/ops/dot.py `_pooled_step`): the pass loop, the tiles' run-time slots,
+    the L1 pool's B copies side by side, one accumulator a program."""
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, RELU=1)
+    ck = xblock.compile(dot_kernel, target="ascend", signature=DOT_SIG, constexprs=meta)
+    _compare_mlir("dot_kernel_pooled_f16", ck)
+    _compare("dot_kernel_pooled_f16.cpp", ck.asm["cpp"])
+    assert ck.metadata["cube"][0]["join"] == 8
+    for name in ("inQueueL1", "passSize", "aSlot7", "bSlot7", "bPool", "bCols0", "kSlices"):
+        assert name in ck.asm["cpp"], name
+
+
 def test_accumulator_too_big_for_l0c_is_an_error_at_the_dot():
     meta = dict(BLOCK_M=256, BLOCK_N=256, BLOCK_K=32, RELU=0)
     with pytest.raises(xblock.CompilationError) as e:
