@@ -31,7 +31,7 @@ def test_pool_is_chosen_from_the_shapes(block, dtype, pooled):
     assert all(u <= c for u, c in d.usage().values())
     if pooled:
         assert d.l1_k * d.esize == 512  # A's rows of 512 B, as one program alone
-        assert d.usage()["L1"][0] == 2 * 6 * d.a1_bytes if d.a1_bytes == d.b1_bytes else True
+        assert d.usage()["L1"][0] == 2 * d.pool_bytes == 2 * 6 * d.a1_bytes  # square tiles: 6 of either side
         assert (d.db_l0a, d.db_l0b) == (2, 2) and "an L1 pool of 6" in d.describe()
     assert join(p, pooled=False).slots == 0
 
@@ -70,13 +70,13 @@ def test_groups_that_do_not_fit_run_in_passes(order):
     grid = (xblock.cdiv(M, 32) * xblock.cdiv(N, 32),)
     meta = dict(ORDER=order, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
     outs = {}
-    for opts in ({}, {"cube_pool": False}, {"cube_join": False}):
+    for name, opts in (("pooled", {}), ("four", {"cube_pool": False}), ("alone", {"cube_join": False})):
         c = np.full((M, N), 7, np.float32)
         ordered_dot[grid](a, b, c, M, N, K, target="ascend", **meta, **opts)
         np.testing.assert_allclose(c, want, atol=1e-2, rtol=1e-2)
-        outs[len(opts) and next(iter(opts))] = c
-    _agree(outs[0], outs["cube_pool"])
-    _agree(outs[0], outs["cube_join"])
+        outs[name] = c
+    _agree(outs["pooled"], outs["four"])
+    _agree(outs["pooled"], outs["alone"])
     pooled = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **meta).counters
     other = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **{"cube_pool" if order != 2 else "cube_join": False},
                            **meta).counters

@@ -1137,33 +1137,17 @@ def _slotted_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> No
                 _if(arith.CmpIOp(arith.CmpIPredicate.eq, slots[side][j], ctx.c64(j)).result, copy)
         A.op("enque", [t], queue=qs[pos])
         l1.append(A.op("deque", [], local, queue=qs[pos], name=f"{'ab'[side]}1"))
-    used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result
-            for _, kv in tiles]
-    most = ctx.c64(1)
-    for u in used:
-        most = ctx.smax(most, u)
-    kk = ctx.for_range(ctx.c64(0), ctx.named(most, "kSlices"))
-    kk.attributes["name"] = ir.StringAttr.get("kk")
-    with ir.InsertionPoint(kk.body):
-        f = kk.induction_variable
-        at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
-        runs = []
-        for j, (_, active) in enumerate(programs):
-            r = arith.OrIOp(arith.CmpIOp(arith.CmpIPredicate.slt, f, used[j]).result,
-                            arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
-            runs.append(r if active is None else arith.AndIOp(r, active).result)
-
+    def sides(runs):
         def owns(side):
             return lambda j: runs[j] if j == 0 else arith.AndIOp(
                 runs[j], arith.CmpIOp(arith.CmpIPredicate.eq, slots[side][j], ctx.c64(j)).result).result
 
         def use(side, elems):
             return lambda j: ctx.mul(slots[side][j], ctx.c64(elems))
-        _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, (
-            (lambda j: ctx.at(l1[0], j * a_elems), lambda j: j * a2_elems, owns(0), use(0, a2_elems)),
-            (lambda j: ctx.at(l1[1], ctx.c64(j * b_elems)), lambda j: ctx.c64(j * b2_elems), owns(1),
-             use(1, b2_elems))))
-        scf.YieldOp([])
+        return ((lambda j: ctx.at(l1[0], j * a_elems), lambda j: j * a2_elems, owns(0), use(0, a2_elems)),
+                (lambda j: ctx.at(l1[1], ctx.c64(j * b_elems)), lambda j: ctx.c64(j * b2_elems), owns(1),
+                 use(1, b2_elems)))
+    _k_slices(ctx, plan, qs, tiles, [active for _, active in programs], False, first, c1, local, c1_elems, sides)
     A.op("free_tensor", [l1[0]], queue=qs["A1"])
     A.op("free_tensor", [l1[1]], queue=qs["B1"])
 
@@ -1262,30 +1246,39 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
             _if(arith.AndIOp(new_b[j], arith.XOrIOp(absorbed, yes).result).result, copy_b)
         A.op("enque", [pool], queue=qs["A1"])
         l1 = A.op("deque", [], local, queue=qs["A1"], name="l1")
-        used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result
-                for _, kv in tiles]
-        most = ctx.c64(1)
-        for j, u in enumerate(used):
-            most = ctx.smax(most, arith.SelectOp(members[j], u, ctx.c64(1)).result)
-        kk = ctx.for_range(ctx.c64(0), ctx.named(most, "kSlices"))
-        kk.attributes["name"] = ir.StringAttr.get("kk")
-        with ir.InsertionPoint(kk.body):
-            f = kk.induction_variable
-            at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
-            runs = [arith.AndIOp(members[j], arith.OrIOp(
-                arith.CmpIOp(arith.CmpIPredicate.slt, f, used[j]).result,
-                arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result).result for j in range(n)]
 
+        def sides(runs):
             def owns(news):
                 return lambda j: arith.AndIOp(runs[j], news[j]).result
 
             def l0(slots, elems):
                 return lambda j: ctx.mul(slots[j], ctx.c64(elems))
-            _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, (
-                (lambda j: ctx.at(l1, a_at(j)), l0(slot_a, a2_elems), owns(new_a), l0(slot_a, a2_elems)),
-                (lambda j: ctx.at(l1, b_at(j)), l0(slot_b, b2_elems), owns(new_b), l0(slot_b, b2_elems))))
-            scf.YieldOp([])
+            return ((lambda j: ctx.at(l1, a_at(j)), l0(slot_a, a2_elems), owns(new_a), l0(slot_a, a2_elems)),
+                    (lambda j: ctx.at(l1, b_at(j)), l0(slot_b, b2_elems), owns(new_b), l0(slot_b, b2_elems)))
+        _k_slices(ctx, plan, qs, tiles, members, True, first, c1, local, c1_elems, sides)
         A.op("free_tensor", [l1], queue=qs["A1"])
+        scf.YieldOp([])
+
+
+def _k_slices(ctx, plan, qs, tiles, gates, gate_most: bool, first, c1, local, c1_elems, sides) -> None:
+    """The loop over the slice_k-wide slices of a joined step's L1 tiles: as many as the program that needs most
+    (of the gated ones where `gate_most`), program j running slice f while f is below its slices (slice 0 always)
+    and its gate (an i1, or None: always) holds; `sides(runs)` gives _joined_slice's L1/L0 places."""
+    used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result for _, kv in tiles]
+    most = ctx.c64(1)
+    for g, u in zip(gates, used):
+        most = ctx.smax(most, arith.SelectOp(g, u, ctx.c64(1)).result if gate_most and g is not None else u)
+    kk = ctx.for_range(ctx.c64(0), ctx.named(most, "kSlices"))
+    kk.attributes["name"] = ir.StringAttr.get("kk")
+    with ir.InsertionPoint(kk.body):
+        f = kk.induction_variable
+        at_first = arith.AndIOp(first, arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+        runs = []
+        for g, u in zip(gates, used):
+            r = arith.OrIOp(arith.CmpIOp(arith.CmpIPredicate.slt, f, u).result,
+                            arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
+            runs.append(r if g is None else arith.AndIOp(r, g).result)
+        _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, sides(runs))
         scf.YieldOp([])
 
 
@@ -1296,9 +1289,8 @@ def _side_by_side(ctx, plan, tiles, news, slots):
     second tile's column blocks right after the first's, which is where its slot starts (a 4 x 2 block of a
     grouped order: its 2 B tiles; of a row-major one: 2 copies of 4)."""
     n = len(tiles)
-    out = []
-    absorbed = [None] * n
-    pairs = {}
+    no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
+    out, absorbed = [], [no] * n
     for j in range(n):
         root, off, rows, cols, stride = tiles[j][0][1]
         even = arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemSIOp(slots[j], ctx.c64(2)).result, ctx.c64(0)).result
@@ -1315,15 +1307,9 @@ def _side_by_side(ctx, plan, tiles, news, slots):
                 cond = arith.AndIOp(cond, arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result).result
             cond = arith.AndIOp(arith.AndIOp(cond, news[i]).result, arith.CmpIOp(
                 arith.CmpIPredicate.sge, stride, ctx.add(cols, c)).result).result
-            pairs[j, i] = cond
             width = arith.SelectOp(cond, ctx.add(cols, c), width).result
-        out.append([j, ctx.named(width, f"bCols{j}")])
-    for i in range(n):
-        got = [c for (j, k), c in pairs.items() if k == i]
-        a = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
-        for c in got:
-            a = arith.OrIOp(a, c).result
-        absorbed[i] = a
+            absorbed[i] = arith.OrIOp(absorbed[i], cond).result
+        out.append((j, ctx.named(width, f"bCols{j}")))
     return [(j, w, absorbed[j]) for j, w in out]
 
 
