@@ -154,7 +154,8 @@ def test_fixpipe_epilogue_on_a_2d_grid():
 
 def test_shared_tiles_are_copied_once():
     """Row-major order: the four programs of a group share their A tile, so the joined kernel copies A once a
-    group (the CPU model's counters: GM -> L1 bytes fall from 8 tile slices per K step to 5)."""
+    group (the CPU model's counters: GM -> L1 bytes fall from 8 tile slices per K step to 5); joined by 8 (the
+    pool), programs sharing an A tile next to each other run one Mmad over two B tiles: half the Mmads."""
     M, N, K = 256, 640, 128  # 8 x 20 = 160 programs of 32 x 32: 8 a core, two groups within one row of tiles
     a, b, _ = _inputs(M, N, K)
     c = np.zeros((M, N), np.float32)
@@ -162,7 +163,7 @@ def test_shared_tiles_are_copied_once():
     meta = dict(ORDER=0, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
     on = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **meta).counters
     off = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, cube_join=False, **meta).counters
-    assert on["mmad_calls"] == off["mmad_calls"]
+    assert on["mmad_calls"] * 2 == off["mmad_calls"] and on["cube_ops"] == off["cube_ops"]
     assert on["gm_to_l1_bytes"] * 8 == off["gm_to_l1_bytes"] * 5
 
 
@@ -222,7 +223,8 @@ def test_2x2_groups_copy_half_the_tiles():
     """Grouped order (GROUP_M 8): the partner step found at run time is 8, so each group is programs q, q + 1,
     q + 8, q + 9 (a 2 x 2 block of tiles: two A tiles and two B tiles), not four consecutive programs (one B
     tile, four A tiles): GM -> L1 bytes are half those of one program at a time (4 tile copies of 8), not 5/8.
-    Joined by 8 (the pool, the default) two such groups side by side make a 4 x 2 block: 6 tile copies of 16."""
+    Joined by 8 (the pool, the default) two such groups side by side make a 4 x 2 block: 6 tile copies of 16, the
+    programs ordered q, q + 8, q + 1, q + 9 so that each pair on one A tile runs one Mmad over both B tiles."""
     M, N, K = 256, 1280, 128  # 8 x 40 = 320 programs of 32 x 32: 16 a core, one run of 16 (4 groups) each
     a, b, _ = _inputs(M, N, K, 6)
     c = np.zeros((M, N), np.float16)
@@ -232,7 +234,8 @@ def test_2x2_groups_copy_half_the_tiles():
     on = xblock.profile(matmul.matmul_kernel, grid, *args, cube_pool=False, **meta).counters
     pooled = xblock.profile(matmul.matmul_kernel, grid, *args, **meta).counters
     off = xblock.profile(matmul.matmul_kernel, grid, *args, cube_join=False, **meta).counters
-    assert on["mmad_calls"] == off["mmad_calls"] == pooled["mmad_calls"]
+    assert on["mmad_calls"] == off["mmad_calls"] == pooled["mmad_calls"] * 2
+    assert on["cube_ops"] == off["cube_ops"] == pooled["cube_ops"]
     assert on["gm_to_l1_bytes"] * 2 == off["gm_to_l1_bytes"]
     assert pooled["gm_to_l1_bytes"] * 16 == off["gm_to_l1_bytes"] * 6
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import xblock
+import xblock.language as xl
 from examples import matmul
 from tests.ascend.cube.kernels import dot_kernel
 from tests.ascend.cube.test_cube_join import _agree, _inputs, ordered_dot
@@ -39,7 +40,9 @@ def test_pool_is_chosen_from_the_shapes(block, dtype, pooled):
 def test_a_4x2_block_of_tiles_is_one_pass():
     """Row-major order, 8 tiles a row (partner step 8): the 8 programs of a group are q..q+3 and q+8..q+11, two A
     tiles and four B tiles; one pass copies 6 tiles where 8 programs alone copy 16, the B tiles two at a time
-    (`_side_by_side`); the AscendC names the pool and the pass size."""
+    (`_side_by_side`); programs 2u and 2u + 1 share their A tile and B slots 2t, 2t + 1, so each pair runs one
+    Mmad over both B tiles (`_paired`): half the Mmads, the same fractal products; the AscendC names the pool and
+    the pass size."""
     M, N, K = 1280, 256, 96  # 40 x 8 = 320 programs of 32 x 32: 16 a core
     a, b, ref = _inputs(M, N, K, 21)
     c = np.zeros((M, N), np.float32)
@@ -49,7 +52,7 @@ def test_a_4x2_block_of_tiles_is_one_pass():
     np.testing.assert_allclose(c, np.where(ref > 0, ref, ref * 0.5), atol=1e-2, rtol=1e-2)
     on = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **meta).counters
     off = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, cube_join=False, **meta).counters
-    assert on["mmad_calls"] == off["mmad_calls"]
+    assert on["mmad_calls"] * 2 == off["mmad_calls"] and on["cube_ops"] == off["cube_ops"]
     assert on["gm_to_l1_bytes"] * 16 == off["gm_to_l1_bytes"] * 6
     # the B tiles of slots 0, 1 and of 2, 3 lie side by side: 2 copies of A and 2 of B a group, 16 alone
     assert on["gm_to_l1_calls"] * 4 == off["gm_to_l1_calls"]
@@ -131,4 +134,77 @@ def test_pooled_tiles_of_unequal_sides(block):
     dot_kernel[grid](a, b, c, M, N, K, K, N, N, target="ascend", **meta)
     np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
     md = dot_kernel.warmup(a, b, c, M, N, K, K, N, N, target="ascend", **meta).metadata
+    assert md["cube"][0]["join"] == 8
+
+
+@xblock.jit
+def alternating_dot(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: xl.constexpr, BLOCK_N: xl.constexpr,
+                    BLOCK_K: xl.constexpr):
+    """Row-major tiles whose A rows move down BLOCK_M on odd K steps of odd columns of tiles: on even steps the
+    programs of a row of tiles share their A tile, on odd ones only every other one does (A has M + BLOCK_M rows)."""
+    pid = xl.program_id(0)
+    num_n = xl.cdiv(N, BLOCK_N)
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    shift = (pid_n % 2) * BLOCK_M
+    offs_m = pid_m * BLOCK_M + xl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + xl.arange(0, BLOCK_N)
+    offs_k = xl.arange(0, BLOCK_K)
+    acc = xl.zeros((BLOCK_M, BLOCK_N), dtype=xl.float32)
+    for k in range(0, xl.cdiv(K, BLOCK_K)):
+        rows = offs_m + (k % 2) * shift
+        a = xl.load(a_ptr + rows[:, None] * K + (k * BLOCK_K + offs_k)[None, :],
+                    mask=(offs_k[None, :] < K - k * BLOCK_K), other=0.0)
+        b = xl.load(b_ptr + (k * BLOCK_K + offs_k)[:, None] * N + offs_n[None, :],
+                    mask=(offs_k[:, None] < K - k * BLOCK_K) & (offs_n[None, :] < N), other=0.0)
+        acc = xl.dot(a, b, acc=acc)
+    xl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def test_pairs_of_programs_run_one_mmad_over_two_b_tiles():
+    """Programs 2u, 2u + 1 on one A tile with B slots 2t, 2t + 1 run one Mmad of 2 x 64 columns (B's rows
+    interleaved in L0B, both accumulators as one 64 x 128 tile); a step where that does not hold runs one Mmad a
+    program into the same accumulators. Alternating steps (paired on even K steps only), a grouped order with N
+    and K tails (its quads reordered to pair on A): float64 numpy and the unpaired join of 4 agree."""
+    M, N, K = 512, 1000, 200  # 8 x 16 = 128 programs of 64 x 64 (N tail 40, K tail 8): 8 a core on 16 cores
+    a, b, _ = _inputs(M + 64, N, K, 31)
+    bk = 32
+    ref = np.zeros((M, N))
+    rows = np.arange(M)
+    for k in range(-(-K // bk)):
+        ks = slice(k * bk, min(K, (k + 1) * bk))
+        for pn in range(-(-N // 64)):
+            cols = slice(pn * 64, min(N, (pn + 1) * 64))
+            src = rows + (k % 2) * (pn % 2) * 64
+            ref[:, cols] += a[src, ks].astype(np.float64) @ b[ks, cols].astype(np.float64)
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=bk)
+    grid = (8 * 16,)
+    outs = {}
+    for name, opts in (("pooled", {}), ("four", {"cube_pool": False})):
+        c = np.full((M, N), 7, np.float32)
+        alternating_dot[grid](a, b, c, M, N, K, target="ascend", **meta, **opts)
+        np.testing.assert_allclose(c, ref, atol=1e-2, rtol=1e-2)
+        outs[name] = c
+    _agree(outs["pooled"], outs["four"])
+    on = xblock.profile(alternating_dot, grid, a, b, c, M, N, K, **meta).counters
+    off = xblock.profile(alternating_dot, grid, a, b, c, M, N, K, cube_join=False, **meta).counters
+    assert on["cube_ops"] == off["cube_ops"] and off["mmad_calls"] / 2 < on["mmad_calls"] < off["mmad_calls"]
+
+    M, N, K = 1280, 1000, 200  # grouped order, GROUP_M 8: 20 x 16 = 320 programs of 64 x 64, 16 a core
+    a, b, ref = _inputs(M, N, K, 32)
+    ref = np.where(ref > 0, ref, ref * 0.01)
+    grid = (20 * 16,)
+    args = (M, N, K, K, 1, N, 1, N, 1)
+    meta = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+    outs = {}
+    for name, opts in (("pooled", {}), ("four", {"cube_pool": False})):
+        c = np.full((M, N), 7, np.float16)
+        matmul.matmul_kernel[grid](a, b, c, *args, target="ascend", **meta, **opts)
+        np.testing.assert_allclose(c.astype(np.float64), ref, atol=2e-2, rtol=2e-2)
+        outs[name] = c
+    _agree(outs["pooled"], outs["four"])
+    on = xblock.profile(matmul.matmul_kernel, grid, a, b, c, *args, **meta).counters
+    off = xblock.profile(matmul.matmul_kernel, grid, a, b, c, *args, cube_pool=False, **meta).counters
+    assert on["cube_ops"] == off["cube_ops"] and on["mmad_calls"] < off["mmad_calls"]
+    md = matmul.matmul_kernel.warmup(a, b, c, *args, target="ascend", **meta).metadata
     assert md["cube"][0]["join"] == 8

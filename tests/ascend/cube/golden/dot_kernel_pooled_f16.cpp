@@ -52,35 +52,40 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
     // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
     const int32_t t_1 = (wrapAdd(K, 31) / 32);
     const int64_t t_2 = (1 < t ? 1 : t);
+    const bool t_3 = (true & (offs_m_prod == wrapMul(static_cast<int32_t>((t_2 % gridX64)), 64)));
+    const bool t_4 = (true & (offs_n_prod == wrapMul(static_cast<int32_t>(((t_2 / gridX64) % gridY64)), 64)));
     int64_t run = 0;
     for (int64_t i = 2; i < (65 < t ? 65 : t); i += 2) {
-        run = (((((true & (offs_m_prod == wrapMul(static_cast<int32_t>((t_2 % gridX64)), 64))) & (true & (offs_n_prod == wrapMul(static_cast<int32_t>(((i / gridX64) % gridY64)), 64)))) | ((true & (offs_n_prod == wrapMul(static_cast<int32_t>(((t_2 / gridX64) % gridY64)), 64))) & (true & (offs_m_prod == wrapMul(static_cast<int32_t>((i % gridX64)), 64))))) & (run == 0)) ? i : run);
+        run = ((((t_3 & (true & (offs_n_prod == wrapMul(static_cast<int32_t>(((i / gridX64) % gridY64)), 64)))) | (t_4 & (true & (offs_m_prod == wrapMul(static_cast<int32_t>((i % gridX64)), 64))))) & (run == 0)) ? i : run);
     }
+    const bool pairOnB = (t_4 & (t_3 ^ true));
     const int64_t pairStep = ((run == 0) ? 2 : run);
-    const int64_t t_3 = ((numPrograms >= (GetBlockNum() * 128)) ? 8 : 1);
-    const int64_t t_4 = (pairStep * 2);
-    const int64_t t_5 = (GetBlockNum() - 1);
-    const int64_t t_6 = (((((numPrograms + (t_4 - 1)) / t_4) + t_5) / GetBlockNum()) * t_4);
-    const int64_t t_7 = (((((numPrograms + (t_3 - 1)) / t_3) + t_5) / GetBlockNum()) * t_3);
-    const int64_t unit = (((pairStep > 2) & ((t_6 < numPrograms ? t_6 : numPrograms) <= (t_7 < numPrograms ? t_7 : numPrograms))) ? t_4 : t_3);
-    const int64_t t_8 = ((numPrograms + (unit - 1)) / unit);
-    const int64_t t_9 = (t_8 / GetBlockNum());
-    const int64_t t_10 = (t_8 % GetBlockNum());
-    const int64_t firstProgram = (((GetBlockIdx() * t_9) + (GetBlockIdx() < t_10 ? GetBlockIdx() : t_10)) * unit);
-    const int64_t t_11 = (firstProgram + ((t_9 + static_cast<int64_t>((GetBlockIdx() < t_10))) * unit));
-    const int64_t endProgram = (t_11 < numPrograms ? t_11 : numPrograms);
+    const int64_t t_5 = ((numPrograms >= (GetBlockNum() * 128)) ? 8 : 1);
+    const int64_t t_6 = (pairStep * 2);
+    const int64_t t_7 = (GetBlockNum() - 1);
+    const int64_t t_8 = (((((numPrograms + (t_6 - 1)) / t_6) + t_7) / GetBlockNum()) * t_6);
+    const int64_t t_9 = (((((numPrograms + (t_5 - 1)) / t_5) + t_7) / GetBlockNum()) * t_5);
+    const int64_t unit = (((pairStep > 2) & ((t_8 < numPrograms ? t_8 : numPrograms) <= (t_9 < numPrograms ? t_9 : numPrograms))) ? t_6 : t_5);
+    const int64_t t_10 = ((numPrograms + (unit - 1)) / unit);
+    const int64_t t_11 = (t_10 / GetBlockNum());
+    const int64_t t_12 = (t_10 % GetBlockNum());
+    const int64_t firstProgram = (((GetBlockIdx() * t_11) + (GetBlockIdx() < t_12 ? GetBlockIdx() : t_12)) * unit);
+    const int64_t t_13 = (firstProgram + ((t_11 + static_cast<int64_t>((GetBlockIdx() < t_12))) * unit));
+    const int64_t endProgram = (t_13 < numPrograms ? t_13 : numPrograms);
     const int64_t programsHere = (endProgram - firstProgram);
-    const int64_t t_12 = (pairStep / 2);
-    const int64_t pairedRuns = (programsHere / t_4);
-    const int64_t runGroups = (pairedRuns * t_12);
-    const int64_t t_13 = (pairedRuns * t_4);
-    const int64_t t_14 = (programsHere - t_13);
-    const int64_t t_15 = (t_14 - pairStep);
-    const int64_t t_16 = (t_15 > 0 ? t_15 : 0);
-    const int64_t pairedLeft = (t_16 - (t_16 % 2));
+    const int64_t t_14 = (pairStep / 2);
+    const int64_t pairedRuns = (programsHere / t_6);
+    const int64_t runGroups = (pairedRuns * t_14);
+    const int64_t t_15 = (pairedRuns * t_6);
+    const int64_t t_16 = (programsHere - t_15);
+    const int64_t t_17 = (t_16 - pairStep);
+    const int64_t t_18 = (t_17 > 0 ? t_17 : 0);
+    const int64_t pairedLeft = (t_18 - (t_18 % 2));
     const int64_t pairedGroups = (runGroups + (pairedLeft / 2));
-    const int64_t t_17 = (t_14 - (pairedLeft * 2));
-    const int64_t t_18 = ((pairStep < t_14 ? pairStep : t_14) - pairedLeft);
+    const int64_t t_19 = (t_16 - (pairedLeft * 2));
+    const int64_t t_20 = ((pairStep < t_16 ? pairStep : t_16) - pairedLeft);
+    const int64_t t_21 = (pairOnB ? pairStep : 1);
+    const int64_t t_22 = (pairOnB ? 1 : pairStep);
     TQue<TPosition::A1, 1> inQueueL1;
     pipe.InitBuffer(inQueueL1, 2, 196608);
     TQue<TPosition::A2, 1> inQueueA2;
@@ -90,346 +95,346 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
     TQue<TPosition::CO1, 1> outQueueCO1;
     pipe.InitBuffer(outQueueCO1, 1, 131072);
     for (int64_t pid = firstProgram; pid < endProgram; pid += 8) {
-        const int64_t t_19 = (((pid - firstProgram) / 8) * 2);
-        const bool t_20 = (t_19 < pairedGroups);
-        const int64_t t_21 = (firstProgram + ((t_19 < runGroups) ? (((t_19 / t_12) * t_4) + ((t_19 % t_12) * 2)) : (t_13 + ((t_19 - runGroups) * 2))));
-        const int64_t t_22 = ((t_19 - pairedGroups) * 4);
-        const int64_t t_23 = ((firstProgram + t_13) + pairedLeft);
-        const int64_t t_24 = (pairStep + 1);
-        const int64_t pid0 = (t_20 ? t_21 : (t_23 + (t_22 + ((t_22 >= t_18) ? pairedLeft : 0))));
-        const int64_t t_25 = (t_22 + 1);
-        const bool active1 = (t_20 | (t_25 < t_17));
-        const int64_t t_26 = (t_22 + 2);
-        const bool active2 = (t_20 | (t_26 < t_17));
-        const int64_t t_27 = (t_22 + 3);
-        const bool active3 = (t_20 | (t_27 < t_17));
-        const int64_t t_28 = (t_19 + 1);
-        const bool t_29 = (t_28 < pairedGroups);
-        const int64_t t_30 = (firstProgram + ((t_28 < runGroups) ? (((t_28 / t_12) * t_4) + ((t_28 % t_12) * 2)) : (t_13 + ((t_28 - runGroups) * 2))));
-        const int64_t t_31 = ((t_28 - pairedGroups) * 4);
-        const bool active4 = (t_29 | (t_31 < t_17));
-        const int64_t t_32 = (t_31 + 1);
-        const bool active5 = (t_29 | (t_32 < t_17));
-        const int64_t t_33 = (t_31 + 2);
-        const bool active6 = (t_29 | (t_33 < t_17));
-        const int64_t t_34 = (t_31 + 3);
-        const bool active7 = (t_29 | (t_34 < t_17));
-        const int64_t pid1 = (active1 ? (t_20 ? (t_21 + 1) : (t_23 + (t_25 + ((t_25 >= t_18) ? pairedLeft : 0)))) : pid0);
-        const int64_t pid2 = (active2 ? (t_20 ? (t_21 + pairStep) : (t_23 + (t_26 + ((t_26 >= t_18) ? pairedLeft : 0)))) : pid0);
-        const int64_t pid3 = (active3 ? (t_20 ? (t_21 + t_24) : (t_23 + (t_27 + ((t_27 >= t_18) ? pairedLeft : 0)))) : pid0);
-        const int64_t pid4 = (active4 ? (t_29 ? t_30 : (t_23 + (t_31 + ((t_31 >= t_18) ? pairedLeft : 0)))) : pid0);
-        const int64_t pid5 = (active5 ? (t_29 ? (t_30 + 1) : (t_23 + (t_32 + ((t_32 >= t_18) ? pairedLeft : 0)))) : pid0);
-        const int64_t pid6 = (active6 ? (t_29 ? (t_30 + pairStep) : (t_23 + (t_33 + ((t_33 >= t_18) ? pairedLeft : 0)))) : pid0);
-        const int64_t pid7 = (active7 ? (t_29 ? (t_30 + t_24) : (t_23 + (t_34 + ((t_34 >= t_18) ? pairedLeft : 0)))) : pid0);
+        const int64_t t_23 = (((pid - firstProgram) / 8) * 2);
+        const bool t_24 = (t_23 < pairedGroups);
+        const int64_t t_25 = (firstProgram + ((t_23 < runGroups) ? (((t_23 / t_14) * t_6) + ((t_23 % t_14) * 2)) : (t_15 + ((t_23 - runGroups) * 2))));
+        const int64_t t_26 = ((t_23 - pairedGroups) * 4);
+        const int64_t t_27 = ((firstProgram + t_15) + pairedLeft);
+        const int64_t t_28 = (pairStep + 1);
+        const int64_t pid0 = (t_24 ? t_25 : (t_27 + (t_26 + ((t_26 >= t_20) ? pairedLeft : 0))));
+        const int64_t t_29 = (t_26 + 1);
+        const bool active1 = (t_24 | (t_29 < t_19));
+        const int64_t t_30 = (t_26 + 2);
+        const bool active2 = (t_24 | (t_30 < t_19));
+        const int64_t t_31 = (t_26 + 3);
+        const bool active3 = (t_24 | (t_31 < t_19));
+        const int64_t t_32 = (t_23 + 1);
+        const bool t_33 = (t_32 < pairedGroups);
+        const int64_t t_34 = (firstProgram + ((t_32 < runGroups) ? (((t_32 / t_14) * t_6) + ((t_32 % t_14) * 2)) : (t_15 + ((t_32 - runGroups) * 2))));
+        const int64_t t_35 = ((t_32 - pairedGroups) * 4);
+        const bool active4 = (t_33 | (t_35 < t_19));
+        const int64_t t_36 = (t_35 + 1);
+        const bool active5 = (t_33 | (t_36 < t_19));
+        const int64_t t_37 = (t_35 + 2);
+        const bool active6 = (t_33 | (t_37 < t_19));
+        const int64_t t_38 = (t_35 + 3);
+        const bool active7 = (t_33 | (t_38 < t_19));
+        const int64_t pid1 = (active1 ? (t_24 ? (t_25 + t_21) : (t_27 + (t_29 + ((t_29 >= t_20) ? pairedLeft : 0)))) : pid0);
+        const int64_t pid2 = (active2 ? (t_24 ? (t_25 + t_22) : (t_27 + (t_30 + ((t_30 >= t_20) ? pairedLeft : 0)))) : pid0);
+        const int64_t pid3 = (active3 ? (t_24 ? (t_25 + t_28) : (t_27 + (t_31 + ((t_31 >= t_20) ? pairedLeft : 0)))) : pid0);
+        const int64_t pid4 = (active4 ? (t_33 ? t_34 : (t_27 + (t_35 + ((t_35 >= t_20) ? pairedLeft : 0)))) : pid0);
+        const int64_t pid5 = (active5 ? (t_33 ? (t_34 + t_21) : (t_27 + (t_36 + ((t_36 >= t_20) ? pairedLeft : 0)))) : pid0);
+        const int64_t pid6 = (active6 ? (t_33 ? (t_34 + t_22) : (t_27 + (t_37 + ((t_37 >= t_20) ? pairedLeft : 0)))) : pid0);
+        const int64_t pid7 = (active7 ? (t_33 ? (t_34 + t_28) : (t_27 + (t_38 + ((t_38 >= t_20) ? pairedLeft : 0)))) : pid0);
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_35 = static_cast<int32_t>((pid0 % gridX64));
+        const int32_t t_39 = static_cast<int32_t>((pid0 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_36 = static_cast<int32_t>(((pid0 / gridX64) % gridY64));
+        const int32_t t_40 = static_cast<int32_t>(((pid0 / gridX64) % gridY64));
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_37 = static_cast<int32_t>((pid1 % gridX64));
+        const int32_t t_41 = static_cast<int32_t>((pid1 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_38 = static_cast<int32_t>(((pid1 / gridX64) % gridY64));
+        const int32_t t_42 = static_cast<int32_t>(((pid1 / gridX64) % gridY64));
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_39 = static_cast<int32_t>((pid2 % gridX64));
+        const int32_t t_43 = static_cast<int32_t>((pid2 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_40 = static_cast<int32_t>(((pid2 / gridX64) % gridY64));
+        const int32_t t_44 = static_cast<int32_t>(((pid2 / gridX64) % gridY64));
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_41 = static_cast<int32_t>((pid3 % gridX64));
+        const int32_t t_45 = static_cast<int32_t>((pid3 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_42 = static_cast<int32_t>(((pid3 / gridX64) % gridY64));
+        const int32_t t_46 = static_cast<int32_t>(((pid3 / gridX64) % gridY64));
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_43 = static_cast<int32_t>((pid4 % gridX64));
+        const int32_t t_47 = static_cast<int32_t>((pid4 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_44 = static_cast<int32_t>(((pid4 / gridX64) % gridY64));
+        const int32_t t_48 = static_cast<int32_t>(((pid4 / gridX64) % gridY64));
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_45 = static_cast<int32_t>((pid5 % gridX64));
+        const int32_t t_49 = static_cast<int32_t>((pid5 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_46 = static_cast<int32_t>(((pid5 / gridX64) % gridY64));
+        const int32_t t_50 = static_cast<int32_t>(((pid5 / gridX64) % gridY64));
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_47 = static_cast<int32_t>((pid6 % gridX64));
+        const int32_t t_51 = static_cast<int32_t>((pid6 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_48 = static_cast<int32_t>(((pid6 / gridX64) % gridY64));
+        const int32_t t_52 = static_cast<int32_t>(((pid6 / gridX64) % gridY64));
         // kernels.py:10: pid_m = xl.program_id(0)
-        const int32_t t_49 = static_cast<int32_t>((pid7 % gridX64));
+        const int32_t t_53 = static_cast<int32_t>((pid7 % gridX64));
         // kernels.py:11: pid_n = xl.program_id(1)
-        const int32_t t_50 = static_cast<int32_t>(((pid7 / gridX64) % gridY64));
+        const int32_t t_54 = static_cast<int32_t>(((pid7 / gridX64) % gridY64));
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         LocalTensor<float> c1Local = outQueueCO1.AllocTensor<float>();
         for (int32_t k = 0; k < t_1; k += 8) {
             // kernels.py:22: acc = xl.dot(a, b, acc=acc)
             const int64_t k64 = static_cast<int64_t>(k);
-            const int64_t t_51 = (static_cast<int64_t>(t_1) - k64);
-            const int64_t kStepsHere = (t_51 < 8 ? t_51 : 8);
+            const int64_t t_55 = (static_cast<int64_t>(t_1) - k64);
+            const int64_t kStepsHere = (t_55 < 8 ? t_55 : 8);
             const int64_t M64 = static_cast<int64_t>(M);
-            const int64_t t_35_64 = static_cast<int64_t>(t_35);
-            const int64_t t_52 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_35_64 * 64))) * -1));
-            const int64_t t_53 = (64 < t_52 ? 64 : t_52);
-            const int64_t mValid = (t_53 > 0 ? t_53 : 0);
-            const int64_t t_54 = (kStepsHere * 32);
-            const int64_t t_55 = (t_54 < static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))) ? t_54 : static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))));
-            const int64_t kValid = (t_55 > 0 ? t_55 : 0);
-            const int64_t N64 = static_cast<int64_t>(N);
-            const int64_t t_56 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_36) * 64)));
-            const int64_t t_57 = (N64 + (t_56 * -1));
-            const int64_t t_58 = (64 < t_57 ? 64 : t_57);
-            const int64_t nValid = (t_58 > 0 ? t_58 : 0);
-            const int64_t stride_am64 = static_cast<int64_t>(stride_am);
-            const int64_t t_59 = (k64 * 32);
-            const int64_t a_ptrs = (static_cast<int64_t>(static_cast<int32_t>(((t_35_64 * stride_am64) * 64))) + t_59);
-            const int64_t stride_bk64 = static_cast<int64_t>(stride_bk);
-            const int64_t t_60 = ((stride_bk64 * k64) * 32);
-            const int64_t b_ptrs = (t_56 + t_60);
-            const int64_t t_37_64 = static_cast<int64_t>(t_37);
-            const int64_t t_61 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_37_64 * 64))) * -1));
-            const int64_t t_62 = (64 < t_61 ? 64 : t_61);
-            const int64_t mValid_1 = (t_62 > 0 ? t_62 : 0);
-            const int64_t t_63 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_38) * 64)));
-            const int64_t t_64 = (N64 + (t_63 * -1));
-            const int64_t t_65 = (64 < t_64 ? 64 : t_64);
-            const int64_t nValid_1 = (t_65 > 0 ? t_65 : 0);
-            const int64_t a_ptrs_1 = (static_cast<int64_t>(static_cast<int32_t>(((t_37_64 * stride_am64) * 64))) + t_59);
-            const int64_t b_ptrs_1 = (t_63 + t_60);
             const int64_t t_39_64 = static_cast<int64_t>(t_39);
-            const int64_t t_66 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_39_64 * 64))) * -1));
-            const int64_t t_67 = (64 < t_66 ? 64 : t_66);
-            const int64_t mValid_2 = (t_67 > 0 ? t_67 : 0);
-            const int64_t t_68 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_40) * 64)));
-            const int64_t t_69 = (N64 + (t_68 * -1));
-            const int64_t t_70 = (64 < t_69 ? 64 : t_69);
-            const int64_t nValid_2 = (t_70 > 0 ? t_70 : 0);
-            const int64_t a_ptrs_2 = (static_cast<int64_t>(static_cast<int32_t>(((t_39_64 * stride_am64) * 64))) + t_59);
-            const int64_t b_ptrs_2 = (t_68 + t_60);
+            const int64_t t_56 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_39_64 * 64))) * -1));
+            const int64_t t_57 = (64 < t_56 ? 64 : t_56);
+            const int64_t mValid = (t_57 > 0 ? t_57 : 0);
+            const int64_t t_58 = (kStepsHere * 32);
+            const int64_t t_59 = (t_58 < static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))) ? t_58 : static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(K) + (k64 * -32)))));
+            const int64_t kValid = (t_59 > 0 ? t_59 : 0);
+            const int64_t N64 = static_cast<int64_t>(N);
+            const int64_t t_60 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_40) * 64)));
+            const int64_t t_61 = (N64 + (t_60 * -1));
+            const int64_t t_62 = (64 < t_61 ? 64 : t_61);
+            const int64_t nValid = (t_62 > 0 ? t_62 : 0);
+            const int64_t stride_am64 = static_cast<int64_t>(stride_am);
+            const int64_t t_63 = (k64 * 32);
+            const int64_t a_ptrs = (static_cast<int64_t>(static_cast<int32_t>(((t_39_64 * stride_am64) * 64))) + t_63);
+            const int64_t stride_bk64 = static_cast<int64_t>(stride_bk);
+            const int64_t t_64 = ((stride_bk64 * k64) * 32);
+            const int64_t b_ptrs = (t_60 + t_64);
             const int64_t t_41_64 = static_cast<int64_t>(t_41);
-            const int64_t t_71 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_41_64 * 64))) * -1));
-            const int64_t t_72 = (64 < t_71 ? 64 : t_71);
-            const int64_t mValid_3 = (t_72 > 0 ? t_72 : 0);
-            const int64_t t_73 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_42) * 64)));
-            const int64_t t_74 = (N64 + (t_73 * -1));
-            const int64_t t_75 = (64 < t_74 ? 64 : t_74);
-            const int64_t nValid_3 = (t_75 > 0 ? t_75 : 0);
-            const int64_t a_ptrs_3 = (static_cast<int64_t>(static_cast<int32_t>(((t_41_64 * stride_am64) * 64))) + t_59);
-            const int64_t b_ptrs_3 = (t_73 + t_60);
+            const int64_t t_65 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_41_64 * 64))) * -1));
+            const int64_t t_66 = (64 < t_65 ? 64 : t_65);
+            const int64_t mValid_1 = (t_66 > 0 ? t_66 : 0);
+            const int64_t t_67 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_42) * 64)));
+            const int64_t t_68 = (N64 + (t_67 * -1));
+            const int64_t t_69 = (64 < t_68 ? 64 : t_68);
+            const int64_t nValid_1 = (t_69 > 0 ? t_69 : 0);
+            const int64_t a_ptrs_1 = (static_cast<int64_t>(static_cast<int32_t>(((t_41_64 * stride_am64) * 64))) + t_63);
+            const int64_t b_ptrs_1 = (t_67 + t_64);
             const int64_t t_43_64 = static_cast<int64_t>(t_43);
-            const int64_t t_76 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_43_64 * 64))) * -1));
-            const int64_t t_77 = (64 < t_76 ? 64 : t_76);
-            const int64_t mValid_4 = (t_77 > 0 ? t_77 : 0);
-            const int64_t t_78 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_44) * 64)));
-            const int64_t t_79 = (N64 + (t_78 * -1));
-            const int64_t t_80 = (64 < t_79 ? 64 : t_79);
-            const int64_t nValid_4 = (t_80 > 0 ? t_80 : 0);
-            const int64_t a_ptrs_4 = (static_cast<int64_t>(static_cast<int32_t>(((t_43_64 * stride_am64) * 64))) + t_59);
-            const int64_t b_ptrs_4 = (t_78 + t_60);
+            const int64_t t_70 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_43_64 * 64))) * -1));
+            const int64_t t_71 = (64 < t_70 ? 64 : t_70);
+            const int64_t mValid_2 = (t_71 > 0 ? t_71 : 0);
+            const int64_t t_72 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_44) * 64)));
+            const int64_t t_73 = (N64 + (t_72 * -1));
+            const int64_t t_74 = (64 < t_73 ? 64 : t_73);
+            const int64_t nValid_2 = (t_74 > 0 ? t_74 : 0);
+            const int64_t a_ptrs_2 = (static_cast<int64_t>(static_cast<int32_t>(((t_43_64 * stride_am64) * 64))) + t_63);
+            const int64_t b_ptrs_2 = (t_72 + t_64);
             const int64_t t_45_64 = static_cast<int64_t>(t_45);
-            const int64_t t_81 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_45_64 * 64))) * -1));
-            const int64_t t_82 = (64 < t_81 ? 64 : t_81);
-            const int64_t mValid_5 = (t_82 > 0 ? t_82 : 0);
-            const int64_t t_83 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_46) * 64)));
-            const int64_t t_84 = (N64 + (t_83 * -1));
-            const int64_t t_85 = (64 < t_84 ? 64 : t_84);
-            const int64_t nValid_5 = (t_85 > 0 ? t_85 : 0);
-            const int64_t a_ptrs_5 = (static_cast<int64_t>(static_cast<int32_t>(((t_45_64 * stride_am64) * 64))) + t_59);
-            const int64_t b_ptrs_5 = (t_83 + t_60);
+            const int64_t t_75 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_45_64 * 64))) * -1));
+            const int64_t t_76 = (64 < t_75 ? 64 : t_75);
+            const int64_t mValid_3 = (t_76 > 0 ? t_76 : 0);
+            const int64_t t_77 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_46) * 64)));
+            const int64_t t_78 = (N64 + (t_77 * -1));
+            const int64_t t_79 = (64 < t_78 ? 64 : t_78);
+            const int64_t nValid_3 = (t_79 > 0 ? t_79 : 0);
+            const int64_t a_ptrs_3 = (static_cast<int64_t>(static_cast<int32_t>(((t_45_64 * stride_am64) * 64))) + t_63);
+            const int64_t b_ptrs_3 = (t_77 + t_64);
             const int64_t t_47_64 = static_cast<int64_t>(t_47);
-            const int64_t t_86 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_47_64 * 64))) * -1));
-            const int64_t t_87 = (64 < t_86 ? 64 : t_86);
-            const int64_t mValid_6 = (t_87 > 0 ? t_87 : 0);
-            const int64_t t_88 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_48) * 64)));
-            const int64_t t_89 = (N64 + (t_88 * -1));
-            const int64_t t_90 = (64 < t_89 ? 64 : t_89);
-            const int64_t nValid_6 = (t_90 > 0 ? t_90 : 0);
-            const int64_t a_ptrs_6 = (static_cast<int64_t>(static_cast<int32_t>(((t_47_64 * stride_am64) * 64))) + t_59);
-            const int64_t b_ptrs_6 = (t_88 + t_60);
+            const int64_t t_80 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_47_64 * 64))) * -1));
+            const int64_t t_81 = (64 < t_80 ? 64 : t_80);
+            const int64_t mValid_4 = (t_81 > 0 ? t_81 : 0);
+            const int64_t t_82 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_48) * 64)));
+            const int64_t t_83 = (N64 + (t_82 * -1));
+            const int64_t t_84 = (64 < t_83 ? 64 : t_83);
+            const int64_t nValid_4 = (t_84 > 0 ? t_84 : 0);
+            const int64_t a_ptrs_4 = (static_cast<int64_t>(static_cast<int32_t>(((t_47_64 * stride_am64) * 64))) + t_63);
+            const int64_t b_ptrs_4 = (t_82 + t_64);
             const int64_t t_49_64 = static_cast<int64_t>(t_49);
-            const int64_t t_91 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_49_64 * 64))) * -1));
-            const int64_t t_92 = (64 < t_91 ? 64 : t_91);
-            const int64_t mValid_7 = (t_92 > 0 ? t_92 : 0);
-            const int64_t t_93 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_50) * 64)));
-            const int64_t t_94 = (N64 + (t_93 * -1));
-            const int64_t t_95 = (64 < t_94 ? 64 : t_94);
-            const int64_t nValid_7 = (t_95 > 0 ? t_95 : 0);
-            const int64_t a_ptrs_7 = (static_cast<int64_t>(static_cast<int32_t>(((t_49_64 * stride_am64) * 64))) + t_59);
-            const int64_t b_ptrs_7 = (t_93 + t_60);
-            const bool t_96 = ((void)kValid, true);
-            const bool t_97 = ((void)stride_am64, true);
-            const bool t_98 = (((((a_ptrs == a_ptrs_1) & (mValid == mValid_1)) & t_96) & t_97) & t_96);
-            const bool t_99 = (((((a_ptrs == a_ptrs_2) & (mValid == mValid_2)) & t_96) & t_97) & t_96);
-            const bool t_100 = (((((a_ptrs_1 == a_ptrs_2) & (mValid_1 == mValid_2)) & t_96) & t_97) & t_96);
-            const bool t_101 = (((((a_ptrs == a_ptrs_3) & (mValid == mValid_3)) & t_96) & t_97) & t_96);
-            const bool t_102 = (((((a_ptrs_1 == a_ptrs_3) & (mValid_1 == mValid_3)) & t_96) & t_97) & t_96);
-            const bool t_103 = (((((a_ptrs_2 == a_ptrs_3) & (mValid_2 == mValid_3)) & t_96) & t_97) & t_96);
-            const bool t_104 = (((((a_ptrs == a_ptrs_4) & (mValid == mValid_4)) & t_96) & t_97) & t_96);
-            const bool t_105 = (((((a_ptrs_1 == a_ptrs_4) & (mValid_1 == mValid_4)) & t_96) & t_97) & t_96);
-            const bool t_106 = (((((a_ptrs_2 == a_ptrs_4) & (mValid_2 == mValid_4)) & t_96) & t_97) & t_96);
-            const bool t_107 = (((((a_ptrs_3 == a_ptrs_4) & (mValid_3 == mValid_4)) & t_96) & t_97) & t_96);
-            const bool t_108 = (((((a_ptrs == a_ptrs_5) & (mValid == mValid_5)) & t_96) & t_97) & t_96);
-            const bool t_109 = (((((a_ptrs_1 == a_ptrs_5) & (mValid_1 == mValid_5)) & t_96) & t_97) & t_96);
-            const bool t_110 = (((((a_ptrs_2 == a_ptrs_5) & (mValid_2 == mValid_5)) & t_96) & t_97) & t_96);
-            const bool t_111 = (((((a_ptrs_3 == a_ptrs_5) & (mValid_3 == mValid_5)) & t_96) & t_97) & t_96);
-            const bool t_112 = (((((a_ptrs_4 == a_ptrs_5) & (mValid_4 == mValid_5)) & t_96) & t_97) & t_96);
-            const bool t_113 = (((((a_ptrs == a_ptrs_6) & (mValid == mValid_6)) & t_96) & t_97) & t_96);
-            const bool t_114 = (((((a_ptrs_1 == a_ptrs_6) & (mValid_1 == mValid_6)) & t_96) & t_97) & t_96);
-            const bool t_115 = (((((a_ptrs_2 == a_ptrs_6) & (mValid_2 == mValid_6)) & t_96) & t_97) & t_96);
-            const bool t_116 = (((((a_ptrs_3 == a_ptrs_6) & (mValid_3 == mValid_6)) & t_96) & t_97) & t_96);
-            const bool t_117 = (((((a_ptrs_4 == a_ptrs_6) & (mValid_4 == mValid_6)) & t_96) & t_97) & t_96);
-            const bool t_118 = (((((a_ptrs_5 == a_ptrs_6) & (mValid_5 == mValid_6)) & t_96) & t_97) & t_96);
-            const bool t_119 = (((((a_ptrs == a_ptrs_7) & (mValid == mValid_7)) & t_96) & t_97) & t_96);
-            const bool t_120 = (((((a_ptrs_1 == a_ptrs_7) & (mValid_1 == mValid_7)) & t_96) & t_97) & t_96);
-            const bool t_121 = (((((a_ptrs_2 == a_ptrs_7) & (mValid_2 == mValid_7)) & t_96) & t_97) & t_96);
-            const bool t_122 = (((((a_ptrs_3 == a_ptrs_7) & (mValid_3 == mValid_7)) & t_96) & t_97) & t_96);
-            const bool t_123 = (((((a_ptrs_4 == a_ptrs_7) & (mValid_4 == mValid_7)) & t_96) & t_97) & t_96);
-            const bool t_124 = (((((a_ptrs_5 == a_ptrs_7) & (mValid_5 == mValid_7)) & t_96) & t_97) & t_96);
-            const bool t_125 = (((((a_ptrs_6 == a_ptrs_7) & (mValid_6 == mValid_7)) & t_96) & t_97) & t_96);
-            const bool t_126 = ((void)stride_bk64, true);
-            const bool t_127 = (((((b_ptrs == b_ptrs_1) & t_96) & (nValid == nValid_1)) & t_126) & t_96);
-            const bool t_128 = (((((b_ptrs == b_ptrs_2) & t_96) & (nValid == nValid_2)) & t_126) & t_96);
-            const bool t_129 = (((((b_ptrs_1 == b_ptrs_2) & t_96) & (nValid_1 == nValid_2)) & t_126) & t_96);
-            const bool t_130 = (((((b_ptrs == b_ptrs_3) & t_96) & (nValid == nValid_3)) & t_126) & t_96);
-            const bool t_131 = (((((b_ptrs_1 == b_ptrs_3) & t_96) & (nValid_1 == nValid_3)) & t_126) & t_96);
-            const bool t_132 = (((((b_ptrs_2 == b_ptrs_3) & t_96) & (nValid_2 == nValid_3)) & t_126) & t_96);
-            const bool t_133 = (((((b_ptrs == b_ptrs_4) & t_96) & (nValid == nValid_4)) & t_126) & t_96);
-            const bool t_134 = (((((b_ptrs_1 == b_ptrs_4) & t_96) & (nValid_1 == nValid_4)) & t_126) & t_96);
-            const bool t_135 = (((((b_ptrs_2 == b_ptrs_4) & t_96) & (nValid_2 == nValid_4)) & t_126) & t_96);
-            const bool t_136 = (((((b_ptrs_3 == b_ptrs_4) & t_96) & (nValid_3 == nValid_4)) & t_126) & t_96);
-            const bool t_137 = (((((b_ptrs == b_ptrs_5) & t_96) & (nValid == nValid_5)) & t_126) & t_96);
-            const bool t_138 = (((((b_ptrs_1 == b_ptrs_5) & t_96) & (nValid_1 == nValid_5)) & t_126) & t_96);
-            const bool t_139 = (((((b_ptrs_2 == b_ptrs_5) & t_96) & (nValid_2 == nValid_5)) & t_126) & t_96);
-            const bool t_140 = (((((b_ptrs_3 == b_ptrs_5) & t_96) & (nValid_3 == nValid_5)) & t_126) & t_96);
-            const bool t_141 = (((((b_ptrs_4 == b_ptrs_5) & t_96) & (nValid_4 == nValid_5)) & t_126) & t_96);
-            const bool t_142 = (((((b_ptrs == b_ptrs_6) & t_96) & (nValid == nValid_6)) & t_126) & t_96);
-            const bool t_143 = (((((b_ptrs_1 == b_ptrs_6) & t_96) & (nValid_1 == nValid_6)) & t_126) & t_96);
-            const bool t_144 = (((((b_ptrs_2 == b_ptrs_6) & t_96) & (nValid_2 == nValid_6)) & t_126) & t_96);
-            const bool t_145 = (((((b_ptrs_3 == b_ptrs_6) & t_96) & (nValid_3 == nValid_6)) & t_126) & t_96);
-            const bool t_146 = (((((b_ptrs_4 == b_ptrs_6) & t_96) & (nValid_4 == nValid_6)) & t_126) & t_96);
-            const bool t_147 = (((((b_ptrs_5 == b_ptrs_6) & t_96) & (nValid_5 == nValid_6)) & t_126) & t_96);
-            const bool t_148 = (((((b_ptrs == b_ptrs_7) & t_96) & (nValid == nValid_7)) & t_126) & t_96);
-            const bool t_149 = (((((b_ptrs_1 == b_ptrs_7) & t_96) & (nValid_1 == nValid_7)) & t_126) & t_96);
-            const bool t_150 = (((((b_ptrs_2 == b_ptrs_7) & t_96) & (nValid_2 == nValid_7)) & t_126) & t_96);
-            const bool t_151 = (((((b_ptrs_3 == b_ptrs_7) & t_96) & (nValid_3 == nValid_7)) & t_126) & t_96);
-            const bool t_152 = (((((b_ptrs_4 == b_ptrs_7) & t_96) & (nValid_4 == nValid_7)) & t_126) & t_96);
-            const bool t_153 = (((((b_ptrs_5 == b_ptrs_7) & t_96) & (nValid_5 == nValid_7)) & t_126) & t_96);
-            const bool t_154 = (((((b_ptrs_6 == b_ptrs_7) & t_96) & (nValid_6 == nValid_7)) & t_126) & t_96);
-            const int64_t t_155 = (((1 + static_cast<int64_t>((active1 & (t_98 ^ true)))) + static_cast<int64_t>((active2 & (((active1 & t_100) | t_99) ^ true)))) + static_cast<int64_t>((active3 & ((((active2 & t_103) | (active1 & t_102)) | t_101) ^ true))));
-            const bool t_156 = (active4 & t_112);
-            const bool t_157 = ((active5 & t_118) | (active4 & t_117));
-            const bool t_158 = (((active6 & t_125) | (active5 & t_124)) | (active4 & t_123));
-            const int64_t t_159 = ((((t_155 + static_cast<int64_t>((active4 & (((((active3 & t_107) | (active2 & t_106)) | (active1 & t_105)) | t_104) ^ true)))) + static_cast<int64_t>((active5 & (((((t_156 | (active3 & t_111)) | (active2 & t_110)) | (active1 & t_109)) | t_108) ^ true)))) + static_cast<int64_t>((active6 & (((((t_157 | (active3 & t_116)) | (active2 & t_115)) | (active1 & t_114)) | t_113) ^ true)))) + static_cast<int64_t>((active7 & (((((t_158 | (active3 & t_122)) | (active2 & t_121)) | (active1 & t_120)) | t_119) ^ true))));
-            const int64_t t_160 = (((1 + static_cast<int64_t>((active1 & (t_127 ^ true)))) + static_cast<int64_t>((active2 & (((active1 & t_129) | t_128) ^ true)))) + static_cast<int64_t>((active3 & ((((active2 & t_132) | (active1 & t_131)) | t_130) ^ true))));
-            const bool t_161 = (active4 & t_141);
-            const bool t_162 = ((active5 & t_147) | (active4 & t_146));
-            const bool t_163 = (((active6 & t_154) | (active5 & t_153)) | (active4 & t_152));
-            const int64_t t_164 = ((((t_160 + static_cast<int64_t>((active4 & (((((active3 & t_136) | (active2 & t_135)) | (active1 & t_134)) | t_133) ^ true)))) + static_cast<int64_t>((active5 & (((((t_161 | (active3 & t_140)) | (active2 & t_139)) | (active1 & t_138)) | t_137) ^ true)))) + static_cast<int64_t>((active6 & (((((t_162 | (active3 & t_145)) | (active2 & t_144)) | (active1 & t_143)) | t_142) ^ true)))) + static_cast<int64_t>((active7 & (((((t_163 | (active3 & t_151)) | (active2 & t_150)) | (active1 & t_149)) | t_148) ^ true))));
+            const int64_t t_85 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_49_64 * 64))) * -1));
+            const int64_t t_86 = (64 < t_85 ? 64 : t_85);
+            const int64_t mValid_5 = (t_86 > 0 ? t_86 : 0);
+            const int64_t t_87 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_50) * 64)));
+            const int64_t t_88 = (N64 + (t_87 * -1));
+            const int64_t t_89 = (64 < t_88 ? 64 : t_88);
+            const int64_t nValid_5 = (t_89 > 0 ? t_89 : 0);
+            const int64_t a_ptrs_5 = (static_cast<int64_t>(static_cast<int32_t>(((t_49_64 * stride_am64) * 64))) + t_63);
+            const int64_t b_ptrs_5 = (t_87 + t_64);
+            const int64_t t_51_64 = static_cast<int64_t>(t_51);
+            const int64_t t_90 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_51_64 * 64))) * -1));
+            const int64_t t_91 = (64 < t_90 ? 64 : t_90);
+            const int64_t mValid_6 = (t_91 > 0 ? t_91 : 0);
+            const int64_t t_92 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_52) * 64)));
+            const int64_t t_93 = (N64 + (t_92 * -1));
+            const int64_t t_94 = (64 < t_93 ? 64 : t_93);
+            const int64_t nValid_6 = (t_94 > 0 ? t_94 : 0);
+            const int64_t a_ptrs_6 = (static_cast<int64_t>(static_cast<int32_t>(((t_51_64 * stride_am64) * 64))) + t_63);
+            const int64_t b_ptrs_6 = (t_92 + t_64);
+            const int64_t t_53_64 = static_cast<int64_t>(t_53);
+            const int64_t t_95 = (M64 + (static_cast<int64_t>(static_cast<int32_t>((t_53_64 * 64))) * -1));
+            const int64_t t_96 = (64 < t_95 ? 64 : t_95);
+            const int64_t mValid_7 = (t_96 > 0 ? t_96 : 0);
+            const int64_t t_97 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_54) * 64)));
+            const int64_t t_98 = (N64 + (t_97 * -1));
+            const int64_t t_99 = (64 < t_98 ? 64 : t_98);
+            const int64_t nValid_7 = (t_99 > 0 ? t_99 : 0);
+            const int64_t a_ptrs_7 = (static_cast<int64_t>(static_cast<int32_t>(((t_53_64 * stride_am64) * 64))) + t_63);
+            const int64_t b_ptrs_7 = (t_97 + t_64);
+            const bool t_100 = ((void)kValid, true);
+            const bool t_101 = ((void)stride_am64, true);
+            const bool t_102 = (((((a_ptrs == a_ptrs_1) & (mValid == mValid_1)) & t_100) & t_101) & t_100);
+            const bool t_103 = (((((a_ptrs == a_ptrs_2) & (mValid == mValid_2)) & t_100) & t_101) & t_100);
+            const bool t_104 = (((((a_ptrs_1 == a_ptrs_2) & (mValid_1 == mValid_2)) & t_100) & t_101) & t_100);
+            const bool t_105 = (((((a_ptrs == a_ptrs_3) & (mValid == mValid_3)) & t_100) & t_101) & t_100);
+            const bool t_106 = (((((a_ptrs_1 == a_ptrs_3) & (mValid_1 == mValid_3)) & t_100) & t_101) & t_100);
+            const bool t_107 = (((((a_ptrs_2 == a_ptrs_3) & (mValid_2 == mValid_3)) & t_100) & t_101) & t_100);
+            const bool t_108 = (((((a_ptrs == a_ptrs_4) & (mValid == mValid_4)) & t_100) & t_101) & t_100);
+            const bool t_109 = (((((a_ptrs_1 == a_ptrs_4) & (mValid_1 == mValid_4)) & t_100) & t_101) & t_100);
+            const bool t_110 = (((((a_ptrs_2 == a_ptrs_4) & (mValid_2 == mValid_4)) & t_100) & t_101) & t_100);
+            const bool t_111 = (((((a_ptrs_3 == a_ptrs_4) & (mValid_3 == mValid_4)) & t_100) & t_101) & t_100);
+            const bool t_112 = (((((a_ptrs == a_ptrs_5) & (mValid == mValid_5)) & t_100) & t_101) & t_100);
+            const bool t_113 = (((((a_ptrs_1 == a_ptrs_5) & (mValid_1 == mValid_5)) & t_100) & t_101) & t_100);
+            const bool t_114 = (((((a_ptrs_2 == a_ptrs_5) & (mValid_2 == mValid_5)) & t_100) & t_101) & t_100);
+            const bool t_115 = (((((a_ptrs_3 == a_ptrs_5) & (mValid_3 == mValid_5)) & t_100) & t_101) & t_100);
+            const bool t_116 = (((((a_ptrs_4 == a_ptrs_5) & (mValid_4 == mValid_5)) & t_100) & t_101) & t_100);
+            const bool t_117 = (((((a_ptrs == a_ptrs_6) & (mValid == mValid_6)) & t_100) & t_101) & t_100);
+            const bool t_118 = (((((a_ptrs_1 == a_ptrs_6) & (mValid_1 == mValid_6)) & t_100) & t_101) & t_100);
+            const bool t_119 = (((((a_ptrs_2 == a_ptrs_6) & (mValid_2 == mValid_6)) & t_100) & t_101) & t_100);
+            const bool t_120 = (((((a_ptrs_3 == a_ptrs_6) & (mValid_3 == mValid_6)) & t_100) & t_101) & t_100);
+            const bool t_121 = (((((a_ptrs_4 == a_ptrs_6) & (mValid_4 == mValid_6)) & t_100) & t_101) & t_100);
+            const bool t_122 = (((((a_ptrs_5 == a_ptrs_6) & (mValid_5 == mValid_6)) & t_100) & t_101) & t_100);
+            const bool t_123 = (((((a_ptrs == a_ptrs_7) & (mValid == mValid_7)) & t_100) & t_101) & t_100);
+            const bool t_124 = (((((a_ptrs_1 == a_ptrs_7) & (mValid_1 == mValid_7)) & t_100) & t_101) & t_100);
+            const bool t_125 = (((((a_ptrs_2 == a_ptrs_7) & (mValid_2 == mValid_7)) & t_100) & t_101) & t_100);
+            const bool t_126 = (((((a_ptrs_3 == a_ptrs_7) & (mValid_3 == mValid_7)) & t_100) & t_101) & t_100);
+            const bool t_127 = (((((a_ptrs_4 == a_ptrs_7) & (mValid_4 == mValid_7)) & t_100) & t_101) & t_100);
+            const bool t_128 = (((((a_ptrs_5 == a_ptrs_7) & (mValid_5 == mValid_7)) & t_100) & t_101) & t_100);
+            const bool t_129 = (((((a_ptrs_6 == a_ptrs_7) & (mValid_6 == mValid_7)) & t_100) & t_101) & t_100);
+            const bool t_130 = ((void)stride_bk64, true);
+            const bool t_131 = (((((b_ptrs == b_ptrs_1) & t_100) & (nValid == nValid_1)) & t_130) & t_100);
+            const bool t_132 = (((((b_ptrs == b_ptrs_2) & t_100) & (nValid == nValid_2)) & t_130) & t_100);
+            const bool t_133 = (((((b_ptrs_1 == b_ptrs_2) & t_100) & (nValid_1 == nValid_2)) & t_130) & t_100);
+            const bool t_134 = (((((b_ptrs == b_ptrs_3) & t_100) & (nValid == nValid_3)) & t_130) & t_100);
+            const bool t_135 = (((((b_ptrs_1 == b_ptrs_3) & t_100) & (nValid_1 == nValid_3)) & t_130) & t_100);
+            const bool t_136 = (((((b_ptrs_2 == b_ptrs_3) & t_100) & (nValid_2 == nValid_3)) & t_130) & t_100);
+            const bool t_137 = (((((b_ptrs == b_ptrs_4) & t_100) & (nValid == nValid_4)) & t_130) & t_100);
+            const bool t_138 = (((((b_ptrs_1 == b_ptrs_4) & t_100) & (nValid_1 == nValid_4)) & t_130) & t_100);
+            const bool t_139 = (((((b_ptrs_2 == b_ptrs_4) & t_100) & (nValid_2 == nValid_4)) & t_130) & t_100);
+            const bool t_140 = (((((b_ptrs_3 == b_ptrs_4) & t_100) & (nValid_3 == nValid_4)) & t_130) & t_100);
+            const bool t_141 = (((((b_ptrs == b_ptrs_5) & t_100) & (nValid == nValid_5)) & t_130) & t_100);
+            const bool t_142 = (((((b_ptrs_1 == b_ptrs_5) & t_100) & (nValid_1 == nValid_5)) & t_130) & t_100);
+            const bool t_143 = (((((b_ptrs_2 == b_ptrs_5) & t_100) & (nValid_2 == nValid_5)) & t_130) & t_100);
+            const bool t_144 = (((((b_ptrs_3 == b_ptrs_5) & t_100) & (nValid_3 == nValid_5)) & t_130) & t_100);
+            const bool t_145 = (((((b_ptrs_4 == b_ptrs_5) & t_100) & (nValid_4 == nValid_5)) & t_130) & t_100);
+            const bool t_146 = (((((b_ptrs == b_ptrs_6) & t_100) & (nValid == nValid_6)) & t_130) & t_100);
+            const bool t_147 = (((((b_ptrs_1 == b_ptrs_6) & t_100) & (nValid_1 == nValid_6)) & t_130) & t_100);
+            const bool t_148 = (((((b_ptrs_2 == b_ptrs_6) & t_100) & (nValid_2 == nValid_6)) & t_130) & t_100);
+            const bool t_149 = (((((b_ptrs_3 == b_ptrs_6) & t_100) & (nValid_3 == nValid_6)) & t_130) & t_100);
+            const bool t_150 = (((((b_ptrs_4 == b_ptrs_6) & t_100) & (nValid_4 == nValid_6)) & t_130) & t_100);
+            const bool t_151 = (((((b_ptrs_5 == b_ptrs_6) & t_100) & (nValid_5 == nValid_6)) & t_130) & t_100);
+            const bool t_152 = (((((b_ptrs == b_ptrs_7) & t_100) & (nValid == nValid_7)) & t_130) & t_100);
+            const bool t_153 = (((((b_ptrs_1 == b_ptrs_7) & t_100) & (nValid_1 == nValid_7)) & t_130) & t_100);
+            const bool t_154 = (((((b_ptrs_2 == b_ptrs_7) & t_100) & (nValid_2 == nValid_7)) & t_130) & t_100);
+            const bool t_155 = (((((b_ptrs_3 == b_ptrs_7) & t_100) & (nValid_3 == nValid_7)) & t_130) & t_100);
+            const bool t_156 = (((((b_ptrs_4 == b_ptrs_7) & t_100) & (nValid_4 == nValid_7)) & t_130) & t_100);
+            const bool t_157 = (((((b_ptrs_5 == b_ptrs_7) & t_100) & (nValid_5 == nValid_7)) & t_130) & t_100);
+            const bool t_158 = (((((b_ptrs_6 == b_ptrs_7) & t_100) & (nValid_6 == nValid_7)) & t_130) & t_100);
+            const int64_t t_159 = (((1 + static_cast<int64_t>((active1 & (t_102 ^ true)))) + static_cast<int64_t>((active2 & (((active1 & t_104) | t_103) ^ true)))) + static_cast<int64_t>((active3 & ((((active2 & t_107) | (active1 & t_106)) | t_105) ^ true))));
+            const bool t_160 = (active4 & t_116);
+            const bool t_161 = ((active5 & t_122) | (active4 & t_121));
+            const bool t_162 = (((active6 & t_129) | (active5 & t_128)) | (active4 & t_127));
+            const int64_t t_163 = ((((t_159 + static_cast<int64_t>((active4 & (((((active3 & t_111) | (active2 & t_110)) | (active1 & t_109)) | t_108) ^ true)))) + static_cast<int64_t>((active5 & (((((t_160 | (active3 & t_115)) | (active2 & t_114)) | (active1 & t_113)) | t_112) ^ true)))) + static_cast<int64_t>((active6 & (((((t_161 | (active3 & t_120)) | (active2 & t_119)) | (active1 & t_118)) | t_117) ^ true)))) + static_cast<int64_t>((active7 & (((((t_162 | (active3 & t_126)) | (active2 & t_125)) | (active1 & t_124)) | t_123) ^ true))));
+            const int64_t t_164 = (((1 + static_cast<int64_t>((active1 & (t_131 ^ true)))) + static_cast<int64_t>((active2 & (((active1 & t_133) | t_132) ^ true)))) + static_cast<int64_t>((active3 & ((((active2 & t_136) | (active1 & t_135)) | t_134) ^ true))));
+            const bool t_165 = (active4 & t_145);
+            const bool t_166 = ((active5 & t_151) | (active4 & t_150));
+            const bool t_167 = (((active6 & t_158) | (active5 & t_157)) | (active4 & t_156));
+            const int64_t t_168 = ((((t_164 + static_cast<int64_t>((active4 & (((((active3 & t_140) | (active2 & t_139)) | (active1 & t_138)) | t_137) ^ true)))) + static_cast<int64_t>((active5 & (((((t_165 | (active3 & t_144)) | (active2 & t_143)) | (active1 & t_142)) | t_141) ^ true)))) + static_cast<int64_t>((active6 & (((((t_166 | (active3 & t_149)) | (active2 & t_148)) | (active1 & t_147)) | t_146) ^ true)))) + static_cast<int64_t>((active7 & (((((t_167 | (active3 & t_155)) | (active2 & t_154)) | (active1 & t_153)) | t_152) ^ true))));
             const int64_t active4_64 = static_cast<int64_t>(active4);
-            const int64_t t_165 = (((active4_64 + static_cast<int64_t>((active5 & (t_156 ^ true)))) + static_cast<int64_t>((active6 & (t_157 ^ true)))) + static_cast<int64_t>((active7 & (t_158 ^ true))));
-            const int64_t t_166 = (((active4_64 + static_cast<int64_t>((active5 & (t_161 ^ true)))) + static_cast<int64_t>((active6 & (t_162 ^ true)))) + static_cast<int64_t>((active7 & (t_163 ^ true))));
-            const int64_t passSize = ((((t_159 <= 4) & (t_164 <= 4)) & (((t_159 * 32768) + (t_164 * 32768)) <= 196608)) ? 8 : (((((t_155 <= 4) & (t_160 <= 4)) & (((t_155 * 32768) + (t_160 * 32768)) <= 196608)) & (((t_165 <= 4) & (t_166 <= 4)) & (((t_165 * 32768) + (t_166 * 32768)) <= 196608))) ? 4 : 2));
+            const int64_t t_169 = (((active4_64 + static_cast<int64_t>((active5 & (t_160 ^ true)))) + static_cast<int64_t>((active6 & (t_161 ^ true)))) + static_cast<int64_t>((active7 & (t_162 ^ true))));
+            const int64_t t_170 = (((active4_64 + static_cast<int64_t>((active5 & (t_165 ^ true)))) + static_cast<int64_t>((active6 & (t_166 ^ true)))) + static_cast<int64_t>((active7 & (t_167 ^ true))));
+            const int64_t passSize = ((((t_163 <= 4) & (t_168 <= 4)) & (((t_163 * 32768) + (t_168 * 32768)) <= 196608)) ? 8 : (((((t_159 <= 4) & (t_164 <= 4)) & (((t_159 * 32768) + (t_164 * 32768)) <= 196608)) & (((t_169 <= 4) & (t_170 <= 4)) & (((t_169 * 32768) + (t_170 * 32768)) <= 196608))) ? 4 : 2));
             for (int64_t pass = 0; pass < (8 / passSize); pass++) {
-                const bool t_167 = ((0 / passSize) == pass);
-                const bool t_168 = (active1 & ((1 / passSize) == pass));
-                const bool t_169 = (active2 & ((2 / passSize) == pass));
-                const bool t_170 = (active3 & ((3 / passSize) == pass));
-                const bool t_171 = (active4 & ((4 / passSize) == pass));
-                const bool t_172 = (active5 & ((5 / passSize) == pass));
-                const bool t_173 = (active6 & ((6 / passSize) == pass));
-                const bool t_174 = (active7 & ((7 / passSize) == pass));
-                const int64_t t_167_64 = static_cast<int64_t>(t_167);
-                const bool t_175 = (t_167 & t_98);
-                const int64_t aSlot1 = (t_175 ? 0 : t_167_64);
-                const bool t_176 = (t_168 & (t_175 ^ true));
-                const int64_t t_177 = (t_167_64 + static_cast<int64_t>(t_176));
-                const bool t_178 = (t_168 & t_100);
-                const bool t_179 = (t_167 & t_99);
-                const int64_t aSlot2 = (t_179 ? 0 : (t_178 ? aSlot1 : t_177));
-                const bool t_180 = (t_169 & ((t_178 | t_179) ^ true));
-                const int64_t t_181 = (t_177 + static_cast<int64_t>(t_180));
-                const bool t_182 = (t_169 & t_103);
-                const bool t_183 = (t_168 & t_102);
-                const bool t_184 = (t_167 & t_101);
-                const int64_t aSlot3 = (t_184 ? 0 : (t_183 ? aSlot1 : (t_182 ? aSlot2 : t_181)));
-                const bool t_185 = (t_170 & (((t_182 | t_183) | t_184) ^ true));
-                const int64_t t_186 = (t_181 + static_cast<int64_t>(t_185));
-                const bool t_187 = (t_170 & t_107);
-                const bool t_188 = (t_169 & t_106);
-                const bool t_189 = (t_168 & t_105);
-                const bool t_190 = (t_167 & t_104);
-                const int64_t aSlot4 = (t_190 ? 0 : (t_189 ? aSlot1 : (t_188 ? aSlot2 : (t_187 ? aSlot3 : t_186))));
-                const bool t_191 = (t_171 & ((((t_187 | t_188) | t_189) | t_190) ^ true));
-                const int64_t t_192 = (t_186 + static_cast<int64_t>(t_191));
-                const bool t_193 = (t_171 & t_112);
-                const bool t_194 = (t_170 & t_111);
-                const bool t_195 = (t_169 & t_110);
-                const bool t_196 = (t_168 & t_109);
-                const bool t_197 = (t_167 & t_108);
-                const int64_t aSlot5 = (t_197 ? 0 : (t_196 ? aSlot1 : (t_195 ? aSlot2 : (t_194 ? aSlot3 : (t_193 ? aSlot4 : t_192)))));
-                const bool t_198 = (t_172 & (((((t_193 | t_194) | t_195) | t_196) | t_197) ^ true));
-                const int64_t t_199 = (t_192 + static_cast<int64_t>(t_198));
-                const bool t_200 = (t_172 & t_118);
-                const bool t_201 = (t_171 & t_117);
-                const bool t_202 = (t_170 & t_116);
-                const bool t_203 = (t_169 & t_115);
-                const bool t_204 = (t_168 & t_114);
-                const bool t_205 = (t_167 & t_113);
-                const int64_t aSlot6 = (t_205 ? 0 : (t_204 ? aSlot1 : (t_203 ? aSlot2 : (t_202 ? aSlot3 : (t_201 ? aSlot4 : (t_200 ? aSlot5 : t_199))))));
-                const bool t_206 = (t_173 & ((((((t_200 | t_201) | t_202) | t_203) | t_204) | t_205) ^ true));
-                const bool t_207 = (t_173 & t_125);
-                const bool t_208 = (t_172 & t_124);
-                const bool t_209 = (t_171 & t_123);
-                const bool t_210 = (t_170 & t_122);
-                const bool t_211 = (t_169 & t_121);
-                const bool t_212 = (t_168 & t_120);
-                const bool t_213 = (t_167 & t_119);
-                const int64_t aSlot7 = (t_213 ? 0 : (t_212 ? aSlot1 : (t_211 ? aSlot2 : (t_210 ? aSlot3 : (t_209 ? aSlot4 : (t_208 ? aSlot5 : (t_207 ? aSlot6 : (t_199 + static_cast<int64_t>(t_206)))))))));
-                const bool t_214 = (t_174 & (((((((t_207 | t_208) | t_209) | t_210) | t_211) | t_212) | t_213) ^ true));
-                const bool t_215 = (t_167 & t_127);
-                const int64_t bSlot1 = (t_215 ? 0 : t_167_64);
-                const bool t_216 = (t_168 & (t_215 ^ true));
-                const int64_t t_217 = (t_167_64 + static_cast<int64_t>(t_216));
-                const bool t_218 = (t_168 & t_129);
-                const bool t_219 = (t_167 & t_128);
-                const int64_t bSlot2 = (t_219 ? 0 : (t_218 ? bSlot1 : t_217));
-                const bool t_220 = (t_169 & ((t_218 | t_219) ^ true));
-                const int64_t t_221 = (t_217 + static_cast<int64_t>(t_220));
-                const bool t_222 = (t_169 & t_132);
-                const bool t_223 = (t_168 & t_131);
-                const bool t_224 = (t_167 & t_130);
-                const int64_t bSlot3 = (t_224 ? 0 : (t_223 ? bSlot1 : (t_222 ? bSlot2 : t_221)));
-                const bool t_225 = (t_170 & (((t_222 | t_223) | t_224) ^ true));
-                const int64_t t_226 = (t_221 + static_cast<int64_t>(t_225));
-                const bool t_227 = (t_170 & t_136);
-                const bool t_228 = (t_169 & t_135);
-                const bool t_229 = (t_168 & t_134);
-                const bool t_230 = (t_167 & t_133);
-                const int64_t bSlot4 = (t_230 ? 0 : (t_229 ? bSlot1 : (t_228 ? bSlot2 : (t_227 ? bSlot3 : t_226))));
-                const bool t_231 = (t_171 & ((((t_227 | t_228) | t_229) | t_230) ^ true));
-                const int64_t t_232 = (t_226 + static_cast<int64_t>(t_231));
-                const bool t_233 = (t_171 & t_141);
-                const bool t_234 = (t_170 & t_140);
-                const bool t_235 = (t_169 & t_139);
-                const bool t_236 = (t_168 & t_138);
-                const bool t_237 = (t_167 & t_137);
-                const int64_t bSlot5 = (t_237 ? 0 : (t_236 ? bSlot1 : (t_235 ? bSlot2 : (t_234 ? bSlot3 : (t_233 ? bSlot4 : t_232)))));
-                const bool t_238 = (t_172 & (((((t_233 | t_234) | t_235) | t_236) | t_237) ^ true));
-                const int64_t t_239 = (t_232 + static_cast<int64_t>(t_238));
-                const bool t_240 = (t_172 & t_147);
-                const bool t_241 = (t_171 & t_146);
-                const bool t_242 = (t_170 & t_145);
-                const bool t_243 = (t_169 & t_144);
-                const bool t_244 = (t_168 & t_143);
-                const bool t_245 = (t_167 & t_142);
-                const int64_t bSlot6 = (t_245 ? 0 : (t_244 ? bSlot1 : (t_243 ? bSlot2 : (t_242 ? bSlot3 : (t_241 ? bSlot4 : (t_240 ? bSlot5 : t_239))))));
-                const bool t_246 = (t_173 & ((((((t_240 | t_241) | t_242) | t_243) | t_244) | t_245) ^ true));
-                const int64_t t_247 = (t_239 + static_cast<int64_t>(t_246));
-                const bool t_248 = (t_173 & t_154);
-                const bool t_249 = (t_172 & t_153);
-                const bool t_250 = (t_171 & t_152);
-                const bool t_251 = (t_170 & t_151);
-                const bool t_252 = (t_169 & t_150);
-                const bool t_253 = (t_168 & t_149);
-                const bool t_254 = (t_167 & t_148);
-                const int64_t bSlot7 = (t_254 ? 0 : (t_253 ? bSlot1 : (t_252 ? bSlot2 : (t_251 ? bSlot3 : (t_250 ? bSlot4 : (t_249 ? bSlot5 : (t_248 ? bSlot6 : t_247)))))));
-                const bool t_255 = (t_174 & (((((((t_248 | t_249) | t_250) | t_251) | t_252) | t_253) | t_254) ^ true));
-                const int64_t bPool = (98304 - ((t_247 + static_cast<int64_t>(t_255)) * 16384));
+                const bool t_171 = ((0 / passSize) == pass);
+                const bool t_172 = (active1 & ((1 / passSize) == pass));
+                const bool t_173 = (active2 & ((2 / passSize) == pass));
+                const bool t_174 = (active3 & ((3 / passSize) == pass));
+                const bool t_175 = (active4 & ((4 / passSize) == pass));
+                const bool t_176 = (active5 & ((5 / passSize) == pass));
+                const bool t_177 = (active6 & ((6 / passSize) == pass));
+                const bool t_178 = (active7 & ((7 / passSize) == pass));
+                const int64_t t_171_64 = static_cast<int64_t>(t_171);
+                const bool t_179 = (t_171 & t_102);
+                const int64_t aSlot1 = (t_179 ? 0 : t_171_64);
+                const bool t_180 = (t_172 & (t_179 ^ true));
+                const int64_t t_181 = (t_171_64 + static_cast<int64_t>(t_180));
+                const bool t_182 = (t_172 & t_104);
+                const bool t_183 = (t_171 & t_103);
+                const int64_t aSlot2 = (t_183 ? 0 : (t_182 ? aSlot1 : t_181));
+                const bool t_184 = (t_173 & ((t_182 | t_183) ^ true));
+                const int64_t t_185 = (t_181 + static_cast<int64_t>(t_184));
+                const bool t_186 = (t_173 & t_107);
+                const bool t_187 = (t_172 & t_106);
+                const bool t_188 = (t_171 & t_105);
+                const int64_t aSlot3 = (t_188 ? 0 : (t_187 ? aSlot1 : (t_186 ? aSlot2 : t_185)));
+                const bool t_189 = (t_174 & (((t_186 | t_187) | t_188) ^ true));
+                const int64_t t_190 = (t_185 + static_cast<int64_t>(t_189));
+                const bool t_191 = (t_174 & t_111);
+                const bool t_192 = (t_173 & t_110);
+                const bool t_193 = (t_172 & t_109);
+                const bool t_194 = (t_171 & t_108);
+                const int64_t aSlot4 = (t_194 ? 0 : (t_193 ? aSlot1 : (t_192 ? aSlot2 : (t_191 ? aSlot3 : t_190))));
+                const bool t_195 = (t_175 & ((((t_191 | t_192) | t_193) | t_194) ^ true));
+                const int64_t t_196 = (t_190 + static_cast<int64_t>(t_195));
+                const bool t_197 = (t_175 & t_116);
+                const bool t_198 = (t_174 & t_115);
+                const bool t_199 = (t_173 & t_114);
+                const bool t_200 = (t_172 & t_113);
+                const bool t_201 = (t_171 & t_112);
+                const int64_t aSlot5 = (t_201 ? 0 : (t_200 ? aSlot1 : (t_199 ? aSlot2 : (t_198 ? aSlot3 : (t_197 ? aSlot4 : t_196)))));
+                const bool t_202 = (t_176 & (((((t_197 | t_198) | t_199) | t_200) | t_201) ^ true));
+                const int64_t t_203 = (t_196 + static_cast<int64_t>(t_202));
+                const bool t_204 = (t_176 & t_122);
+                const bool t_205 = (t_175 & t_121);
+                const bool t_206 = (t_174 & t_120);
+                const bool t_207 = (t_173 & t_119);
+                const bool t_208 = (t_172 & t_118);
+                const bool t_209 = (t_171 & t_117);
+                const int64_t aSlot6 = (t_209 ? 0 : (t_208 ? aSlot1 : (t_207 ? aSlot2 : (t_206 ? aSlot3 : (t_205 ? aSlot4 : (t_204 ? aSlot5 : t_203))))));
+                const bool t_210 = (t_177 & ((((((t_204 | t_205) | t_206) | t_207) | t_208) | t_209) ^ true));
+                const bool t_211 = (t_177 & t_129);
+                const bool t_212 = (t_176 & t_128);
+                const bool t_213 = (t_175 & t_127);
+                const bool t_214 = (t_174 & t_126);
+                const bool t_215 = (t_173 & t_125);
+                const bool t_216 = (t_172 & t_124);
+                const bool t_217 = (t_171 & t_123);
+                const int64_t aSlot7 = (t_217 ? 0 : (t_216 ? aSlot1 : (t_215 ? aSlot2 : (t_214 ? aSlot3 : (t_213 ? aSlot4 : (t_212 ? aSlot5 : (t_211 ? aSlot6 : (t_203 + static_cast<int64_t>(t_210)))))))));
+                const bool t_218 = (t_178 & (((((((t_211 | t_212) | t_213) | t_214) | t_215) | t_216) | t_217) ^ true));
+                const bool t_219 = (t_171 & t_131);
+                const int64_t bSlot1 = (t_219 ? 0 : t_171_64);
+                const bool t_220 = (t_172 & (t_219 ^ true));
+                const int64_t t_221 = (t_171_64 + static_cast<int64_t>(t_220));
+                const bool t_222 = (t_172 & t_133);
+                const bool t_223 = (t_171 & t_132);
+                const int64_t bSlot2 = (t_223 ? 0 : (t_222 ? bSlot1 : t_221));
+                const bool t_224 = (t_173 & ((t_222 | t_223) ^ true));
+                const int64_t t_225 = (t_221 + static_cast<int64_t>(t_224));
+                const bool t_226 = (t_173 & t_136);
+                const bool t_227 = (t_172 & t_135);
+                const bool t_228 = (t_171 & t_134);
+                const int64_t bSlot3 = (t_228 ? 0 : (t_227 ? bSlot1 : (t_226 ? bSlot2 : t_225)));
+                const bool t_229 = (t_174 & (((t_226 | t_227) | t_228) ^ true));
+                const int64_t t_230 = (t_225 + static_cast<int64_t>(t_229));
+                const bool t_231 = (t_174 & t_140);
+                const bool t_232 = (t_173 & t_139);
+                const bool t_233 = (t_172 & t_138);
+                const bool t_234 = (t_171 & t_137);
+                const int64_t bSlot4 = (t_234 ? 0 : (t_233 ? bSlot1 : (t_232 ? bSlot2 : (t_231 ? bSlot3 : t_230))));
+                const bool t_235 = (t_175 & ((((t_231 | t_232) | t_233) | t_234) ^ true));
+                const int64_t t_236 = (t_230 + static_cast<int64_t>(t_235));
+                const bool t_237 = (t_175 & t_145);
+                const bool t_238 = (t_174 & t_144);
+                const bool t_239 = (t_173 & t_143);
+                const bool t_240 = (t_172 & t_142);
+                const bool t_241 = (t_171 & t_141);
+                const int64_t bSlot5 = (t_241 ? 0 : (t_240 ? bSlot1 : (t_239 ? bSlot2 : (t_238 ? bSlot3 : (t_237 ? bSlot4 : t_236)))));
+                const bool t_242 = (t_176 & (((((t_237 | t_238) | t_239) | t_240) | t_241) ^ true));
+                const int64_t t_243 = (t_236 + static_cast<int64_t>(t_242));
+                const bool t_244 = (t_176 & t_151);
+                const bool t_245 = (t_175 & t_150);
+                const bool t_246 = (t_174 & t_149);
+                const bool t_247 = (t_173 & t_148);
+                const bool t_248 = (t_172 & t_147);
+                const bool t_249 = (t_171 & t_146);
+                const int64_t bSlot6 = (t_249 ? 0 : (t_248 ? bSlot1 : (t_247 ? bSlot2 : (t_246 ? bSlot3 : (t_245 ? bSlot4 : (t_244 ? bSlot5 : t_243))))));
+                const bool t_250 = (t_177 & ((((((t_244 | t_245) | t_246) | t_247) | t_248) | t_249) ^ true));
+                const int64_t t_251 = (t_243 + static_cast<int64_t>(t_250));
+                const bool t_252 = (t_177 & t_158);
+                const bool t_253 = (t_176 & t_157);
+                const bool t_254 = (t_175 & t_156);
+                const bool t_255 = (t_174 & t_155);
+                const bool t_256 = (t_173 & t_154);
+                const bool t_257 = (t_172 & t_153);
+                const bool t_258 = (t_171 & t_152);
+                const int64_t bSlot7 = (t_258 ? 0 : (t_257 ? bSlot1 : (t_256 ? bSlot2 : (t_255 ? bSlot3 : (t_254 ? bSlot4 : (t_253 ? bSlot5 : (t_252 ? bSlot6 : t_251)))))));
+                const bool t_259 = (t_178 & (((((((t_252 | t_253) | t_254) | t_255) | t_256) | t_257) | t_258) ^ true));
+                const int64_t bPool = (98304 - ((t_251 + static_cast<int64_t>(t_259)) * 16384));
                 LocalTensor<half> l1Local = inQueueL1.AllocTensor<half>();
-                if (t_167) {
+                if (t_171) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[0], aGm[a_ptrs], Nd2NzParams(1, mValid, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -438,7 +443,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if (t_176) {
+                if (t_180) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[(aSlot1 * 16384)], aGm[a_ptrs_1], Nd2NzParams(1, mValid_1, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -447,7 +452,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if (t_180) {
+                if (t_184) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[(aSlot2 * 16384)], aGm[a_ptrs_2], Nd2NzParams(1, mValid_2, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -456,7 +461,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if (t_185) {
+                if (t_189) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[(aSlot3 * 16384)], aGm[a_ptrs_3], Nd2NzParams(1, mValid_3, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -465,7 +470,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if (t_191) {
+                if (t_195) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[(aSlot4 * 16384)], aGm[a_ptrs_4], Nd2NzParams(1, mValid_4, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -474,7 +479,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if (t_198) {
+                if (t_202) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[(aSlot5 * 16384)], aGm[a_ptrs_5], Nd2NzParams(1, mValid_5, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -483,7 +488,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if (t_206) {
+                if (t_210) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[(aSlot6 * 16384)], aGm[a_ptrs_6], Nd2NzParams(1, mValid_6, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -492,7 +497,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if (t_214) {
+                if (t_218) {
                     if (((stride_am64 >= 1) & (stride_am64 <= 65535))) {
                         DataCopy(l1Local[(aSlot7 * 16384)], aGm[a_ptrs_7], Nd2NzParams(1, mValid_7, kValid, 0, stride_am64, 64, 1, 0));
                     } else {
@@ -501,150 +506,162 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                const bool t_256 = ((t_167 & ((0 % 2) == 0)) & (nValid == 64));
-                const int64_t t_257 = (b_ptrs + nValid);
-                const int64_t t_258 = (nValid + nValid_1);
-                const bool t_259 = ((((((t_256 & (bSlot1 == 1)) & t_126) & t_96) & (b_ptrs_1 == t_257)) & t_216) & (stride_bk64 >= t_258));
-                const int64_t t_260 = (nValid + nValid_2);
-                const bool t_261 = ((((((t_256 & (bSlot2 == 1)) & t_126) & t_96) & (b_ptrs_2 == t_257)) & t_220) & (stride_bk64 >= t_260));
-                const int64_t t_262 = (nValid + nValid_3);
-                const bool t_263 = ((((((t_256 & (bSlot3 == 1)) & t_126) & t_96) & (b_ptrs_3 == t_257)) & t_225) & (stride_bk64 >= t_262));
-                const int64_t t_264 = (nValid + nValid_4);
-                const bool t_265 = ((((((t_256 & (bSlot4 == 1)) & t_126) & t_96) & (b_ptrs_4 == t_257)) & t_231) & (stride_bk64 >= t_264));
-                const int64_t t_266 = (nValid + nValid_5);
-                const bool t_267 = ((((((t_256 & (bSlot5 == 1)) & t_126) & t_96) & (b_ptrs_5 == t_257)) & t_238) & (stride_bk64 >= t_266));
-                const int64_t t_268 = (nValid + nValid_6);
-                const bool t_269 = ((((((t_256 & (bSlot6 == 1)) & t_126) & t_96) & (b_ptrs_6 == t_257)) & t_246) & (stride_bk64 >= t_268));
-                const int64_t t_270 = (nValid + nValid_7);
-                const bool t_271 = ((((((t_256 & (bSlot7 == 1)) & t_126) & t_96) & (b_ptrs_7 == t_257)) & t_255) & (stride_bk64 >= t_270));
-                const int64_t bCols0 = (t_271 ? t_270 : (t_269 ? t_268 : (t_267 ? t_266 : (t_265 ? t_264 : (t_263 ? t_262 : (t_261 ? t_260 : (t_259 ? t_258 : nValid)))))));
-                const bool t_272 = ((t_216 & ((bSlot1 % 2) == 0)) & (nValid_1 == 64));
-                const int64_t t_273 = (bSlot1 + 1);
-                const int64_t t_274 = (b_ptrs_1 + nValid_1);
-                const int64_t t_275 = (nValid_1 + nValid);
-                const bool t_276 = ((((((t_272 & (0 == t_273)) & t_126) & t_96) & (b_ptrs == t_274)) & t_167) & (stride_bk64 >= t_275));
-                const int64_t t_277 = (nValid_1 + nValid_2);
-                const bool t_278 = ((((((t_272 & (bSlot2 == t_273)) & t_126) & t_96) & (b_ptrs_2 == t_274)) & t_220) & (stride_bk64 >= t_277));
-                const int64_t t_279 = (nValid_1 + nValid_3);
-                const bool t_280 = ((((((t_272 & (bSlot3 == t_273)) & t_126) & t_96) & (b_ptrs_3 == t_274)) & t_225) & (stride_bk64 >= t_279));
-                const int64_t t_281 = (nValid_1 + nValid_4);
-                const bool t_282 = ((((((t_272 & (bSlot4 == t_273)) & t_126) & t_96) & (b_ptrs_4 == t_274)) & t_231) & (stride_bk64 >= t_281));
-                const int64_t t_283 = (nValid_1 + nValid_5);
-                const bool t_284 = ((((((t_272 & (bSlot5 == t_273)) & t_126) & t_96) & (b_ptrs_5 == t_274)) & t_238) & (stride_bk64 >= t_283));
-                const int64_t t_285 = (nValid_1 + nValid_6);
-                const bool t_286 = ((((((t_272 & (bSlot6 == t_273)) & t_126) & t_96) & (b_ptrs_6 == t_274)) & t_246) & (stride_bk64 >= t_285));
-                const int64_t t_287 = (nValid_1 + nValid_7);
-                const bool t_288 = ((((((t_272 & (bSlot7 == t_273)) & t_126) & t_96) & (b_ptrs_7 == t_274)) & t_255) & (stride_bk64 >= t_287));
-                const int64_t bCols1 = (t_288 ? t_287 : (t_286 ? t_285 : (t_284 ? t_283 : (t_282 ? t_281 : (t_280 ? t_279 : (t_278 ? t_277 : (t_276 ? t_275 : nValid_1)))))));
-                const bool t_289 = ((t_220 & ((bSlot2 % 2) == 0)) & (nValid_2 == 64));
-                const int64_t t_290 = (bSlot2 + 1);
-                const int64_t t_291 = (b_ptrs_2 + nValid_2);
-                const int64_t t_292 = (nValid_2 + nValid);
-                const bool t_293 = ((((((t_289 & (0 == t_290)) & t_126) & t_96) & (b_ptrs == t_291)) & t_167) & (stride_bk64 >= t_292));
-                const int64_t t_294 = (nValid_2 + nValid_1);
-                const bool t_295 = ((((((t_289 & (bSlot1 == t_290)) & t_126) & t_96) & (b_ptrs_1 == t_291)) & t_216) & (stride_bk64 >= t_294));
-                const int64_t t_296 = (nValid_2 + nValid_3);
-                const bool t_297 = ((((((t_289 & (bSlot3 == t_290)) & t_126) & t_96) & (b_ptrs_3 == t_291)) & t_225) & (stride_bk64 >= t_296));
-                const int64_t t_298 = (nValid_2 + nValid_4);
-                const bool t_299 = ((((((t_289 & (bSlot4 == t_290)) & t_126) & t_96) & (b_ptrs_4 == t_291)) & t_231) & (stride_bk64 >= t_298));
-                const int64_t t_300 = (nValid_2 + nValid_5);
-                const bool t_301 = ((((((t_289 & (bSlot5 == t_290)) & t_126) & t_96) & (b_ptrs_5 == t_291)) & t_238) & (stride_bk64 >= t_300));
-                const int64_t t_302 = (nValid_2 + nValid_6);
-                const bool t_303 = ((((((t_289 & (bSlot6 == t_290)) & t_126) & t_96) & (b_ptrs_6 == t_291)) & t_246) & (stride_bk64 >= t_302));
-                const int64_t t_304 = (nValid_2 + nValid_7);
-                const bool t_305 = ((((((t_289 & (bSlot7 == t_290)) & t_126) & t_96) & (b_ptrs_7 == t_291)) & t_255) & (stride_bk64 >= t_304));
-                const int64_t bCols2 = (t_305 ? t_304 : (t_303 ? t_302 : (t_301 ? t_300 : (t_299 ? t_298 : (t_297 ? t_296 : (t_295 ? t_294 : (t_293 ? t_292 : nValid_2)))))));
-                const bool t_306 = ((t_225 & ((bSlot3 % 2) == 0)) & (nValid_3 == 64));
-                const int64_t t_307 = (bSlot3 + 1);
-                const int64_t t_308 = (b_ptrs_3 + nValid_3);
-                const int64_t t_309 = (nValid_3 + nValid);
-                const bool t_310 = ((((((t_306 & (0 == t_307)) & t_126) & t_96) & (b_ptrs == t_308)) & t_167) & (stride_bk64 >= t_309));
-                const int64_t t_311 = (nValid_3 + nValid_1);
-                const bool t_312 = ((((((t_306 & (bSlot1 == t_307)) & t_126) & t_96) & (b_ptrs_1 == t_308)) & t_216) & (stride_bk64 >= t_311));
-                const int64_t t_313 = (nValid_3 + nValid_2);
-                const bool t_314 = ((((((t_306 & (bSlot2 == t_307)) & t_126) & t_96) & (b_ptrs_2 == t_308)) & t_220) & (stride_bk64 >= t_313));
-                const int64_t t_315 = (nValid_3 + nValid_4);
-                const bool t_316 = ((((((t_306 & (bSlot4 == t_307)) & t_126) & t_96) & (b_ptrs_4 == t_308)) & t_231) & (stride_bk64 >= t_315));
-                const int64_t t_317 = (nValid_3 + nValid_5);
-                const bool t_318 = ((((((t_306 & (bSlot5 == t_307)) & t_126) & t_96) & (b_ptrs_5 == t_308)) & t_238) & (stride_bk64 >= t_317));
-                const int64_t t_319 = (nValid_3 + nValid_6);
-                const bool t_320 = ((((((t_306 & (bSlot6 == t_307)) & t_126) & t_96) & (b_ptrs_6 == t_308)) & t_246) & (stride_bk64 >= t_319));
-                const int64_t t_321 = (nValid_3 + nValid_7);
-                const bool t_322 = ((((((t_306 & (bSlot7 == t_307)) & t_126) & t_96) & (b_ptrs_7 == t_308)) & t_255) & (stride_bk64 >= t_321));
-                const int64_t bCols3 = (t_322 ? t_321 : (t_320 ? t_319 : (t_318 ? t_317 : (t_316 ? t_315 : (t_314 ? t_313 : (t_312 ? t_311 : (t_310 ? t_309 : nValid_3)))))));
-                const bool t_323 = ((t_231 & ((bSlot4 % 2) == 0)) & (nValid_4 == 64));
-                const int64_t t_324 = (bSlot4 + 1);
-                const int64_t t_325 = (b_ptrs_4 + nValid_4);
-                const int64_t t_326 = (nValid_4 + nValid);
-                const bool t_327 = ((((((t_323 & (0 == t_324)) & t_126) & t_96) & (b_ptrs == t_325)) & t_167) & (stride_bk64 >= t_326));
-                const int64_t t_328 = (nValid_4 + nValid_1);
-                const bool t_329 = ((((((t_323 & (bSlot1 == t_324)) & t_126) & t_96) & (b_ptrs_1 == t_325)) & t_216) & (stride_bk64 >= t_328));
-                const int64_t t_330 = (nValid_4 + nValid_2);
-                const bool t_331 = ((((((t_323 & (bSlot2 == t_324)) & t_126) & t_96) & (b_ptrs_2 == t_325)) & t_220) & (stride_bk64 >= t_330));
-                const int64_t t_332 = (nValid_4 + nValid_3);
-                const bool t_333 = ((((((t_323 & (bSlot3 == t_324)) & t_126) & t_96) & (b_ptrs_3 == t_325)) & t_225) & (stride_bk64 >= t_332));
-                const int64_t t_334 = (nValid_4 + nValid_5);
-                const bool t_335 = ((((((t_323 & (bSlot5 == t_324)) & t_126) & t_96) & (b_ptrs_5 == t_325)) & t_238) & (stride_bk64 >= t_334));
-                const int64_t t_336 = (nValid_4 + nValid_6);
-                const bool t_337 = ((((((t_323 & (bSlot6 == t_324)) & t_126) & t_96) & (b_ptrs_6 == t_325)) & t_246) & (stride_bk64 >= t_336));
-                const int64_t t_338 = (nValid_4 + nValid_7);
-                const bool t_339 = ((((((t_323 & (bSlot7 == t_324)) & t_126) & t_96) & (b_ptrs_7 == t_325)) & t_255) & (stride_bk64 >= t_338));
-                const int64_t bCols4 = (t_339 ? t_338 : (t_337 ? t_336 : (t_335 ? t_334 : (t_333 ? t_332 : (t_331 ? t_330 : (t_329 ? t_328 : (t_327 ? t_326 : nValid_4)))))));
-                const bool t_340 = ((t_238 & ((bSlot5 % 2) == 0)) & (nValid_5 == 64));
-                const int64_t t_341 = (bSlot5 + 1);
-                const int64_t t_342 = (b_ptrs_5 + nValid_5);
-                const int64_t t_343 = (nValid_5 + nValid);
-                const bool t_344 = ((((((t_340 & (0 == t_341)) & t_126) & t_96) & (b_ptrs == t_342)) & t_167) & (stride_bk64 >= t_343));
-                const int64_t t_345 = (nValid_5 + nValid_1);
-                const bool t_346 = ((((((t_340 & (bSlot1 == t_341)) & t_126) & t_96) & (b_ptrs_1 == t_342)) & t_216) & (stride_bk64 >= t_345));
-                const int64_t t_347 = (nValid_5 + nValid_2);
-                const bool t_348 = ((((((t_340 & (bSlot2 == t_341)) & t_126) & t_96) & (b_ptrs_2 == t_342)) & t_220) & (stride_bk64 >= t_347));
-                const int64_t t_349 = (nValid_5 + nValid_3);
-                const bool t_350 = ((((((t_340 & (bSlot3 == t_341)) & t_126) & t_96) & (b_ptrs_3 == t_342)) & t_225) & (stride_bk64 >= t_349));
-                const int64_t t_351 = (nValid_5 + nValid_4);
-                const bool t_352 = ((((((t_340 & (bSlot4 == t_341)) & t_126) & t_96) & (b_ptrs_4 == t_342)) & t_231) & (stride_bk64 >= t_351));
-                const int64_t t_353 = (nValid_5 + nValid_6);
-                const bool t_354 = ((((((t_340 & (bSlot6 == t_341)) & t_126) & t_96) & (b_ptrs_6 == t_342)) & t_246) & (stride_bk64 >= t_353));
-                const int64_t t_355 = (nValid_5 + nValid_7);
-                const bool t_356 = ((((((t_340 & (bSlot7 == t_341)) & t_126) & t_96) & (b_ptrs_7 == t_342)) & t_255) & (stride_bk64 >= t_355));
-                const int64_t bCols5 = (t_356 ? t_355 : (t_354 ? t_353 : (t_352 ? t_351 : (t_350 ? t_349 : (t_348 ? t_347 : (t_346 ? t_345 : (t_344 ? t_343 : nValid_5)))))));
-                const bool t_357 = ((t_246 & ((bSlot6 % 2) == 0)) & (nValid_6 == 64));
-                const int64_t t_358 = (bSlot6 + 1);
-                const int64_t t_359 = (b_ptrs_6 + nValid_6);
-                const int64_t t_360 = (nValid_6 + nValid);
-                const bool t_361 = ((((((t_357 & (0 == t_358)) & t_126) & t_96) & (b_ptrs == t_359)) & t_167) & (stride_bk64 >= t_360));
-                const int64_t t_362 = (nValid_6 + nValid_1);
-                const bool t_363 = ((((((t_357 & (bSlot1 == t_358)) & t_126) & t_96) & (b_ptrs_1 == t_359)) & t_216) & (stride_bk64 >= t_362));
-                const int64_t t_364 = (nValid_6 + nValid_2);
-                const bool t_365 = ((((((t_357 & (bSlot2 == t_358)) & t_126) & t_96) & (b_ptrs_2 == t_359)) & t_220) & (stride_bk64 >= t_364));
-                const int64_t t_366 = (nValid_6 + nValid_3);
-                const bool t_367 = ((((((t_357 & (bSlot3 == t_358)) & t_126) & t_96) & (b_ptrs_3 == t_359)) & t_225) & (stride_bk64 >= t_366));
-                const int64_t t_368 = (nValid_6 + nValid_4);
-                const bool t_369 = ((((((t_357 & (bSlot4 == t_358)) & t_126) & t_96) & (b_ptrs_4 == t_359)) & t_231) & (stride_bk64 >= t_368));
-                const int64_t t_370 = (nValid_6 + nValid_5);
-                const bool t_371 = ((((((t_357 & (bSlot5 == t_358)) & t_126) & t_96) & (b_ptrs_5 == t_359)) & t_238) & (stride_bk64 >= t_370));
-                const int64_t t_372 = (nValid_6 + nValid_7);
-                const bool t_373 = ((((((t_357 & (bSlot7 == t_358)) & t_126) & t_96) & (b_ptrs_7 == t_359)) & t_255) & (stride_bk64 >= t_372));
-                const int64_t bCols6 = (t_373 ? t_372 : (t_371 ? t_370 : (t_369 ? t_368 : (t_367 ? t_366 : (t_365 ? t_364 : (t_363 ? t_362 : (t_361 ? t_360 : nValid_6)))))));
-                const bool t_374 = ((t_255 & ((bSlot7 % 2) == 0)) & (nValid_7 == 64));
-                const int64_t t_375 = (bSlot7 + 1);
-                const int64_t t_376 = (b_ptrs_7 + nValid_7);
-                const int64_t t_377 = (nValid_7 + nValid);
-                const bool t_378 = ((((((t_374 & (0 == t_375)) & t_126) & t_96) & (b_ptrs == t_376)) & t_167) & (stride_bk64 >= t_377));
-                const int64_t t_379 = (nValid_7 + nValid_1);
-                const bool t_380 = ((((((t_374 & (bSlot1 == t_375)) & t_126) & t_96) & (b_ptrs_1 == t_376)) & t_216) & (stride_bk64 >= t_379));
-                const int64_t t_381 = (nValid_7 + nValid_2);
-                const bool t_382 = ((((((t_374 & (bSlot2 == t_375)) & t_126) & t_96) & (b_ptrs_2 == t_376)) & t_220) & (stride_bk64 >= t_381));
-                const int64_t t_383 = (nValid_7 + nValid_3);
-                const bool t_384 = ((((((t_374 & (bSlot3 == t_375)) & t_126) & t_96) & (b_ptrs_3 == t_376)) & t_225) & (stride_bk64 >= t_383));
-                const int64_t t_385 = (nValid_7 + nValid_4);
-                const bool t_386 = ((((((t_374 & (bSlot4 == t_375)) & t_126) & t_96) & (b_ptrs_4 == t_376)) & t_231) & (stride_bk64 >= t_385));
-                const int64_t t_387 = (nValid_7 + nValid_5);
-                const bool t_388 = ((((((t_374 & (bSlot5 == t_375)) & t_126) & t_96) & (b_ptrs_5 == t_376)) & t_238) & (stride_bk64 >= t_387));
-                const int64_t t_389 = (nValid_7 + nValid_6);
-                const bool t_390 = ((((((t_374 & (bSlot6 == t_375)) & t_126) & t_96) & (b_ptrs_6 == t_376)) & t_246) & (stride_bk64 >= t_389));
-                const int64_t bCols7 = (t_390 ? t_389 : (t_388 ? t_387 : (t_386 ? t_385 : (t_384 ? t_383 : (t_382 ? t_381 : (t_380 ? t_379 : (t_378 ? t_377 : nValid_7)))))));
-                if ((t_167 & ((((((((false | t_276) | t_293) | t_310) | t_327) | t_344) | t_361) | t_378) ^ true))) {
+                const int64_t t_260 = (0 % 2);
+                const bool t_261 = (t_260 == 0);
+                const bool t_262 = ((t_171 & t_261) & (nValid == 64));
+                const int64_t t_263 = (b_ptrs + nValid);
+                const int64_t t_264 = (nValid + nValid_1);
+                const bool t_265 = ((((((t_262 & (bSlot1 == 1)) & t_130) & t_100) & (b_ptrs_1 == t_263)) & t_220) & (stride_bk64 >= t_264));
+                const int64_t t_266 = (nValid + nValid_2);
+                const bool t_267 = ((((((t_262 & (bSlot2 == 1)) & t_130) & t_100) & (b_ptrs_2 == t_263)) & t_224) & (stride_bk64 >= t_266));
+                const int64_t t_268 = (nValid + nValid_3);
+                const bool t_269 = ((((((t_262 & (bSlot3 == 1)) & t_130) & t_100) & (b_ptrs_3 == t_263)) & t_229) & (stride_bk64 >= t_268));
+                const int64_t t_270 = (nValid + nValid_4);
+                const bool t_271 = ((((((t_262 & (bSlot4 == 1)) & t_130) & t_100) & (b_ptrs_4 == t_263)) & t_235) & (stride_bk64 >= t_270));
+                const int64_t t_272 = (nValid + nValid_5);
+                const bool t_273 = ((((((t_262 & (bSlot5 == 1)) & t_130) & t_100) & (b_ptrs_5 == t_263)) & t_242) & (stride_bk64 >= t_272));
+                const int64_t t_274 = (nValid + nValid_6);
+                const bool t_275 = ((((((t_262 & (bSlot6 == 1)) & t_130) & t_100) & (b_ptrs_6 == t_263)) & t_250) & (stride_bk64 >= t_274));
+                const int64_t t_276 = (nValid + nValid_7);
+                const bool t_277 = ((((((t_262 & (bSlot7 == 1)) & t_130) & t_100) & (b_ptrs_7 == t_263)) & t_259) & (stride_bk64 >= t_276));
+                const int64_t bCols0 = (t_277 ? t_276 : (t_275 ? t_274 : (t_273 ? t_272 : (t_271 ? t_270 : (t_269 ? t_268 : (t_267 ? t_266 : (t_265 ? t_264 : nValid)))))));
+                const int64_t t_278 = (bSlot1 % 2);
+                const bool t_279 = ((t_220 & (t_278 == 0)) & (nValid_1 == 64));
+                const int64_t t_280 = (bSlot1 + 1);
+                const int64_t t_281 = (b_ptrs_1 + nValid_1);
+                const int64_t t_282 = (nValid_1 + nValid);
+                const bool t_283 = ((((((t_279 & (0 == t_280)) & t_130) & t_100) & (b_ptrs == t_281)) & t_171) & (stride_bk64 >= t_282));
+                const int64_t t_284 = (nValid_1 + nValid_2);
+                const bool t_285 = ((((((t_279 & (bSlot2 == t_280)) & t_130) & t_100) & (b_ptrs_2 == t_281)) & t_224) & (stride_bk64 >= t_284));
+                const int64_t t_286 = (nValid_1 + nValid_3);
+                const bool t_287 = ((((((t_279 & (bSlot3 == t_280)) & t_130) & t_100) & (b_ptrs_3 == t_281)) & t_229) & (stride_bk64 >= t_286));
+                const int64_t t_288 = (nValid_1 + nValid_4);
+                const bool t_289 = ((((((t_279 & (bSlot4 == t_280)) & t_130) & t_100) & (b_ptrs_4 == t_281)) & t_235) & (stride_bk64 >= t_288));
+                const int64_t t_290 = (nValid_1 + nValid_5);
+                const bool t_291 = ((((((t_279 & (bSlot5 == t_280)) & t_130) & t_100) & (b_ptrs_5 == t_281)) & t_242) & (stride_bk64 >= t_290));
+                const int64_t t_292 = (nValid_1 + nValid_6);
+                const bool t_293 = ((((((t_279 & (bSlot6 == t_280)) & t_130) & t_100) & (b_ptrs_6 == t_281)) & t_250) & (stride_bk64 >= t_292));
+                const int64_t t_294 = (nValid_1 + nValid_7);
+                const bool t_295 = ((((((t_279 & (bSlot7 == t_280)) & t_130) & t_100) & (b_ptrs_7 == t_281)) & t_259) & (stride_bk64 >= t_294));
+                const int64_t bCols1 = (t_295 ? t_294 : (t_293 ? t_292 : (t_291 ? t_290 : (t_289 ? t_288 : (t_287 ? t_286 : (t_285 ? t_284 : (t_283 ? t_282 : nValid_1)))))));
+                const int64_t t_296 = (bSlot2 % 2);
+                const bool t_297 = (t_296 == 0);
+                const bool t_298 = ((t_224 & t_297) & (nValid_2 == 64));
+                const int64_t t_299 = (bSlot2 + 1);
+                const int64_t t_300 = (b_ptrs_2 + nValid_2);
+                const int64_t t_301 = (nValid_2 + nValid);
+                const bool t_302 = ((((((t_298 & (0 == t_299)) & t_130) & t_100) & (b_ptrs == t_300)) & t_171) & (stride_bk64 >= t_301));
+                const int64_t t_303 = (nValid_2 + nValid_1);
+                const bool t_304 = ((((((t_298 & (bSlot1 == t_299)) & t_130) & t_100) & (b_ptrs_1 == t_300)) & t_220) & (stride_bk64 >= t_303));
+                const int64_t t_305 = (nValid_2 + nValid_3);
+                const bool t_306 = ((((((t_298 & (bSlot3 == t_299)) & t_130) & t_100) & (b_ptrs_3 == t_300)) & t_229) & (stride_bk64 >= t_305));
+                const int64_t t_307 = (nValid_2 + nValid_4);
+                const bool t_308 = ((((((t_298 & (bSlot4 == t_299)) & t_130) & t_100) & (b_ptrs_4 == t_300)) & t_235) & (stride_bk64 >= t_307));
+                const int64_t t_309 = (nValid_2 + nValid_5);
+                const bool t_310 = ((((((t_298 & (bSlot5 == t_299)) & t_130) & t_100) & (b_ptrs_5 == t_300)) & t_242) & (stride_bk64 >= t_309));
+                const int64_t t_311 = (nValid_2 + nValid_6);
+                const bool t_312 = ((((((t_298 & (bSlot6 == t_299)) & t_130) & t_100) & (b_ptrs_6 == t_300)) & t_250) & (stride_bk64 >= t_311));
+                const int64_t t_313 = (nValid_2 + nValid_7);
+                const bool t_314 = ((((((t_298 & (bSlot7 == t_299)) & t_130) & t_100) & (b_ptrs_7 == t_300)) & t_259) & (stride_bk64 >= t_313));
+                const int64_t bCols2 = (t_314 ? t_313 : (t_312 ? t_311 : (t_310 ? t_309 : (t_308 ? t_307 : (t_306 ? t_305 : (t_304 ? t_303 : (t_302 ? t_301 : nValid_2)))))));
+                const int64_t t_315 = (bSlot3 % 2);
+                const bool t_316 = ((t_229 & (t_315 == 0)) & (nValid_3 == 64));
+                const int64_t t_317 = (bSlot3 + 1);
+                const int64_t t_318 = (b_ptrs_3 + nValid_3);
+                const int64_t t_319 = (nValid_3 + nValid);
+                const bool t_320 = ((((((t_316 & (0 == t_317)) & t_130) & t_100) & (b_ptrs == t_318)) & t_171) & (stride_bk64 >= t_319));
+                const int64_t t_321 = (nValid_3 + nValid_1);
+                const bool t_322 = ((((((t_316 & (bSlot1 == t_317)) & t_130) & t_100) & (b_ptrs_1 == t_318)) & t_220) & (stride_bk64 >= t_321));
+                const int64_t t_323 = (nValid_3 + nValid_2);
+                const bool t_324 = ((((((t_316 & (bSlot2 == t_317)) & t_130) & t_100) & (b_ptrs_2 == t_318)) & t_224) & (stride_bk64 >= t_323));
+                const int64_t t_325 = (nValid_3 + nValid_4);
+                const bool t_326 = ((((((t_316 & (bSlot4 == t_317)) & t_130) & t_100) & (b_ptrs_4 == t_318)) & t_235) & (stride_bk64 >= t_325));
+                const int64_t t_327 = (nValid_3 + nValid_5);
+                const bool t_328 = ((((((t_316 & (bSlot5 == t_317)) & t_130) & t_100) & (b_ptrs_5 == t_318)) & t_242) & (stride_bk64 >= t_327));
+                const int64_t t_329 = (nValid_3 + nValid_6);
+                const bool t_330 = ((((((t_316 & (bSlot6 == t_317)) & t_130) & t_100) & (b_ptrs_6 == t_318)) & t_250) & (stride_bk64 >= t_329));
+                const int64_t t_331 = (nValid_3 + nValid_7);
+                const bool t_332 = ((((((t_316 & (bSlot7 == t_317)) & t_130) & t_100) & (b_ptrs_7 == t_318)) & t_259) & (stride_bk64 >= t_331));
+                const int64_t bCols3 = (t_332 ? t_331 : (t_330 ? t_329 : (t_328 ? t_327 : (t_326 ? t_325 : (t_324 ? t_323 : (t_322 ? t_321 : (t_320 ? t_319 : nValid_3)))))));
+                const int64_t t_333 = (bSlot4 % 2);
+                const bool t_334 = (t_333 == 0);
+                const bool t_335 = ((t_235 & t_334) & (nValid_4 == 64));
+                const int64_t t_336 = (bSlot4 + 1);
+                const int64_t t_337 = (b_ptrs_4 + nValid_4);
+                const int64_t t_338 = (nValid_4 + nValid);
+                const bool t_339 = ((((((t_335 & (0 == t_336)) & t_130) & t_100) & (b_ptrs == t_337)) & t_171) & (stride_bk64 >= t_338));
+                const int64_t t_340 = (nValid_4 + nValid_1);
+                const bool t_341 = ((((((t_335 & (bSlot1 == t_336)) & t_130) & t_100) & (b_ptrs_1 == t_337)) & t_220) & (stride_bk64 >= t_340));
+                const int64_t t_342 = (nValid_4 + nValid_2);
+                const bool t_343 = ((((((t_335 & (bSlot2 == t_336)) & t_130) & t_100) & (b_ptrs_2 == t_337)) & t_224) & (stride_bk64 >= t_342));
+                const int64_t t_344 = (nValid_4 + nValid_3);
+                const bool t_345 = ((((((t_335 & (bSlot3 == t_336)) & t_130) & t_100) & (b_ptrs_3 == t_337)) & t_229) & (stride_bk64 >= t_344));
+                const int64_t t_346 = (nValid_4 + nValid_5);
+                const bool t_347 = ((((((t_335 & (bSlot5 == t_336)) & t_130) & t_100) & (b_ptrs_5 == t_337)) & t_242) & (stride_bk64 >= t_346));
+                const int64_t t_348 = (nValid_4 + nValid_6);
+                const bool t_349 = ((((((t_335 & (bSlot6 == t_336)) & t_130) & t_100) & (b_ptrs_6 == t_337)) & t_250) & (stride_bk64 >= t_348));
+                const int64_t t_350 = (nValid_4 + nValid_7);
+                const bool t_351 = ((((((t_335 & (bSlot7 == t_336)) & t_130) & t_100) & (b_ptrs_7 == t_337)) & t_259) & (stride_bk64 >= t_350));
+                const int64_t bCols4 = (t_351 ? t_350 : (t_349 ? t_348 : (t_347 ? t_346 : (t_345 ? t_344 : (t_343 ? t_342 : (t_341 ? t_340 : (t_339 ? t_338 : nValid_4)))))));
+                const int64_t t_352 = (bSlot5 % 2);
+                const bool t_353 = ((t_242 & (t_352 == 0)) & (nValid_5 == 64));
+                const int64_t t_354 = (bSlot5 + 1);
+                const int64_t t_355 = (b_ptrs_5 + nValid_5);
+                const int64_t t_356 = (nValid_5 + nValid);
+                const bool t_357 = ((((((t_353 & (0 == t_354)) & t_130) & t_100) & (b_ptrs == t_355)) & t_171) & (stride_bk64 >= t_356));
+                const int64_t t_358 = (nValid_5 + nValid_1);
+                const bool t_359 = ((((((t_353 & (bSlot1 == t_354)) & t_130) & t_100) & (b_ptrs_1 == t_355)) & t_220) & (stride_bk64 >= t_358));
+                const int64_t t_360 = (nValid_5 + nValid_2);
+                const bool t_361 = ((((((t_353 & (bSlot2 == t_354)) & t_130) & t_100) & (b_ptrs_2 == t_355)) & t_224) & (stride_bk64 >= t_360));
+                const int64_t t_362 = (nValid_5 + nValid_3);
+                const bool t_363 = ((((((t_353 & (bSlot3 == t_354)) & t_130) & t_100) & (b_ptrs_3 == t_355)) & t_229) & (stride_bk64 >= t_362));
+                const int64_t t_364 = (nValid_5 + nValid_4);
+                const bool t_365 = ((((((t_353 & (bSlot4 == t_354)) & t_130) & t_100) & (b_ptrs_4 == t_355)) & t_235) & (stride_bk64 >= t_364));
+                const int64_t t_366 = (nValid_5 + nValid_6);
+                const bool t_367 = ((((((t_353 & (bSlot6 == t_354)) & t_130) & t_100) & (b_ptrs_6 == t_355)) & t_250) & (stride_bk64 >= t_366));
+                const int64_t t_368 = (nValid_5 + nValid_7);
+                const bool t_369 = ((((((t_353 & (bSlot7 == t_354)) & t_130) & t_100) & (b_ptrs_7 == t_355)) & t_259) & (stride_bk64 >= t_368));
+                const int64_t bCols5 = (t_369 ? t_368 : (t_367 ? t_366 : (t_365 ? t_364 : (t_363 ? t_362 : (t_361 ? t_360 : (t_359 ? t_358 : (t_357 ? t_356 : nValid_5)))))));
+                const int64_t t_370 = (bSlot6 % 2);
+                const bool t_371 = (t_370 == 0);
+                const bool t_372 = ((t_250 & t_371) & (nValid_6 == 64));
+                const int64_t t_373 = (bSlot6 + 1);
+                const int64_t t_374 = (b_ptrs_6 + nValid_6);
+                const int64_t t_375 = (nValid_6 + nValid);
+                const bool t_376 = ((((((t_372 & (0 == t_373)) & t_130) & t_100) & (b_ptrs == t_374)) & t_171) & (stride_bk64 >= t_375));
+                const int64_t t_377 = (nValid_6 + nValid_1);
+                const bool t_378 = ((((((t_372 & (bSlot1 == t_373)) & t_130) & t_100) & (b_ptrs_1 == t_374)) & t_220) & (stride_bk64 >= t_377));
+                const int64_t t_379 = (nValid_6 + nValid_2);
+                const bool t_380 = ((((((t_372 & (bSlot2 == t_373)) & t_130) & t_100) & (b_ptrs_2 == t_374)) & t_224) & (stride_bk64 >= t_379));
+                const int64_t t_381 = (nValid_6 + nValid_3);
+                const bool t_382 = ((((((t_372 & (bSlot3 == t_373)) & t_130) & t_100) & (b_ptrs_3 == t_374)) & t_229) & (stride_bk64 >= t_381));
+                const int64_t t_383 = (nValid_6 + nValid_4);
+                const bool t_384 = ((((((t_372 & (bSlot4 == t_373)) & t_130) & t_100) & (b_ptrs_4 == t_374)) & t_235) & (stride_bk64 >= t_383));
+                const int64_t t_385 = (nValid_6 + nValid_5);
+                const bool t_386 = ((((((t_372 & (bSlot5 == t_373)) & t_130) & t_100) & (b_ptrs_5 == t_374)) & t_242) & (stride_bk64 >= t_385));
+                const int64_t t_387 = (nValid_6 + nValid_7);
+                const bool t_388 = ((((((t_372 & (bSlot7 == t_373)) & t_130) & t_100) & (b_ptrs_7 == t_374)) & t_259) & (stride_bk64 >= t_387));
+                const int64_t bCols6 = (t_388 ? t_387 : (t_386 ? t_385 : (t_384 ? t_383 : (t_382 ? t_381 : (t_380 ? t_379 : (t_378 ? t_377 : (t_376 ? t_375 : nValid_6)))))));
+                const int64_t t_389 = (bSlot7 % 2);
+                const bool t_390 = ((t_259 & (t_389 == 0)) & (nValid_7 == 64));
+                const int64_t t_391 = (bSlot7 + 1);
+                const int64_t t_392 = (b_ptrs_7 + nValid_7);
+                const int64_t t_393 = (nValid_7 + nValid);
+                const bool t_394 = ((((((t_390 & (0 == t_391)) & t_130) & t_100) & (b_ptrs == t_392)) & t_171) & (stride_bk64 >= t_393));
+                const int64_t t_395 = (nValid_7 + nValid_1);
+                const bool t_396 = ((((((t_390 & (bSlot1 == t_391)) & t_130) & t_100) & (b_ptrs_1 == t_392)) & t_220) & (stride_bk64 >= t_395));
+                const int64_t t_397 = (nValid_7 + nValid_2);
+                const bool t_398 = ((((((t_390 & (bSlot2 == t_391)) & t_130) & t_100) & (b_ptrs_2 == t_392)) & t_224) & (stride_bk64 >= t_397));
+                const int64_t t_399 = (nValid_7 + nValid_3);
+                const bool t_400 = ((((((t_390 & (bSlot3 == t_391)) & t_130) & t_100) & (b_ptrs_3 == t_392)) & t_229) & (stride_bk64 >= t_399));
+                const int64_t t_401 = (nValid_7 + nValid_4);
+                const bool t_402 = ((((((t_390 & (bSlot4 == t_391)) & t_130) & t_100) & (b_ptrs_4 == t_392)) & t_235) & (stride_bk64 >= t_401));
+                const int64_t t_403 = (nValid_7 + nValid_5);
+                const bool t_404 = ((((((t_390 & (bSlot5 == t_391)) & t_130) & t_100) & (b_ptrs_5 == t_392)) & t_242) & (stride_bk64 >= t_403));
+                const int64_t t_405 = (nValid_7 + nValid_6);
+                const bool t_406 = ((((((t_390 & (bSlot6 == t_391)) & t_130) & t_100) & (b_ptrs_6 == t_392)) & t_250) & (stride_bk64 >= t_405));
+                const int64_t bCols7 = (t_406 ? t_405 : (t_404 ? t_403 : (t_402 ? t_401 : (t_400 ? t_399 : (t_398 ? t_397 : (t_396 ? t_395 : (t_394 ? t_393 : nValid_7)))))));
+                if ((t_171 & ((((((((false | t_283) | t_302) | t_320) | t_339) | t_357) | t_376) | t_394) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[bPool], bGm[b_ptrs], Nd2NzParams(1, kValid, bCols0, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -653,7 +670,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if ((t_216 & ((((((((false | t_259) | t_295) | t_312) | t_329) | t_346) | t_363) | t_380) ^ true))) {
+                if ((t_220 & ((((((((false | t_265) | t_304) | t_322) | t_341) | t_359) | t_378) | t_396) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[(bPool + (bSlot1 * 16384))], bGm[b_ptrs_1], Nd2NzParams(1, kValid, bCols1, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -662,7 +679,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if ((t_220 & ((((((((false | t_261) | t_278) | t_314) | t_331) | t_348) | t_365) | t_382) ^ true))) {
+                if ((t_224 & ((((((((false | t_267) | t_285) | t_324) | t_343) | t_361) | t_380) | t_398) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[(bPool + (bSlot2 * 16384))], bGm[b_ptrs_2], Nd2NzParams(1, kValid, bCols2, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -671,7 +688,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if ((t_225 & ((((((((false | t_263) | t_280) | t_297) | t_333) | t_350) | t_367) | t_384) ^ true))) {
+                if ((t_229 & ((((((((false | t_269) | t_287) | t_306) | t_345) | t_363) | t_382) | t_400) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[(bPool + (bSlot3 * 16384))], bGm[b_ptrs_3], Nd2NzParams(1, kValid, bCols3, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -680,7 +697,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if ((t_231 & ((((((((false | t_265) | t_282) | t_299) | t_316) | t_352) | t_369) | t_386) ^ true))) {
+                if ((t_235 & ((((((((false | t_271) | t_289) | t_308) | t_326) | t_365) | t_384) | t_402) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[(bPool + (bSlot4 * 16384))], bGm[b_ptrs_4], Nd2NzParams(1, kValid, bCols4, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -689,7 +706,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if ((t_238 & ((((((((false | t_267) | t_284) | t_301) | t_318) | t_335) | t_371) | t_388) ^ true))) {
+                if ((t_242 & ((((((((false | t_273) | t_291) | t_310) | t_328) | t_347) | t_386) | t_404) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[(bPool + (bSlot5 * 16384))], bGm[b_ptrs_5], Nd2NzParams(1, kValid, bCols5, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -698,7 +715,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if ((t_246 & ((((((((false | t_269) | t_286) | t_303) | t_320) | t_337) | t_354) | t_390) ^ true))) {
+                if ((t_250 & ((((((((false | t_275) | t_293) | t_312) | t_330) | t_349) | t_367) | t_406) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[(bPool + (bSlot6 * 16384))], bGm[b_ptrs_6], Nd2NzParams(1, kValid, bCols6, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -707,7 +724,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                         }
                     }
                 }
-                if ((t_255 & ((((((((false | t_271) | t_288) | t_305) | t_322) | t_339) | t_356) | t_373) ^ true))) {
+                if ((t_259 & ((((((((false | t_277) | t_295) | t_314) | t_332) | t_351) | t_369) | t_388) ^ true))) {
                     if (((stride_bk64 >= 1) & (stride_bk64 <= 65535))) {
                         DataCopy(l1Local[(bPool + (bSlot7 * 16384))], bGm[b_ptrs_7], Nd2NzParams(1, kValid, bCols7, 0, stride_bk64, 256, 1, 0));
                     } else {
@@ -718,150 +735,167 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                 }
                 inQueueL1.EnQue(l1Local);
                 LocalTensor<half> l1 = inQueueL1.DeQue<half>();
-                const int64_t t_391 = ((kValid + 63) / 64);
-                const int64_t t_392 = (t_167 ? t_391 : 1);
-                const int64_t t_393 = (1 > t_392 ? 1 : t_392);
-                const int64_t t_394 = (t_168 ? t_391 : 1);
-                const int64_t t_395 = (t_393 > t_394 ? t_393 : t_394);
-                const int64_t t_396 = (t_169 ? t_391 : 1);
-                const int64_t t_397 = (t_395 > t_396 ? t_395 : t_396);
-                const int64_t t_398 = (t_170 ? t_391 : 1);
-                const int64_t t_399 = (t_397 > t_398 ? t_397 : t_398);
-                const int64_t t_400 = (t_171 ? t_391 : 1);
-                const int64_t t_401 = (t_399 > t_400 ? t_399 : t_400);
-                const int64_t t_402 = (t_172 ? t_391 : 1);
-                const int64_t t_403 = (t_401 > t_402 ? t_401 : t_402);
-                const int64_t t_404 = (t_173 ? t_391 : 1);
-                const int64_t t_405 = (t_403 > t_404 ? t_403 : t_404);
-                const int64_t t_406 = (t_174 ? t_391 : 1);
-                const int64_t kSlices = (t_405 > t_406 ? t_405 : t_406);
+                const int64_t t_407 = ((kValid + 63) / 64);
+                const int64_t t_408 = (t_171 ? t_407 : 1);
+                const int64_t t_409 = (1 > t_408 ? 1 : t_408);
+                const int64_t t_410 = (t_172 ? t_407 : 1);
+                const int64_t t_411 = (t_409 > t_410 ? t_409 : t_410);
+                const int64_t t_412 = (t_173 ? t_407 : 1);
+                const int64_t t_413 = (t_411 > t_412 ? t_411 : t_412);
+                const int64_t t_414 = (t_174 ? t_407 : 1);
+                const int64_t t_415 = (t_413 > t_414 ? t_413 : t_414);
+                const int64_t t_416 = (t_175 ? t_407 : 1);
+                const int64_t t_417 = (t_415 > t_416 ? t_415 : t_416);
+                const int64_t t_418 = (t_176 ? t_407 : 1);
+                const int64_t t_419 = (t_417 > t_418 ? t_417 : t_418);
+                const int64_t t_420 = (t_177 ? t_407 : 1);
+                const int64_t t_421 = (t_419 > t_420 ? t_419 : t_420);
+                const int64_t t_422 = (t_178 ? t_407 : 1);
+                const int64_t kSlices = (t_421 > t_422 ? t_421 : t_422);
                 for (int64_t kk = 0; kk < kSlices; kk++) {
-                    const bool t_407 = (kk == 0);
-                    const bool t_408 = ((k == 0) & t_407);
-                    const bool t_409 = ((kk < t_391) | t_407);
-                    const bool t_410 = (t_409 & t_167);
-                    const bool t_411 = (t_409 & t_168);
-                    const bool t_412 = (t_409 & t_169);
-                    const bool t_413 = (t_409 & t_170);
-                    const bool t_414 = (t_409 & t_171);
-                    const bool t_415 = (t_409 & t_172);
-                    const bool t_416 = (t_409 & t_173);
-                    const bool t_417 = (t_409 & t_174);
-                    const int64_t t_418 = (kk * 4);
-                    const int64_t t_419 = (kValid - (kk * 64));
-                    const int64_t t_420 = (t_419 < 64 ? t_419 : 64);
-                    const int64_t t_421 = (t_420 > 0 ? t_420 : 0);
-                    const int64_t t_422 = ((t_421 + 15) / 16);
+                    const bool t_423 = (kk == 0);
+                    const bool t_424 = ((k == 0) & t_423);
+                    const bool t_425 = ((kk < t_407) | t_423);
+                    const bool t_426 = (t_425 & t_171);
+                    const bool t_427 = (t_425 & t_172);
+                    const bool t_428 = (t_425 & t_173);
+                    const bool t_429 = (t_425 & t_174);
+                    const bool t_430 = (t_425 & t_175);
+                    const bool t_431 = (t_425 & t_176);
+                    const bool t_432 = (t_425 & t_177);
+                    const bool t_433 = (t_425 & t_178);
+                    const int64_t t_434 = (kk * 4);
+                    const int64_t t_435 = (kValid - (kk * 64));
+                    const int64_t t_436 = (t_435 < 64 ? t_435 : 64);
+                    const int64_t t_437 = (t_436 > 0 ? t_436 : 0);
+                    const int64_t t_438 = ((t_437 + 15) / 16);
+                    const bool t_439 = ((void)t_437, true);
+                    const bool paired = ((((true & (((t_426 | t_427) ^ true) | ((t_426 & t_427) & ((((0 == aSlot1) & (1 == bSlot1)) & t_261) & t_439)))) & (((t_428 | t_429) ^ true) | ((t_428 & t_429) & ((((aSlot2 == aSlot3) & (t_299 == bSlot3)) & t_297) & t_439)))) & (((t_430 | t_431) ^ true) | ((t_430 & t_431) & ((((aSlot4 == aSlot5) & (t_336 == bSlot5)) & t_334) & t_439)))) & (((t_432 | t_433) ^ true) | ((t_432 & t_433) & ((((aSlot6 == aSlot7) & (t_373 == bSlot7)) & t_371) & t_439))));
                     LocalTensor<half> a2Local = inQueueA2.AllocTensor<half>();
-                    const bool t_423 = (t_410 & t_167);
-                    if (t_423) {
+                    const bool t_440 = (t_426 & t_171);
+                    if (t_440) {
                         for (int64_t i_17 = 0; i_17 < 4; i_17++) {
-                            LoadData(a2Local[0][((i_17 * t_422) * 256)], l1[0], LoadData2DParams((i_17 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[0][((i_17 * t_438) * 256)], l1[0], LoadData2DParams((i_17 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
-                    if ((t_411 & t_176)) {
+                    if ((t_427 & t_180)) {
                         for (int64_t i_18 = 0; i_18 < 4; i_18++) {
-                            LoadData(a2Local[(aSlot1 * 4096)][((i_18 * t_422) * 256)], l1[(aSlot1 * 16384)], LoadData2DParams((i_18 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[(aSlot1 * 4096)][((i_18 * t_438) * 256)], l1[(aSlot1 * 16384)], LoadData2DParams((i_18 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
-                    if ((t_412 & t_180)) {
+                    if ((t_428 & t_184)) {
                         for (int64_t i_19 = 0; i_19 < 4; i_19++) {
-                            LoadData(a2Local[(aSlot2 * 4096)][((i_19 * t_422) * 256)], l1[(aSlot2 * 16384)], LoadData2DParams((i_19 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[(aSlot2 * 4096)][((i_19 * t_438) * 256)], l1[(aSlot2 * 16384)], LoadData2DParams((i_19 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
-                    if ((t_413 & t_185)) {
+                    if ((t_429 & t_189)) {
                         for (int64_t i_20 = 0; i_20 < 4; i_20++) {
-                            LoadData(a2Local[(aSlot3 * 4096)][((i_20 * t_422) * 256)], l1[(aSlot3 * 16384)], LoadData2DParams((i_20 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[(aSlot3 * 4096)][((i_20 * t_438) * 256)], l1[(aSlot3 * 16384)], LoadData2DParams((i_20 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
-                    if ((t_414 & t_191)) {
+                    if ((t_430 & t_195)) {
                         for (int64_t i_21 = 0; i_21 < 4; i_21++) {
-                            LoadData(a2Local[(aSlot4 * 4096)][((i_21 * t_422) * 256)], l1[(aSlot4 * 16384)], LoadData2DParams((i_21 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[(aSlot4 * 4096)][((i_21 * t_438) * 256)], l1[(aSlot4 * 16384)], LoadData2DParams((i_21 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
-                    if ((t_415 & t_198)) {
+                    if ((t_431 & t_202)) {
                         for (int64_t i_22 = 0; i_22 < 4; i_22++) {
-                            LoadData(a2Local[(aSlot5 * 4096)][((i_22 * t_422) * 256)], l1[(aSlot5 * 16384)], LoadData2DParams((i_22 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[(aSlot5 * 4096)][((i_22 * t_438) * 256)], l1[(aSlot5 * 16384)], LoadData2DParams((i_22 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
-                    if ((t_416 & t_206)) {
+                    if ((t_432 & t_210)) {
                         for (int64_t i_23 = 0; i_23 < 4; i_23++) {
-                            LoadData(a2Local[(aSlot6 * 4096)][((i_23 * t_422) * 256)], l1[(aSlot6 * 16384)], LoadData2DParams((i_23 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[(aSlot6 * 4096)][((i_23 * t_438) * 256)], l1[(aSlot6 * 16384)], LoadData2DParams((i_23 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
-                    if ((t_417 & t_214)) {
+                    if ((t_433 & t_218)) {
                         for (int64_t i_24 = 0; i_24 < 4; i_24++) {
-                            LoadData(a2Local[(aSlot7 * 4096)][((i_24 * t_422) * 256)], l1[(aSlot7 * 16384)], LoadData2DParams((i_24 + (t_418 * 4)), t_422, 4, 0, 0, false, 0));
+                            LoadData(a2Local[(aSlot7 * 4096)][((i_24 * t_438) * 256)], l1[(aSlot7 * 16384)], LoadData2DParams((i_24 + (t_434 * 4)), t_438, 4, 0, 0, false, 0));
                         }
                     }
                     inQueueA2.EnQue(a2Local);
                     LocalTensor<half> b2Local = inQueueB2.AllocTensor<half>();
-                    if (t_423) {
-                        for (int64_t i_25 = 0; i_25 < t_422; i_25++) {
-                            LoadData(b2Local[0][(i_25 * 1024)], l1[bPool], LoadData2DParams((i_25 + t_418), 4, 16, 0, 0, true, 0));
+                    if (t_440) {
+                        for (int64_t i_25 = 0; i_25 < t_438; i_25++) {
+                            LoadData(b2Local[(paired ? (((0 - t_260) * 4096) + (t_260 * 1024)) : 0)][(i_25 * (paired ? 2048 : 1024))], l1[bPool], LoadData2DParams((i_25 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
-                    if ((t_411 & t_216)) {
-                        for (int64_t i_26 = 0; i_26 < t_422; i_26++) {
-                            LoadData(b2Local[(bSlot1 * 4096)][(i_26 * 1024)], l1[(bPool + (bSlot1 * 16384))], LoadData2DParams((i_26 + t_418), 4, 16, 0, 0, true, 0));
+                    if ((t_427 & t_220)) {
+                        for (int64_t i_26 = 0; i_26 < t_438; i_26++) {
+                            LoadData(b2Local[(paired ? (((bSlot1 - t_278) * 4096) + (t_278 * 1024)) : (bSlot1 * 4096))][(i_26 * (paired ? 2048 : 1024))], l1[(bPool + (bSlot1 * 16384))], LoadData2DParams((i_26 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
-                    if ((t_412 & t_220)) {
-                        for (int64_t i_27 = 0; i_27 < t_422; i_27++) {
-                            LoadData(b2Local[(bSlot2 * 4096)][(i_27 * 1024)], l1[(bPool + (bSlot2 * 16384))], LoadData2DParams((i_27 + t_418), 4, 16, 0, 0, true, 0));
+                    if ((t_428 & t_224)) {
+                        for (int64_t i_27 = 0; i_27 < t_438; i_27++) {
+                            LoadData(b2Local[(paired ? (((bSlot2 - t_296) * 4096) + (t_296 * 1024)) : (bSlot2 * 4096))][(i_27 * (paired ? 2048 : 1024))], l1[(bPool + (bSlot2 * 16384))], LoadData2DParams((i_27 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
-                    if ((t_413 & t_225)) {
-                        for (int64_t i_28 = 0; i_28 < t_422; i_28++) {
-                            LoadData(b2Local[(bSlot3 * 4096)][(i_28 * 1024)], l1[(bPool + (bSlot3 * 16384))], LoadData2DParams((i_28 + t_418), 4, 16, 0, 0, true, 0));
+                    if ((t_429 & t_229)) {
+                        for (int64_t i_28 = 0; i_28 < t_438; i_28++) {
+                            LoadData(b2Local[(paired ? (((bSlot3 - t_315) * 4096) + (t_315 * 1024)) : (bSlot3 * 4096))][(i_28 * (paired ? 2048 : 1024))], l1[(bPool + (bSlot3 * 16384))], LoadData2DParams((i_28 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
-                    if ((t_414 & t_231)) {
-                        for (int64_t i_29 = 0; i_29 < t_422; i_29++) {
-                            LoadData(b2Local[(bSlot4 * 4096)][(i_29 * 1024)], l1[(bPool + (bSlot4 * 16384))], LoadData2DParams((i_29 + t_418), 4, 16, 0, 0, true, 0));
+                    if ((t_430 & t_235)) {
+                        for (int64_t i_29 = 0; i_29 < t_438; i_29++) {
+                            LoadData(b2Local[(paired ? (((bSlot4 - t_333) * 4096) + (t_333 * 1024)) : (bSlot4 * 4096))][(i_29 * (paired ? 2048 : 1024))], l1[(bPool + (bSlot4 * 16384))], LoadData2DParams((i_29 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
-                    if ((t_415 & t_238)) {
-                        for (int64_t i_30 = 0; i_30 < t_422; i_30++) {
-                            LoadData(b2Local[(bSlot5 * 4096)][(i_30 * 1024)], l1[(bPool + (bSlot5 * 16384))], LoadData2DParams((i_30 + t_418), 4, 16, 0, 0, true, 0));
+                    if ((t_431 & t_242)) {
+                        for (int64_t i_30 = 0; i_30 < t_438; i_30++) {
+                            LoadData(b2Local[(paired ? (((bSlot5 - t_352) * 4096) + (t_352 * 1024)) : (bSlot5 * 4096))][(i_30 * (paired ? 2048 : 1024))], l1[(bPool + (bSlot5 * 16384))], LoadData2DParams((i_30 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
-                    if ((t_416 & t_246)) {
-                        for (int64_t i_31 = 0; i_31 < t_422; i_31++) {
-                            LoadData(b2Local[(bSlot6 * 4096)][(i_31 * 1024)], l1[(bPool + (bSlot6 * 16384))], LoadData2DParams((i_31 + t_418), 4, 16, 0, 0, true, 0));
+                    if ((t_432 & t_250)) {
+                        for (int64_t i_31 = 0; i_31 < t_438; i_31++) {
+                            LoadData(b2Local[(paired ? (((bSlot6 - t_370) * 4096) + (t_370 * 1024)) : (bSlot6 * 4096))][(i_31 * (paired ? 2048 : 1024))], l1[(bPool + (bSlot6 * 16384))], LoadData2DParams((i_31 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
-                    if ((t_417 & t_255)) {
-                        for (int64_t i_32 = 0; i_32 < t_422; i_32++) {
-                            LoadData(b2Local[(bSlot7 * 4096)][(i_32 * 1024)], l1[(bPool + (bSlot7 * 16384))], LoadData2DParams((i_32 + t_418), 4, 16, 0, 0, true, 0));
+                    if ((t_433 & t_259)) {
+                        for (int64_t i_32 = 0; i_32 < t_438; i_32++) {
+                            LoadData(b2Local[(paired ? (((bSlot7 - t_389) * 4096) + (t_389 * 1024)) : (bSlot7 * 4096))][(i_32 * (paired ? 2048 : 1024))], l1[(bPool + (bSlot7 * 16384))], LoadData2DParams((i_32 + t_434), 4, 16, 0, 0, true, 0));
                         }
                     }
                     inQueueB2.EnQue(b2Local);
                     LocalTensor<half> a2 = inQueueA2.DeQue<half>();
                     LocalTensor<half> b2 = inQueueB2.DeQue<half>();
-                    if (t_410) {
-                        Mmad(c1Local[0], a2[0], b2[0], MmadParams(64, 64, t_421, 0, false, t_408));
-                    }
-                    if (t_411) {
-                        Mmad(c1Local[4096], a2[(aSlot1 * 4096)], b2[(bSlot1 * 4096)], MmadParams(64, 64, t_421, 0, false, t_408));
-                    }
-                    if (t_412) {
-                        Mmad(c1Local[8192], a2[(aSlot2 * 4096)], b2[(bSlot2 * 4096)], MmadParams(64, 64, t_421, 0, false, t_408));
-                    }
-                    if (t_413) {
-                        Mmad(c1Local[12288], a2[(aSlot3 * 4096)], b2[(bSlot3 * 4096)], MmadParams(64, 64, t_421, 0, false, t_408));
-                    }
-                    if (t_414) {
-                        Mmad(c1Local[16384], a2[(aSlot4 * 4096)], b2[(bSlot4 * 4096)], MmadParams(64, 64, t_421, 0, false, t_408));
-                    }
-                    if (t_415) {
-                        Mmad(c1Local[20480], a2[(aSlot5 * 4096)], b2[(bSlot5 * 4096)], MmadParams(64, 64, t_421, 0, false, t_408));
-                    }
-                    if (t_416) {
-                        Mmad(c1Local[24576], a2[(aSlot6 * 4096)], b2[(bSlot6 * 4096)], MmadParams(64, 64, t_421, 0, false, t_408));
-                    }
-                    if (t_417) {
-                        Mmad(c1Local[28672], a2[(aSlot7 * 4096)], b2[(bSlot7 * 4096)], MmadParams(64, 64, t_421, 0, false, t_408));
+                    if (paired) {
+                        if (t_426) {
+                            Mmad(c1Local[0], a2[0], b2[0], MmadParams(64, 128, t_437, 0, false, t_424));
+                        }
+                        if (t_428) {
+                            Mmad(c1Local[8192], a2[(aSlot2 * 4096)], b2[(bSlot2 * 4096)], MmadParams(64, 128, t_437, 0, false, t_424));
+                        }
+                        if (t_430) {
+                            Mmad(c1Local[16384], a2[(aSlot4 * 4096)], b2[(bSlot4 * 4096)], MmadParams(64, 128, t_437, 0, false, t_424));
+                        }
+                        if (t_432) {
+                            Mmad(c1Local[24576], a2[(aSlot6 * 4096)], b2[(bSlot6 * 4096)], MmadParams(64, 128, t_437, 0, false, t_424));
+                        }
+                    } else {
+                        if (t_426) {
+                            Mmad(c1Local[0], a2[0], b2[0], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
+                        if (t_427) {
+                            Mmad(c1Local[4096], a2[(aSlot1 * 4096)], b2[(bSlot1 * 4096)], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
+                        if (t_428) {
+                            Mmad(c1Local[8192], a2[(aSlot2 * 4096)], b2[(bSlot2 * 4096)], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
+                        if (t_429) {
+                            Mmad(c1Local[12288], a2[(aSlot3 * 4096)], b2[(bSlot3 * 4096)], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
+                        if (t_430) {
+                            Mmad(c1Local[16384], a2[(aSlot4 * 4096)], b2[(bSlot4 * 4096)], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
+                        if (t_431) {
+                            Mmad(c1Local[20480], a2[(aSlot5 * 4096)], b2[(bSlot5 * 4096)], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
+                        if (t_432) {
+                            Mmad(c1Local[24576], a2[(aSlot6 * 4096)], b2[(bSlot6 * 4096)], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
+                        if (t_433) {
+                            Mmad(c1Local[28672], a2[(aSlot7 * 4096)], b2[(bSlot7 * 4096)], MmadParams(64, 64, t_437, 0, false, t_424));
+                        }
                     }
                     inQueueA2.FreeTensor(a2);
                     inQueueB2.FreeTensor(b2);
@@ -874,15 +908,15 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         LocalTensor<float> c1Out = outQueueCO1.DeQue<float>();
         // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
         const int64_t M64_1 = static_cast<int64_t>(M);
-        const int64_t t_35_64_1 = static_cast<int64_t>(t_35);
-        const int64_t t_424 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_35_64_1 * 64))) * -1));
-        const int64_t t_425 = (64 < t_424 ? 64 : t_424);
+        const int64_t t_39_64_1 = static_cast<int64_t>(t_39);
+        const int64_t t_441 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_39_64_1 * 64))) * -1));
+        const int64_t t_442 = (64 < t_441 ? 64 : t_441);
         const int64_t N64_1 = static_cast<int64_t>(N);
-        const int64_t t_426 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_36) * 64)));
-        const int64_t t_427 = (N64_1 + (t_426 * -1));
-        const int64_t t_428 = (64 < t_427 ? 64 : t_427);
+        const int64_t t_443 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_40) * 64)));
+        const int64_t t_444 = (N64_1 + (t_443 * -1));
+        const int64_t t_445 = (64 < t_444 ? 64 : t_444);
         const int64_t stride_cm64 = static_cast<int64_t>(stride_cm);
-        const int64_t c_ptrs = (static_cast<int64_t>(static_cast<int32_t>(((t_35_64_1 * stride_cm64) * 64))) + t_426);
+        const int64_t c_ptrs = (static_cast<int64_t>(static_cast<int32_t>(((t_39_64_1 * stride_cm64) * 64))) + t_443);
         FixpipeParamsV220 fixParams;  // every field set below: the default leaves deqScalar uninitialised
         fixParams.deqScalar = 0;
         fixParams.ndNum = 1;
@@ -890,8 +924,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         fixParams.dstNdStride = 0;
         fixParams.reluEn = true;
         fixParams.unitFlag = 0;
-        fixParams.nSize = (t_428 > 0 ? t_428 : 0);
-        fixParams.mSize = (t_425 > 0 ? t_425 : 0);
+        fixParams.nSize = (t_445 > 0 ? t_445 : 0);
+        fixParams.mSize = (t_442 > 0 ? t_442 : 0);
         fixParams.srcStride = 64;
         fixParams.dstStride = stride_cm64;
         fixParams.quantPre = QuantMode_t::F322F16;
@@ -899,13 +933,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if (active1) {
             // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-            const int64_t t_37_64_1 = static_cast<int64_t>(t_37);
-            const int64_t t_429 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_37_64_1 * 64))) * -1));
-            const int64_t t_430 = (64 < t_429 ? 64 : t_429);
-            const int64_t t_431 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_38) * 64)));
-            const int64_t t_432 = (N64_1 + (t_431 * -1));
-            const int64_t t_433 = (64 < t_432 ? 64 : t_432);
-            const int64_t c_ptrs_1 = (static_cast<int64_t>(static_cast<int32_t>(((t_37_64_1 * stride_cm64) * 64))) + t_431);
+            const int64_t t_41_64_1 = static_cast<int64_t>(t_41);
+            const int64_t t_446 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_41_64_1 * 64))) * -1));
+            const int64_t t_447 = (64 < t_446 ? 64 : t_446);
+            const int64_t t_448 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_42) * 64)));
+            const int64_t t_449 = (N64_1 + (t_448 * -1));
+            const int64_t t_450 = (64 < t_449 ? 64 : t_449);
+            const int64_t c_ptrs_1 = (static_cast<int64_t>(static_cast<int32_t>(((t_41_64_1 * stride_cm64) * 64))) + t_448);
             FixpipeParamsV220 fixParams_1;  // every field set below: the default leaves deqScalar uninitialised
             fixParams_1.deqScalar = 0;
             fixParams_1.ndNum = 1;
@@ -913,8 +947,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
             fixParams_1.dstNdStride = 0;
             fixParams_1.reluEn = true;
             fixParams_1.unitFlag = 0;
-            fixParams_1.nSize = (t_433 > 0 ? t_433 : 0);
-            fixParams_1.mSize = (t_430 > 0 ? t_430 : 0);
+            fixParams_1.nSize = (t_450 > 0 ? t_450 : 0);
+            fixParams_1.mSize = (t_447 > 0 ? t_447 : 0);
             fixParams_1.srcStride = 64;
             fixParams_1.dstStride = stride_cm64;
             fixParams_1.quantPre = QuantMode_t::F322F16;
@@ -923,13 +957,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if (active2) {
             // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-            const int64_t t_39_64_1 = static_cast<int64_t>(t_39);
-            const int64_t t_434 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_39_64_1 * 64))) * -1));
-            const int64_t t_435 = (64 < t_434 ? 64 : t_434);
-            const int64_t t_436 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_40) * 64)));
-            const int64_t t_437 = (N64_1 + (t_436 * -1));
-            const int64_t t_438 = (64 < t_437 ? 64 : t_437);
-            const int64_t c_ptrs_2 = (static_cast<int64_t>(static_cast<int32_t>(((t_39_64_1 * stride_cm64) * 64))) + t_436);
+            const int64_t t_43_64_1 = static_cast<int64_t>(t_43);
+            const int64_t t_451 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_43_64_1 * 64))) * -1));
+            const int64_t t_452 = (64 < t_451 ? 64 : t_451);
+            const int64_t t_453 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_44) * 64)));
+            const int64_t t_454 = (N64_1 + (t_453 * -1));
+            const int64_t t_455 = (64 < t_454 ? 64 : t_454);
+            const int64_t c_ptrs_2 = (static_cast<int64_t>(static_cast<int32_t>(((t_43_64_1 * stride_cm64) * 64))) + t_453);
             FixpipeParamsV220 fixParams_2;  // every field set below: the default leaves deqScalar uninitialised
             fixParams_2.deqScalar = 0;
             fixParams_2.ndNum = 1;
@@ -937,8 +971,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
             fixParams_2.dstNdStride = 0;
             fixParams_2.reluEn = true;
             fixParams_2.unitFlag = 0;
-            fixParams_2.nSize = (t_438 > 0 ? t_438 : 0);
-            fixParams_2.mSize = (t_435 > 0 ? t_435 : 0);
+            fixParams_2.nSize = (t_455 > 0 ? t_455 : 0);
+            fixParams_2.mSize = (t_452 > 0 ? t_452 : 0);
             fixParams_2.srcStride = 64;
             fixParams_2.dstStride = stride_cm64;
             fixParams_2.quantPre = QuantMode_t::F322F16;
@@ -947,13 +981,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if (active3) {
             // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-            const int64_t t_41_64_1 = static_cast<int64_t>(t_41);
-            const int64_t t_439 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_41_64_1 * 64))) * -1));
-            const int64_t t_440 = (64 < t_439 ? 64 : t_439);
-            const int64_t t_441 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_42) * 64)));
-            const int64_t t_442 = (N64_1 + (t_441 * -1));
-            const int64_t t_443 = (64 < t_442 ? 64 : t_442);
-            const int64_t c_ptrs_3 = (static_cast<int64_t>(static_cast<int32_t>(((t_41_64_1 * stride_cm64) * 64))) + t_441);
+            const int64_t t_45_64_1 = static_cast<int64_t>(t_45);
+            const int64_t t_456 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_45_64_1 * 64))) * -1));
+            const int64_t t_457 = (64 < t_456 ? 64 : t_456);
+            const int64_t t_458 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_46) * 64)));
+            const int64_t t_459 = (N64_1 + (t_458 * -1));
+            const int64_t t_460 = (64 < t_459 ? 64 : t_459);
+            const int64_t c_ptrs_3 = (static_cast<int64_t>(static_cast<int32_t>(((t_45_64_1 * stride_cm64) * 64))) + t_458);
             FixpipeParamsV220 fixParams_3;  // every field set below: the default leaves deqScalar uninitialised
             fixParams_3.deqScalar = 0;
             fixParams_3.ndNum = 1;
@@ -961,8 +995,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
             fixParams_3.dstNdStride = 0;
             fixParams_3.reluEn = true;
             fixParams_3.unitFlag = 0;
-            fixParams_3.nSize = (t_443 > 0 ? t_443 : 0);
-            fixParams_3.mSize = (t_440 > 0 ? t_440 : 0);
+            fixParams_3.nSize = (t_460 > 0 ? t_460 : 0);
+            fixParams_3.mSize = (t_457 > 0 ? t_457 : 0);
             fixParams_3.srcStride = 64;
             fixParams_3.dstStride = stride_cm64;
             fixParams_3.quantPre = QuantMode_t::F322F16;
@@ -971,13 +1005,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if (active4) {
             // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-            const int64_t t_43_64_1 = static_cast<int64_t>(t_43);
-            const int64_t t_444 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_43_64_1 * 64))) * -1));
-            const int64_t t_445 = (64 < t_444 ? 64 : t_444);
-            const int64_t t_446 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_44) * 64)));
-            const int64_t t_447 = (N64_1 + (t_446 * -1));
-            const int64_t t_448 = (64 < t_447 ? 64 : t_447);
-            const int64_t c_ptrs_4 = (static_cast<int64_t>(static_cast<int32_t>(((t_43_64_1 * stride_cm64) * 64))) + t_446);
+            const int64_t t_47_64_1 = static_cast<int64_t>(t_47);
+            const int64_t t_461 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_47_64_1 * 64))) * -1));
+            const int64_t t_462 = (64 < t_461 ? 64 : t_461);
+            const int64_t t_463 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_48) * 64)));
+            const int64_t t_464 = (N64_1 + (t_463 * -1));
+            const int64_t t_465 = (64 < t_464 ? 64 : t_464);
+            const int64_t c_ptrs_4 = (static_cast<int64_t>(static_cast<int32_t>(((t_47_64_1 * stride_cm64) * 64))) + t_463);
             FixpipeParamsV220 fixParams_4;  // every field set below: the default leaves deqScalar uninitialised
             fixParams_4.deqScalar = 0;
             fixParams_4.ndNum = 1;
@@ -985,8 +1019,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
             fixParams_4.dstNdStride = 0;
             fixParams_4.reluEn = true;
             fixParams_4.unitFlag = 0;
-            fixParams_4.nSize = (t_448 > 0 ? t_448 : 0);
-            fixParams_4.mSize = (t_445 > 0 ? t_445 : 0);
+            fixParams_4.nSize = (t_465 > 0 ? t_465 : 0);
+            fixParams_4.mSize = (t_462 > 0 ? t_462 : 0);
             fixParams_4.srcStride = 64;
             fixParams_4.dstStride = stride_cm64;
             fixParams_4.quantPre = QuantMode_t::F322F16;
@@ -995,13 +1029,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if (active5) {
             // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-            const int64_t t_45_64_1 = static_cast<int64_t>(t_45);
-            const int64_t t_449 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_45_64_1 * 64))) * -1));
-            const int64_t t_450 = (64 < t_449 ? 64 : t_449);
-            const int64_t t_451 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_46) * 64)));
-            const int64_t t_452 = (N64_1 + (t_451 * -1));
-            const int64_t t_453 = (64 < t_452 ? 64 : t_452);
-            const int64_t c_ptrs_5 = (static_cast<int64_t>(static_cast<int32_t>(((t_45_64_1 * stride_cm64) * 64))) + t_451);
+            const int64_t t_49_64_1 = static_cast<int64_t>(t_49);
+            const int64_t t_466 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_49_64_1 * 64))) * -1));
+            const int64_t t_467 = (64 < t_466 ? 64 : t_466);
+            const int64_t t_468 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_50) * 64)));
+            const int64_t t_469 = (N64_1 + (t_468 * -1));
+            const int64_t t_470 = (64 < t_469 ? 64 : t_469);
+            const int64_t c_ptrs_5 = (static_cast<int64_t>(static_cast<int32_t>(((t_49_64_1 * stride_cm64) * 64))) + t_468);
             FixpipeParamsV220 fixParams_5;  // every field set below: the default leaves deqScalar uninitialised
             fixParams_5.deqScalar = 0;
             fixParams_5.ndNum = 1;
@@ -1009,8 +1043,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
             fixParams_5.dstNdStride = 0;
             fixParams_5.reluEn = true;
             fixParams_5.unitFlag = 0;
-            fixParams_5.nSize = (t_453 > 0 ? t_453 : 0);
-            fixParams_5.mSize = (t_450 > 0 ? t_450 : 0);
+            fixParams_5.nSize = (t_470 > 0 ? t_470 : 0);
+            fixParams_5.mSize = (t_467 > 0 ? t_467 : 0);
             fixParams_5.srcStride = 64;
             fixParams_5.dstStride = stride_cm64;
             fixParams_5.quantPre = QuantMode_t::F322F16;
@@ -1019,13 +1053,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if (active6) {
             // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-            const int64_t t_47_64_1 = static_cast<int64_t>(t_47);
-            const int64_t t_454 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_47_64_1 * 64))) * -1));
-            const int64_t t_455 = (64 < t_454 ? 64 : t_454);
-            const int64_t t_456 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_48) * 64)));
-            const int64_t t_457 = (N64_1 + (t_456 * -1));
-            const int64_t t_458 = (64 < t_457 ? 64 : t_457);
-            const int64_t c_ptrs_6 = (static_cast<int64_t>(static_cast<int32_t>(((t_47_64_1 * stride_cm64) * 64))) + t_456);
+            const int64_t t_51_64_1 = static_cast<int64_t>(t_51);
+            const int64_t t_471 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_51_64_1 * 64))) * -1));
+            const int64_t t_472 = (64 < t_471 ? 64 : t_471);
+            const int64_t t_473 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_52) * 64)));
+            const int64_t t_474 = (N64_1 + (t_473 * -1));
+            const int64_t t_475 = (64 < t_474 ? 64 : t_474);
+            const int64_t c_ptrs_6 = (static_cast<int64_t>(static_cast<int32_t>(((t_51_64_1 * stride_cm64) * 64))) + t_473);
             FixpipeParamsV220 fixParams_6;  // every field set below: the default leaves deqScalar uninitialised
             fixParams_6.deqScalar = 0;
             fixParams_6.ndNum = 1;
@@ -1033,8 +1067,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
             fixParams_6.dstNdStride = 0;
             fixParams_6.reluEn = true;
             fixParams_6.unitFlag = 0;
-            fixParams_6.nSize = (t_458 > 0 ? t_458 : 0);
-            fixParams_6.mSize = (t_455 > 0 ? t_455 : 0);
+            fixParams_6.nSize = (t_475 > 0 ? t_475 : 0);
+            fixParams_6.mSize = (t_472 > 0 ? t_472 : 0);
             fixParams_6.srcStride = 64;
             fixParams_6.dstStride = stride_cm64;
             fixParams_6.quantPre = QuantMode_t::F322F16;
@@ -1043,13 +1077,13 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
         // kernels.py:18: for k in range(0, xl.cdiv(K, BLOCK_K)):
         if (active7) {
             // kernels.py:29: xl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-            const int64_t t_49_64_1 = static_cast<int64_t>(t_49);
-            const int64_t t_459 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_49_64_1 * 64))) * -1));
-            const int64_t t_460 = (64 < t_459 ? 64 : t_459);
-            const int64_t t_461 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_50) * 64)));
-            const int64_t t_462 = (N64_1 + (t_461 * -1));
-            const int64_t t_463 = (64 < t_462 ? 64 : t_462);
-            const int64_t c_ptrs_7 = (static_cast<int64_t>(static_cast<int32_t>(((t_49_64_1 * stride_cm64) * 64))) + t_461);
+            const int64_t t_53_64_1 = static_cast<int64_t>(t_53);
+            const int64_t t_476 = (M64_1 + (static_cast<int64_t>(static_cast<int32_t>((t_53_64_1 * 64))) * -1));
+            const int64_t t_477 = (64 < t_476 ? 64 : t_476);
+            const int64_t t_478 = static_cast<int64_t>(static_cast<int32_t>((static_cast<int64_t>(t_54) * 64)));
+            const int64_t t_479 = (N64_1 + (t_478 * -1));
+            const int64_t t_480 = (64 < t_479 ? 64 : t_479);
+            const int64_t c_ptrs_7 = (static_cast<int64_t>(static_cast<int32_t>(((t_53_64_1 * stride_cm64) * 64))) + t_478);
             FixpipeParamsV220 fixParams_7;  // every field set below: the default leaves deqScalar uninitialised
             fixParams_7.deqScalar = 0;
             fixParams_7.ndNum = 1;
@@ -1057,8 +1091,8 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
             fixParams_7.dstNdStride = 0;
             fixParams_7.reluEn = true;
             fixParams_7.unitFlag = 0;
-            fixParams_7.nSize = (t_463 > 0 ? t_463 : 0);
-            fixParams_7.mSize = (t_460 > 0 ? t_460 : 0);
+            fixParams_7.nSize = (t_480 > 0 ? t_480 : 0);
+            fixParams_7.mSize = (t_477 > 0 ? t_477 : 0);
             fixParams_7.srcStride = 64;
             fixParams_7.dstStride = stride_cm64;
             fixParams_7.quantPre = QuantMode_t::F322F16;

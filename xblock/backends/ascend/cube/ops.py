@@ -348,7 +348,7 @@ def load_a_tile(ctx, plan, a2, a1, kcol, kf) -> None:
         scf.YieldOp([])
 
 
-def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None) -> None:
+def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None, pitch=None) -> None:
     """B from L1 to L0B (Zn: per K fractal row, nf fractals of 16 columns x K0, each stored as its transpose).
 
     b_trans: L1 holds B^T (N x K, as attention's K), already in that fractal order: plain LoadData. Otherwise
@@ -356,11 +356,14 @@ def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None) -> Non
     LoadDataWithTranspose, whose squares join two fractals (asc-devkit LoadDataWithTranspose.md): b8 the two K
     fractals 16 x 32 above one another in the NZ L1 tile (a 32 x 32 square -> N fractals 2u, 2u+1, side by side
     in L0B); b32 two 16 x 8 N fractals side by side in the zZ L1 tile (_b32_rows_to_l1: a 16 x 16 square -> the
-    K fractals 2t, 2t+1, nf fractals apart in L0B). `f`: the slice_k-wide slice of a deep L1 tile (mmad_steps)."""
+    K fractals 2t, 2t+1, nf fractals apart in L0B). `f`: the slice_k-wide slice of a deep L1 tile (mmad_steps).
+    `pitch` (b16 B only, an i64 value): the L0B elements from one K fractal row to the next, nf fractals' by
+    default; a joined step whose Mmads cover two B tiles side by side interleaves their rows (_joined_slice)."""
     k0, frac = plan.k0, plan.frac_elems
     nf, kf1, bkf = plan.base_n // 16, plan.l1_k // k0, plan.base_k // k0
     # the first K fractal (b16, b8) or 16-row band (b32) of this step in the L1 tile
     first_kf = ctx.c64(s * bkf) if f is None else ctx.add(ctx.mul(f, ctx.c64(plan.slice_k // k0)), ctx.c64(s * bkf))
+    assert pitch is None or (plan.esize == 2 and not b_trans)
     if b_trans or plan.esize == 2:
         ks = ctx.for_range(ctx.c64(0), kf)
         with ir.InsertionPoint(ks.body):
@@ -369,7 +372,8 @@ def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None) -> Non
                 start, stride = ctx.mul(ctx.add(j, first_kf), ctx.c64(nf)), ctx.c64(1)
             else:
                 start, stride = ctx.add(j, first_kf), ctx.c64(kf1)
-            A.op("load_data", [ctx.at(b2, ctx.mul(j, ctx.c64(nf * frac))), b1, start, ctx.c64(nf), stride],
+            A.op("load_data", [ctx.at(b2, ctx.mul(j, ctx.c64(nf * frac) if pitch is None else pitch)), b1, start,
+                               ctx.c64(nf), stride],
                  transpose=not b_trans)
             scf.YieldOp([])
         return

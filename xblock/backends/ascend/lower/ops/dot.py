@@ -790,8 +790,9 @@ def _frontier(loop, body, load, prologue: set):
 
 
 def _pair_step(ctx, loop, body, a_load, b_load, prologue):
-    """The step v (an i64 value before the grid loop, even, 2 when none is found) such that programs 0 and 1 share
-    one operand tile and programs 0 and v the other, the smallest up to PAIR_MAX and num_programs - 2: the
+    """(v, on_b): the step v (an i64 value before the grid loop, even, 2 when none is found) such that programs 0
+    and 1 share one operand tile and programs 0 and v the other, the smallest up to PAIR_MAX and num_programs - 2,
+    and whether programs 0 and 1 share their B tile, not their A tile (an i1: a grouped order's columns): the
     prologue is evaluated for programs 0, 1 and each candidate v (scalar work once per core), and tiles are
     compared through their frontier scalars (_frontier). A hint only: which programs a group takes changes
     which copies the run-time comparison (_slots) skips, never the result. None when the frontier of an
@@ -835,7 +836,9 @@ def _pair_step(ctx, loop, body, a_load, b_load, prologue):
             scf.YieldOp([arith.SelectOp(ok, v, best).result])
         found = loop_v.results[0]
         none = arith.CmpIOp(arith.CmpIPredicate.eq, found, ctx.c64(0)).result
-        return ctx.named(arith.SelectOp(none, ctx.c64(2), found).result, "pairStep")
+        swap = arith.AndIOp(share1[1], arith.XOrIOp(share1[0], arith.ConstantOp(
+            ir.IntegerType.get_signless(1), 1).result).result).result
+        return ctx.named(arith.SelectOp(none, ctx.c64(2), found).result, "pairStep"), ctx.named(swap, "pairOnB")
 
 
 def _most_a_core(ctx, unit, bnum):
@@ -860,7 +863,8 @@ def _group(ctx, join: int, prologue, pair=None) -> JoinedGroup:
     order, make groups of consecutive ones (the last one cut short, as without pairs). The groups are as many as
     ceil(count / 4) (2v is a multiple of 4). The unit is 2v instead of u when that leaves the busiest core no
     more programs. v = 2 gives consecutive groups."""
-    step = _pair_step(ctx, *pair, prologue) if pair is not None and join in (4, 8) else None
+    found = _pair_step(ctx, *pair, prologue) if pair is not None and join in (4, 8) else None
+    step, on_b = found if found is not None else (None, None)
     with ctx.before_grid:
         bidx, bnum = A.op("block_idx", [], ctx.i64), A.op("block_num", [], ctx.i64)
         big = arith.CmpIOp(arith.CmpIPredicate.sge, ctx.num_programs,
@@ -908,7 +912,12 @@ def _group(ctx, join: int, prologue, pair=None) -> JoinedGroup:
             members.append((ctx.named(arith.SelectOp(active, p, pid0).result, f"pid{j}"), active))
     else:
         # groups of 4 (quads) as above; a pooled join of 8 takes quads 2i and 2i + 1 (a 4 x 2 block of tiles
-        # where runs hold an even number of quads: v a multiple of 4)
+        # where runs hold an even number of quads: v a multiple of 4), each in the order that puts programs
+        # sharing an A tile next to each other (q, q + v, q + 1, q + v + 1 when q and q + 1 share B): their Mmads
+        # may then run as one over both B tiles (_joined_slice)
+        with ctx.before_grid:
+            second = (ctx.c64(1), step) if join == 4 else (arith.SelectOp(on_b, step, ctx.c64(1)).result,
+                                                           arith.SelectOp(on_b, ctx.c64(1), step).result)
         g_join = arith.DivSIOp(ctx.sub(ctx.pid, start), ctx.c64(join)).result
         raw = []
         for t in range(join // 4):
@@ -928,7 +937,7 @@ def _group(ctx, join: int, prologue, pair=None) -> JoinedGroup:
                 at = ctx.add(ctx.add(ctx.add(start, rest_at), h),
                              ctx.add(e, arith.SelectOp(beyond, h, ctx.c64(0)).result))
                 exists = arith.CmpIOp(arith.CmpIPredicate.slt, e, left).result
-                p = arith.SelectOp(in_pair, ctx.add(q, (ctx.c64(0), ctx.c64(1), step, ctx.add(step, ctx.c64(1)))[j]),
+                p = arith.SelectOp(in_pair, ctx.add(q, (ctx.c64(0), *second, ctx.add(step, ctx.c64(1)))[j]),
                                    at).result
                 raw.append((p, arith.OrIOp(in_pair, exists).result))
         pid0 = ctx.named(raw[0][0], "pid0")
@@ -1255,15 +1264,16 @@ def _pooled_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> Non
                 return lambda j: ctx.mul(slots[j], ctx.c64(elems))
             return ((lambda j: ctx.at(l1, a_at(j)), l0(slot_a, a2_elems), owns(new_a), l0(slot_a, a2_elems)),
                     (lambda j: ctx.at(l1, b_at(j)), l0(slot_b, b2_elems), owns(new_b), l0(slot_b, b2_elems)))
-        _k_slices(ctx, plan, qs, tiles, members, True, first, c1, local, c1_elems, sides)
+        _k_slices(ctx, plan, qs, tiles, members, True, first, c1, local, c1_elems, sides, (slot_a, slot_b))
         A.op("free_tensor", [l1], queue=qs["A1"])
         scf.YieldOp([])
 
 
-def _k_slices(ctx, plan, qs, tiles, gates, gate_most: bool, first, c1, local, c1_elems, sides) -> None:
+def _k_slices(ctx, plan, qs, tiles, gates, gate_most: bool, first, c1, local, c1_elems, sides, slots=None) -> None:
     """The loop over the slice_k-wide slices of a joined step's L1 tiles: as many as the program that needs most
     (of the gated ones where `gate_most`), program j running slice f while f is below its slices (slice 0 always)
-    and its gate (an i1, or None: always) holds; `sides(runs)` gives _joined_slice's L1/L0 places."""
+    and its gate (an i1, or None: always) holds; `sides(runs)` gives _joined_slice's L1/L0 places, `slots` its
+    programs' A and B slots (a pooled step's, for Mmads over two B tiles)."""
     used = [arith.DivSIOp(ctx.add(kv, ctx.c64(plan.slice_k - 1)), ctx.c64(plan.slice_k)).result for _, kv in tiles]
     most = ctx.c64(1)
     for g, u in zip(gates, used):
@@ -1278,7 +1288,7 @@ def _k_slices(ctx, plan, qs, tiles, gates, gate_most: bool, first, c1, local, c1
             r = arith.OrIOp(arith.CmpIOp(arith.CmpIPredicate.slt, f, u).result,
                             arith.CmpIOp(arith.CmpIPredicate.eq, f, ctx.c64(0)).result).result
             runs.append(r if g is None else arith.AndIOp(r, g).result)
-        _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, sides(runs))
+        _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, sides(runs), slots)
         scf.YieldOp([])
 
 
@@ -1325,19 +1335,45 @@ def _k_here(ctx, plan, tiles, f, s: int):
     return heres, kfs
 
 
-def _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, sides) -> None:
+def _paired(ctx, runs, heres, slots):
+    """Whether every running program of the step runs with its neighbour (programs 2u and 2u + 1) on one A slot
+    and the B slots 2t and 2t + 1, with the same K (an i1): their Mmads then run as one of twice the columns over
+    both B tiles, whose rows _joined_slice interleaves in L0B, into both accumulators (2u's and 2u + 1's are
+    adjacent in L0C, the columns of one 64 x 128 NZ tile). A pooled 4 x 2 block in the order _group gives it:
+    4 Mmads a K step where there were 8."""
+    slot_a, slot_b = slots
+    yes = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+    ok = yes
+    for u in range(len(runs) // 2):
+        p, q = 2 * u, 2 * u + 1
+        match = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.eq, slot_a[p], slot_a[q]).result,
+                             arith.CmpIOp(arith.CmpIPredicate.eq, ctx.add(slot_b[p], ctx.c64(1)), slot_b[q]).result)
+        match = arith.AndIOp(match.result, arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemSIOp(
+            slot_b[p], ctx.c64(2)).result, ctx.c64(0)).result).result
+        match = arith.AndIOp(match, arith.CmpIOp(arith.CmpIPredicate.eq, heres[p], heres[q]).result).result
+        both = arith.AndIOp(runs[p], runs[q]).result
+        neither = arith.XOrIOp(arith.OrIOp(runs[p], runs[q]).result, yes).result
+        ok = arith.AndIOp(ok, arith.OrIOp(neither, arith.AndIOp(both, match).result).result).result
+    return ok
+
+
+def _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, sides, slots=None) -> None:
     """The baseK steps of slice `f` of the joined L1 tiles: the tiles each program owns loaded into their L0A/L0B
     slots, then every running program's Mmad into its own accumulator. `sides` (A, then B): functions of the
     program j giving its tile in L1, the L0 element offset it loads to, whether it loads (it runs and owns the
-    tile), and the L0 element offset its Mmad reads."""
+    tile), and the L0 element offset its Mmad reads. With `slots` (per program its A and B slot, i64 values), a
+    step whose programs run in pairs (_paired) loads B slots 2t and 2t + 1 with their K fractal rows interleaved
+    (NZ's Zn order for a 128-column B: slot 2t + 1's row r right after slot 2t's) and runs one Mmad a pair."""
     k0 = plan.k0
     kf1, bkf = plan.slice_k // k0, plan.base_k // k0
     no = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
     n = len(tiles)
     (a_src, a_dst, a_own, a_use), (b_src, b_dst, b_own, b_use) = sides
+    nf_elems = plan.base_n // 16 * plan.frac_elems
     for s in range(plan.k_steps):
         kcol = ctx.add(ctx.mul(f, ctx.c64(kf1)), ctx.c64(s * bkf))
         heres, kfs = _k_here(ctx, plan, tiles, f, s)
+        paired = None if slots is None else ctx.named(_paired(ctx, runs, heres, slots), "paired")
         a2 = A.op("alloc_tensor", [], local, queue=qs["A2"], name="a2Local")
         for j in range(n):
             def load_a(j=j):
@@ -1347,15 +1383,35 @@ def _joined_slice(ctx, plan, qs, tiles, runs, f, at_first, c1, local, c1_elems, 
         b2 = A.op("alloc_tensor", [], local, queue=qs["B2"], name="b2Local")
         for j in range(n):
             def load_b(j=j):
-                _load_b(ctx, plan, b_src(j), ctx.at(b2, b_dst(j)), False, s, heres[j], kfs[j], f)
+                dst, pitch = b_dst(j), None
+                if paired is not None:  # paired: slot 2t + 1's rows start one row of nf fractals into slot 2t's
+                    odd = arith.RemSIOp(slots[1][j], ctx.c64(2)).result
+                    pair = ctx.mul(ctx.sub(slots[1][j], odd), ctx.c64(plan.b2_bytes // plan.esize))
+                    dst = arith.SelectOp(paired, ctx.add(pair, ctx.mul(odd, ctx.c64(nf_elems))), dst).result
+                    pitch = arith.SelectOp(paired, ctx.c64(2 * nf_elems), ctx.c64(nf_elems)).result
+                _load_b(ctx, plan, b_src(j), ctx.at(b2, dst), False, s, heres[j], kfs[j], f, pitch)
             _if(b_own(j), load_b)
         A.op("enque", [b2], queue=qs["B2"])
         a2d = A.op("deque", [], local, queue=qs["A2"], name="a2")
         b2d = A.op("deque", [], local, queue=qs["B2"], name="b2")
-        for j in range(n):
-            def mmad(j=j):
-                A.op("mmad", [ctx.at(c1, ctx.c64(j * c1_elems)), ctx.at(a2d, a_use(j)), ctx.at(b2d, b_use(j)),
-                              ctx.c64(plan.base_m), ctx.c64(plan.base_n), heres[j], at_first if s == 0 else no])
-            _if(runs[j], mmad)
+
+        def mmads(programs, width, s=s, heres=heres, a2d=a2d, b2d=b2d):
+            """The Mmads of `programs` (each running one), `width` columns of B from each one's B slot."""
+            for j in programs:
+                def mmad(j=j):
+                    A.op("mmad", [ctx.at(c1, ctx.c64(j * c1_elems)), ctx.at(a2d, a_use(j)), ctx.at(b2d, b_use(j)),
+                                  ctx.c64(plan.base_m), ctx.c64(width), heres[j], at_first if s == 0 else no])
+                _if(runs[j], mmad)
+
+        if paired is None:
+            mmads(range(n), plan.base_n)
+        else:
+            gate = scf.IfOp(paired, [], has_else=True)
+            with ir.InsertionPoint(gate.then_block):
+                mmads(range(0, n, 2), 2 * plan.base_n)
+                scf.YieldOp([])
+            with ir.InsertionPoint(gate.else_block):
+                mmads(range(n), plan.base_n)
+                scf.YieldOp([])
         A.op("free_tensor", [a2d], queue=qs["A2"])
         A.op("free_tensor", [b2d], queue=qs["B2"])
