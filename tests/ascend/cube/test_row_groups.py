@@ -17,6 +17,7 @@ import xblock
 from xblock.backends.ascend.export.hostcheck import model_toolkit, run_project
 from xblock.backends.ascend.model.launch import coarse_grid
 from xblock.backends.ascend.options import MIX_AIC_1_2, row_groups_for
+from xblock.errors import LaunchArgumentError, XBlockWarning
 
 triton = pytest.importorskip("triton")
 
@@ -71,6 +72,31 @@ def test_option_off_keeps_each_program_on_one_ai_core():
     assert md["plan"]["row_split"] and "row_groups" not in md
     assert md["row_split"]["groups"] == {"most": 1, "why": "the option row_groups is off"}
     assert "xbRowGroups" not in cpp
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_row_chunks_takes_more_chunks_for_more_groups(causal):
+    """`row_chunks=8`: BLOCK_M 128 in 8 chunks of 16 rows (the planner's choice is 4 of 32), so a program may
+    spread over 4 AI Cores; 5 programs on 20 AI Cores: G = 4 (20 instances of a quarter)."""
+    md, cpp, g = _run(260, 128, 64, causal, heads=1, row_chunks=8)
+    assert md["plan"]["row_split"] and md["split"]["factor"] == 8 and md["split"]["chunk"] == 16
+    assert md["row_groups"]["most"] == 4
+    launched = coarse_grid(md, (g[0], g[1], 1), scalars := {})
+    assert scalars["xbRowGroups"] == 4 and launched == (g[0] * 4, g[1], 1)
+
+
+def test_row_chunks_that_do_not_split_are_warned_about():
+    """BLOCK_M 32 in 4 chunks would give each vector core 8 rows, not a whole 16-row fractal of the Cube's A
+    tile: warned at the kernel's line, and the planner's 2 chunks kept."""
+    with pytest.warns(XBlockWarning, match=r"row_chunks=4 not used \(.*16-row fractals.*\); the plan is"):
+        md, _, _ = _run(100, 32, 64, False, heads=1, row_chunks=4)
+    assert md["plan"]["row_split"] and md["split"]["factor"] == 2
+
+
+@pytest.mark.parametrize("bad", [1, 3, 128, -2, True, 2.0])
+def test_row_chunks_must_be_a_power_of_two(bad):
+    with pytest.raises(LaunchArgumentError, match=r"attention.py:\d+: attention_fwd: row_chunks must be 0"):
+        _run(100, 64, 64, False, heads=1, row_chunks=bad)
 
 
 @pytest.mark.parametrize("seq,bn,causal", [(100, 128, False), (130, 64, True)])

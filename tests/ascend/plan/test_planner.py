@@ -222,6 +222,26 @@ def test_handed_off_dots_that_overflow_are_split_keeping_the_hand_off():
     assert verdict == Keep(AscendPlan(dots=HAND_OFF, split=2))
 
 
+@pytest.mark.parametrize("chunks,eight", [(0, "fits"), (8, "fits"), (8, "refused")])
+def test_row_chunks_are_tried_first_and_else_the_fewest(chunks, eight):
+    """A BLOCK_M 128 attention that overflows whole, its handed-off dots' rows splitting from 4 chunks on: the
+    planner's row split is 4 chunks; with the option row_chunks 8, 8 first, and 4 when 8 does not lower."""
+    def outcome(plan):
+        if plan.split == 1:
+            return Overflow(total=400000, message="too big", handoff=True)
+        if not plan.row_split:
+            return DOUBLE
+        if plan.split == 8 and eight == "refused":
+            return SplitRefused(reason="8 rows a vector core")
+        return Fits(kernel_type=MIX_AIC_1_2) if plan.split >= 4 else Overflow(total=1, handoff=True)
+
+    start = Start(row_bytes=None, row_split=True, row_chunks=chunks)
+    asked, verdict = drive(start, outcome)
+    want = 8 if chunks and eight == "fits" else 4
+    assert verdict == Keep(AscendPlan(split=want, row_split=True))
+    assert [p.split for p in asked] == [1] + ([8] if chunks else []) + ([2, 4] if want == 4 else [])
+
+
 # ----- the plan is a value ------------------------------------------------------------------------
 def test_a_plan_is_frozen_hashable_and_checked():
     p = AscendPlan(rows=4)

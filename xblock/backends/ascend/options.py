@@ -146,6 +146,11 @@ class AscendOptions(BaseOptions):
             AI Cores when its programs would leave cores idle (BLOCK_M 128 attention on 24 AI Cores: 32
             programs, 2 rounds; 64 halves, 3 rounds of half the work): the host picks the groups per program
             (`row_groups_for`), `cube/rowsplit.py`; False runs each program's chunks on one AI Core.
+        row_chunks: the number of row chunks a row split takes (2, 4, 8, ...) instead of the planner's
+            choice (the fewest that fit): more chunks let `row_groups` spread a program over more AI
+            Cores (BLOCK_M 128 attention at S = 8192: 8 chunks, 4 AI Cores a program), at the price of
+            smaller vector instructions; 0 (the default) leaves it to the planner. A count that does not
+            lower is warned about and the planner's choice is kept.
     """
 
     soc: str = "910B3"
@@ -159,6 +164,7 @@ class AscendOptions(BaseOptions):
     l2_bypass: bool = True
     row_split: bool = True
     row_groups: bool = True
+    row_chunks: int = 0
 
     def __post_init__(self):
         if self.soc not in SOCS:
@@ -167,6 +173,9 @@ class AscendOptions(BaseOptions):
                      "row_split", "row_groups"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        rc = self.row_chunks
+        if isinstance(rc, bool) or not isinstance(rc, int) or rc < 0 or rc == 1 or rc & (rc - 1) or rc > 64:
+            raise OptionError(f"row_chunks must be 0 (the planner's choice) or a power of two from 2 to 64, got {rc!r}")
         if self.buffer_num not in (1, 2):
             raise OptionError(f"buffer_num must be 1 or 2, got {self.buffer_num!r}")
 

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 from mlir import ir
 
 from ...dialects import ascendc, xb
-from ...dialects.locations import UNKNOWN, error_at, kernel_of
-from ...errors import CompilationError
+from ...dialects.locations import UNKNOWN, error_at, kernel_of, source_loc
+from ...errors import CompilationError, XBlockWarning
 from ...errors import debug as debugging
 from ...passes import coarsen_programs, column_accesses, combine_dot_add, strip_mine, verify
 from .cube import rowsplit
@@ -115,9 +115,34 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     metadata["plan"] = verdict.plan.but(cube_tiles=_cube_tiles(metadata)).as_dict()
     metadata["ub_plan"] = tried.low.ub_plan()
     metadata["tiling_fields"] = tried.low.fields
-    metadata["warnings"] = tried.low.warnings
+    metadata["warnings"] = list(tried.low.warnings)
+    chunks = getattr(options, "row_chunks", 0)
+    if chunks and not (verdict.plan.row_split and verdict.plan.split == chunks):
+        # (kept with the lowering's warnings: a process that loads the kernel from the cache is warned too)
+        file, line, _ = source_loc(kernel_of(module).location)
+        text = (f"ascend: row_chunks={chunks} not used ({_row_chunks_refused(attempts, chunks)}); the plan is "
+                f"{verdict.plan.describe()}")
+        metadata["warnings"].append(f"{file}:{line or 1}: {text}")
+        warnings.warn_explicit(text, XBlockWarning, file, line or 1)
     metadata["soc"] = options.soc
     return tried.out.operation.get_asm(enable_debug_info=True)
+
+
+def _row_chunks_refused(attempts: dict, chunks: int) -> str:
+    """Why the row split in `chunks` chunks (the option row_chunks) is not the kernel's plan."""
+    tried = [a for p, a in attempts.items() if p.row_split and p.split == chunks]
+    if not tried:
+        return "no dot of the kernel hands its result to the vector core (the row split is for those)"
+    got, why = tried[-1].outcome, tried[-1].meta.get("row_split") or {}
+    if isinstance(got, SplitRefused):
+        return f"xb-strip-mine cannot split the rows: {got.reason}"
+    if not why.get("taken", True):
+        return why.get("why", "the lowering did not take the split")
+    if isinstance(got, Overflow):
+        return f"the chunks overflow the unified buffer ({got.total} B)"
+    if isinstance(got, Fits):
+        return "the chunks fit single-buffered only, where the planner's choice is double-buffered"
+    return f"{type(got).__name__}: {(got.message or '')[:200]}"
 
 
 def _cube_tiles(metadata: dict) -> tuple | None:
@@ -155,6 +180,7 @@ def _start(module: ir.Module, options, metadata: dict) -> planner.Start:
     return planner.Start(row_bytes=row_bytes, coarsen=options.coarsen is not False, resident=resident_on,
                          l2_bypass=streamed.names(),
                          double_buffer=options.buffer_num != 1, row_split=getattr(options, "row_split", False),
+                         row_chunks=getattr(options, "row_chunks", 0),
                          loop_weights=bool(resident_on) and
                          row_cache.loop_weights(module, metadata.get("written_args")))
 

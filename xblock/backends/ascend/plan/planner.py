@@ -57,6 +57,7 @@ class Start:
     loop_weights: bool = False  # a loop reads tiles alike in every program (row_cache.loop_weights)
     l2_bypass: tuple = ()  # the inputs every program reads its own part of, once (plan/streaming.py)
     row_split: bool = False  # the option: hand-off kernels may run their rows on both vector cores
+    row_chunks: int = 0  # the option: the chunk count a row split takes (0: the fewest that fit)
 
     def base(self) -> AscendPlan:
         return AscendPlan(resident=self.resident, row_cache=self.resident, l2_bypass=self.l2_bypass)
@@ -135,7 +136,7 @@ def plans(start: Start):
                 handed = again[0]
     if isinstance(got, Overflow):
         if start.row_split and got.handoff:
-            both = yield from _row_split(base.but(dots=plan.dots), None)
+            both = yield from _row_split(base.but(dots=plan.dots), None, start.row_chunks)
             if both is not None:
                 return Keep(both)
         return (yield from _split_to_fit(base.but(dots=plan.dots), plan))
@@ -143,7 +144,7 @@ def plans(start: Start):
         if got.vector_epilogue and plan.dots == FIXPIPE:
             return (yield from _both_vector_cores(base.but(dots=plan.dots), plan))
         if got.handoff and start.row_split and plan.split == 1 and got.kernel_type != MIX_AIC_1_2:
-            both = yield from _row_split(base.but(dots=plan.dots), got)
+            both = yield from _row_split(base.but(dots=plan.dots), got, start.row_chunks)
             return Keep(both or plan)
         return Keep(plan)
     return Fail(plan, handoff=handed)
@@ -199,11 +200,18 @@ def _both_vector_cores(base: AscendPlan, first: AscendPlan):
     return Keep(first)
 
 
-def _row_split(base: AscendPlan, first: Fits | None):
+def _row_split(base: AscendPlan, first: Fits | None, chunks: int = 0):
     """A hand-off kernel's rows in chunks that the two vector cores of an AI Core share (MIX_AIC_1_2: the
     lowering takes the split only where every row-indexed block halves, cube/rowsplit.py): 2 chunks when
     the kernel fits whole (`first`, its outcome), and then only if they fit as well (double-buffered if it
-    is); 2, 4, 8 while they overflow when it does not (first None), double-buffered. The plan, or None."""
+    is); 2, 4, 8 while they overflow when it does not (first None), double-buffered. `chunks` (the option
+    row_chunks): that count first, kept when it fits (double-buffered if the kernel whole is), else as
+    without it. The plan, or None."""
+    if chunks:
+        plan, got = yield from _settle(base.but(split=chunks, row_split=True))
+        if isinstance(got, Fits) and got.kernel_type == MIX_AIC_1_2 and \
+                (not got.single_buffered or first is not None and first.single_buffered):
+            return plan
     for split in BOTH_CORES_CHUNKS:
         plan, got = yield from _settle(base.but(split=split, row_split=True))
         if isinstance(got, Fits) and got.kernel_type == MIX_AIC_1_2 and \
