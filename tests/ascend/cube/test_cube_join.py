@@ -155,7 +155,8 @@ def test_fixpipe_epilogue_on_a_2d_grid():
 def test_shared_tiles_are_copied_once():
     """Row-major order: the four programs of a group share their A tile, so the joined kernel copies A once a
     group (the CPU model's counters: GM -> L1 bytes fall from 8 tile slices per K step to 5); joined by 8 (the
-    pool), programs sharing an A tile next to each other run one Mmad over two B tiles: half the Mmads."""
+    pool, or by 4 with a slot per program), programs sharing an A tile next to each other run one Mmad over two B
+    tiles: half the Mmads."""
     M, N, K = 256, 640, 128  # 8 x 20 = 160 programs of 32 x 32: 8 a core, two groups within one row of tiles
     a, b, _ = _inputs(M, N, K)
     c = np.zeros((M, N), np.float32)
@@ -163,7 +164,9 @@ def test_shared_tiles_are_copied_once():
     meta = dict(ORDER=0, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
     on = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, **meta).counters
     off = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, cube_join=False, **meta).counters
-    assert on["mmad_calls"] * 2 == off["mmad_calls"] and on["cube_ops"] == off["cube_ops"]
+    four = xblock.profile(ordered_dot, grid, a, b, c, M, N, K, cube_pool=False, **meta).counters
+    assert on["mmad_calls"] * 2 == four["mmad_calls"] * 2 == off["mmad_calls"]
+    assert on["cube_ops"] == four["cube_ops"] == off["cube_ops"]
     assert on["gm_to_l1_bytes"] * 8 == off["gm_to_l1_bytes"] * 5
 
 

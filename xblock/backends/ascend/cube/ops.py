@@ -363,7 +363,6 @@ def _load_b(ctx, plan, b1, b2, b_trans: bool, s: int, k_here, kf, f=None, pitch=
     nf, kf1, bkf = plan.base_n // 16, plan.l1_k // k0, plan.base_k // k0
     # the first K fractal (b16, b8) or 16-row band (b32) of this step in the L1 tile
     first_kf = ctx.c64(s * bkf) if f is None else ctx.add(ctx.mul(f, ctx.c64(plan.slice_k // k0)), ctx.c64(s * bkf))
-    assert pitch is None or (plan.esize == 2 and not b_trans)
     if b_trans or plan.esize == 2:
         ks = ctx.for_range(ctx.c64(0), kf)
         with ir.InsertionPoint(ks.body):

@@ -1128,7 +1128,8 @@ def _keys(tiles, side: int):
 
 def _slotted_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> None:
     """One step of the K loop of a joined plan with a slot per program: each program's tiles copied into its own
-    L1 slots unless an earlier program's are the same (_slots), then the K slices (_joined_slice)."""
+    L1 slots unless an earlier program's are the same (_slots), then the K slices (_joined_slice; programs 2u
+    and 2u + 1 on one A tile, each with its own B slot, pair their Mmads as in a pooled step)."""
     n = len(programs)
     a_elems, b_elems, a2_elems, b2_elems, c1_elems = elems
     slots = [_slots(ctx, _keys(tiles, side)) for side in (0, 1)]
@@ -1156,7 +1157,8 @@ def _slotted_step(ctx, plan, qs, tiles, programs, first, c1, local, elems) -> No
         return ((lambda j: ctx.at(l1[0], j * a_elems), lambda j: j * a2_elems, owns(0), use(0, a2_elems)),
                 (lambda j: ctx.at(l1[1], ctx.c64(j * b_elems)), lambda j: ctx.c64(j * b2_elems), owns(1),
                  use(1, b2_elems)))
-    _k_slices(ctx, plan, qs, tiles, [active for _, active in programs], False, first, c1, local, c1_elems, sides)
+    _k_slices(ctx, plan, qs, tiles, [active for _, active in programs], False, first, c1, local, c1_elems, sides,
+              (slots[0], slots[1]))
     A.op("free_tensor", [l1[0]], queue=qs["A1"])
     A.op("free_tensor", [l1[1]], queue=qs["B1"])
 
