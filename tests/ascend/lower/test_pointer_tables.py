@@ -267,6 +267,22 @@ def test_an_address_outside_every_argument_is_an_error_at_the_access():
     assert f"[at {FILE}:{line}]" in msg, msg
 
 
+def test_a_cube_operand_outside_every_argument_is_an_error_at_its_dot():
+    """The Cube's copy of a dot operand (Nd2Nz, GM -> L1) from a table address no argument holds: the error names
+    the dot's line (the copy is the dot's), and the caller's arrays are untouched."""
+    shapes = [(32, 16, 32), (16, 32, 16)]
+    tables, sizes, lds, bufs, _ = _groups(shapes)
+    held = SimpleNamespace(other=np.zeros(16 * 16, np.float16))  # not passed, not in a variable: not found
+    a_table = tables[0].copy()
+    a_table[1] = held.other.ctypes.data
+    msg = _untouched(lambda: xblock.jit(grouped_matmul_tutorial)[(4,)](
+        a_table, *tables[1:], sizes, lds, len(shapes), *bufs, NUM_SM=4, BLOCK_SIZE_M=16, BLOCK_SIZE_N=16,
+        BLOCK_SIZE_K=16, target="ascend"), *bufs)
+    line = _line(grouped_matmul_tutorial, "tl.dot(a, b)")
+    assert msg.startswith(f"{__file__}:{line}: grouped_matmul_tutorial: the AscendC model stopped the kernel: "), msg
+    assert "DataCopy(GM->L1, Nd2NzParams)" in msg and f"[at {FILE}:{line}]" in msg, msg
+
+
 def test_an_access_past_the_end_of_its_argument_is_an_error_at_the_access():
     rows = np.arange(24, dtype=np.float32).reshape(3, 8)
     out = np.full(24, 7.0, np.float32)

@@ -1068,7 +1068,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     for (uint32_t nd = 0; nd < p.ndNum; nd++)
         for (uint32_t r = 0; r < p.nValue; r++) {
             const T* row = src.addr_ + nd * uint64_t(p.srcNdMatrixStride) + r * uint64_t(p.srcDValue);
-            xbemu::gm_check(api, src.base_, row, p.dValue * sizeof(T), false);
+            xbemu::gm_check(api, src.base_, row, p.dValue * sizeof(T), false, true, cs().site);
             cs().c.gm_to_l1 += p.dValue * sizeof(T);
             if (count_only()) continue;
             T* base = dst.ptr_ + nd * uint64_t(p.dstNzMatrixStride) + r * uint64_t(p.dstNzNStride) * C0;
@@ -1470,7 +1470,7 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
         tensor_read(api, src, L0C, xbemu::P_FIX, c * uint64_t(p.srcStride) * 16 * sizeof(U), p.mSize * 16 * sizeof(U), num);
     for (uint64_t r = 0; r < p.mSize; r++) {
         T* row = dst.addr_ + r * p.dstStride;
-        xbemu::gm_check(api, dst.base_, row, p.nSize * sizeof(T), true);
+        xbemu::gm_check(api, dst.base_, row, p.nSize * sizeof(T), true, true, cs().site);
         fix_gm_write(api, reinterpret_cast<const uint8_t*>(row), p.nSize * sizeof(T), num);
         cs().c.l0c_to_gm += p.nSize * sizeof(T);
         if (count_only()) continue;
