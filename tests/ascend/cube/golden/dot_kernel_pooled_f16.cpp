@@ -770,7 +770,7 @@ extern "C" __global__ __aicore__ void dot_kernel(GM_ADDR a_ptr, GM_ADDR b_ptr, G
                     const int64_t t_437 = (t_436 > 0 ? t_436 : 0);
                     const int64_t t_438 = ((t_437 + 15) / 16);
                     const bool t_439 = ((void)t_437, true);
-                    const bool paired = ((((true & (((t_426 | t_427) ^ true) | ((t_426 & t_427) & ((((0 == aSlot1) & (1 == bSlot1)) & t_261) & t_439)))) & (((t_428 | t_429) ^ true) | ((t_428 & t_429) & ((((aSlot2 == aSlot3) & (t_299 == bSlot3)) & t_297) & t_439)))) & (((t_430 | t_431) ^ true) | ((t_430 & t_431) & ((((aSlot4 == aSlot5) & (t_336 == bSlot5)) & t_334) & t_439)))) & (((t_432 | t_433) ^ true) | ((t_432 & t_433) & ((((aSlot6 == aSlot7) & (t_373 == bSlot7)) & t_371) & t_439))));
+                    const bool paired = ((((((((true & (t_426 == t_427)) & ((t_426 ^ true) | ((((0 == aSlot1) & (1 == bSlot1)) & t_261) & t_439))) & (t_428 == t_429)) & ((t_428 ^ true) | ((((aSlot2 == aSlot3) & (t_299 == bSlot3)) & t_297) & t_439))) & (t_430 == t_431)) & ((t_430 ^ true) | ((((aSlot4 == aSlot5) & (t_336 == bSlot5)) & t_334) & t_439))) & (t_432 == t_433)) & ((t_432 ^ true) | ((((aSlot6 == aSlot7) & (t_373 == bSlot7)) & t_371) & t_439)));
                     LocalTensor<half> a2Local = inQueueA2.AllocTensor<half>();
                     const bool t_440 = (t_426 & t_171);
                     if (t_440) {

@@ -1345,17 +1345,22 @@ def _paired(ctx, runs, heres, slots):
     4 Mmads a K step where there were 8."""
     slot_a, slot_b = slots
     yes = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+
+    def eq(x, y):
+        return arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result
+
+    def all_of(*conds):
+        out = conds[0]
+        for c in conds[1:]:
+            out = arith.AndIOp(out, c).result
+        return out
     ok = yes
-    for u in range(len(runs) // 2):
-        p, q = 2 * u, 2 * u + 1
-        match = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.eq, slot_a[p], slot_a[q]).result,
-                             arith.CmpIOp(arith.CmpIPredicate.eq, ctx.add(slot_b[p], ctx.c64(1)), slot_b[q]).result)
-        match = arith.AndIOp(match.result, arith.CmpIOp(arith.CmpIPredicate.eq, arith.RemSIOp(
-            slot_b[p], ctx.c64(2)).result, ctx.c64(0)).result).result
-        match = arith.AndIOp(match, arith.CmpIOp(arith.CmpIPredicate.eq, heres[p], heres[q]).result).result
-        both = arith.AndIOp(runs[p], runs[q]).result
-        neither = arith.XOrIOp(arith.OrIOp(runs[p], runs[q]).result, yes).result
-        ok = arith.AndIOp(ok, arith.OrIOp(neither, arith.AndIOp(both, match).result).result).result
+    for p, q in ((2 * u, 2 * u + 1) for u in range(len(runs) // 2)):
+        match = all_of(eq(slot_a[p], slot_a[q]), eq(ctx.add(slot_b[p], ctx.c64(1)), slot_b[q]),
+                       eq(arith.RemSIOp(slot_b[p], ctx.c64(2)).result, ctx.c64(0)), eq(heres[p], heres[q]))
+        # both run and match, or neither runs: runs[p] == runs[q], and runs[p] only where they match
+        not_p = arith.XOrIOp(runs[p], yes).result
+        ok = all_of(ok, eq(runs[p], runs[q]), arith.OrIOp(not_p, match).result)
     return ok
 
 
