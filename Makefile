@@ -12,12 +12,12 @@ DEV_STAMP := $(VENV)/.xblock-dev-installed
 $(STAMP): pyproject.toml
 	@echo "make: installing xblock[cuda,test] into $(VENV) (once; about a minute, most of it Triton)"
 	$(PY) -m venv $(VENV)
-	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install --progress-bar on -e '.[cuda,test]'
+	bash tools/pip_install.sh $(VPY) -q --upgrade pip
+	bash tools/pip_install.sh $(VPY) --progress-bar on -e '.[cuda,test]'
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)
-	$(VPY) -m pip install --progress-bar on -e '.[dev]'
+	bash tools/pip_install.sh $(VPY) --progress-bar on -e '.[dev]'
 	touch $(DEV_STAMP)
 
 dev: $(DEV_STAMP)
