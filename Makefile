@@ -29,7 +29,7 @@ demo: $(STAMP)
 TEST_CACHE ?= $(shell echo "$${TMPDIR:-/tmp}/xblock-test-cache-$$(echo '$(CURDIR)' | cksum | cut -d' ' -f1)")
 
 test: $(STAMP)
-	XBLOCK_CACHE_DIR=$(TEST_CACHE) $(VPY) -m pytest -q -n 2 -m "not slow" tests
+	XBLOCK_CACHE_DIR=$(TEST_CACHE) $(VPY) -m pytest -q -n 2 -m "not slow" --durations=15 tests
 
 # the long tests `make test` leaves out (tests/conftest.py SLOW); CI runs them after `make test`
 test-slow: $(STAMP)

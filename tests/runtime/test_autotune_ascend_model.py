@@ -175,3 +175,20 @@ def test_the_choice_is_kept_per_soc(monkeypatch):
         tuned[_grid](x, out, N, target="ascend", soc=soc)
         np.testing.assert_array_equal(out, x)
     assert len(seen) == 2 and seen[0] != seen[1] and any("soc='910B1'" in str(k) for k in seen[1])
+
+
+def test_autotune_over_heuristics_ranks_by_the_model():
+    # attorch's form: @autotune over @heuristics (here setting the block); the model prices the kernel under
+    # the heuristics with their values filled in (the tuning runs restored), and the launch adds right
+    tuned = xblock.autotune([xblock.Config({}, num_warps=1), xblock.Config({}, num_warps=2)], key=["n"],
+                            restore_value=["out_ptr"])(
+        xblock.heuristics({"BLOCK": lambda a: 2048 if a["n"] >= 2048 else 32})(xblock.jit(_accumulate)))
+    x, out = np.arange(N, dtype=np.float32), np.ones(N, np.float32)
+    tuned[_grid](x, out, N, target="ascend")
+    np.testing.assert_array_equal(out, x + 1)
+    assert len(tuned.configs_timings) == 2 and all(np.isfinite(t) for t in tuned.configs_timings.values())
+
+
+def test_profile_of_an_autotuned_kernel_names_it():
+    with pytest.raises(at.AutotuneError, match="is autotuned: xblock.profile prices one config"):
+        xblock.profile(_tuned(), (4,), np.zeros(4, np.float32), np.zeros(4, np.float32), 4)

@@ -506,6 +506,26 @@ def test_three_dimensional_grid_and_options():
 
 
 @xblock.jit
+def mul_add(x_ptr, y_ptr, out_ptr, n, BLOCK: xl.constexpr):
+    offs = xl.program_id(0) * BLOCK + xl.arange(0, BLOCK)
+    m = offs < n
+    x = xl.load(x_ptr + offs, mask=m)
+    xl.store(out_ptr + offs, x * xl.load(y_ptr + offs, mask=m) + x, mask=m)
+
+
+@pytest.mark.parametrize("target", ["sim", "cpu"])
+def test_enable_fp_fusion_is_accepted_and_the_product_is_rounded(target):
+    # Triton's launch option (accelerated-scan's launches pass enable_fp_fusion=False); these targets
+    # never contract x * y + x, with the option or without: the product is rounded, as numpy rounds it
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal(100).astype(np.float32), rng.standard_normal(100).astype(np.float32)
+    for fusion in (False, True):
+        out = np.zeros_like(x)
+        mul_add[(4,)](x, y, out, 100, BLOCK=32, target=target, enable_fp_fusion=fusion)
+        np.testing.assert_array_equal(out, x * y + x)
+
+
+@xblock.jit
 def scale(x_ptr, out_ptr, n, BLOCK: xl.constexpr):
     offs = xl.program_id(0) * BLOCK + xl.arange(0, BLOCK)
     m = offs < n

@@ -380,3 +380,52 @@ def test_a_kept_k_loop_stays_whole_and_the_epilogue_reads_its_rows_chunk_by_chun
     # the chunk loop slices the kept result and stores; it neither reloads the operands nor multiplies
     assert chunk_ops.count("tensor.extract_slice") == 1 and chunk_ops.count("xb.store") == 1
     assert "xb.dot" not in chunk_ops and chunk_ops.count("xb.load") == 0
+
+
+@xblock.jit
+def dot_of_interleaved_b(a_ptr, b_ptr, c_ptr, K, BM: xl.constexpr, BN: xl.constexpr, BK: xl.constexpr):
+    rm = xl.arange(0, BM)
+    rk = xl.arange(0, BK)
+    rn = xl.arange(0, BN // 2)
+    acc = xl.zeros((BM, BN), dtype=xl.float32)
+    for k in range(0, xl.cdiv(K, BK)):
+        a = xl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :])
+        b = xl.load(b_ptr + (k * BK + rk)[:, None] * (BN // 2) + rn[None, :])
+        acc = xl.dot(a, xl.interleave(b, b), acc)
+    xl.store(c_ptr + rm[:, None] * BN + xl.arange(0, BN)[None, :], acc)
+
+
+def test_an_interleaved_b_in_a_k_loop_split_by_rows_is_copied_whole():
+    """The loop runs whole per chunk of rows; the interleave of `b` (a reshape off the split axis) is copied
+    as it is in its body (it crashed, taken for a reshaped repeated row: vllm's awq_gemm_kernel on ascend)."""
+    ck = _compile(dot_of_interleaved_b, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": F32, "K": "i32"},
+                  BM=32, BN=32, BK=16)
+    module, split, text = _split(ck, 2)
+    assert split == strip_mine.Split(extent=32, factor=2, chunk=16, loops=1, rows=True)
+    assert "tensor<16x32xf32>" in text and "tensor<16x16x2xf16>" in text and "tensor<32x32xf32>" not in text
+    a = rng.integers(-3, 4, (32, 48)).astype(np.float16)
+    b = rng.integers(-3, 4, (48, 16)).astype(np.float16)
+    want, got = _both(ck, module, (1,), [a, b, np.zeros((32, 32), np.float32), 48])
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[2], a.astype(np.float32) @ np.repeat(b, 2, 1).astype(np.float32))
+
+
+@xblock.jit
+def reshaped_in_a_loop(x_ptr, y_ptr, out_ptr, BM: xl.constexpr, BN: xl.constexpr):
+    rows = xl.arange(0, BM)
+    cols = xl.arange(0, 4 * BN)
+    acc = xl.zeros((BM, BN), dtype=xl.float32)
+    for i in range(2):
+        acc += xl.reshape(xl.load(x_ptr + i * BM * BN + xl.arange(0, BM * BN)), (BM, BN))
+    big = xl.load(y_ptr + rows[:, None] * 4 * BN + cols[None, :])
+    xl.store(out_ptr + rows[:, None] * 4 * BN + cols[None, :], big + xl.sum(acc, axis=1)[:, None])
+
+
+def test_a_reshape_onto_the_split_axis_in_a_loop_body_is_refused():
+    """A reshape whose result (not its operand) is on the split axis, in a loop carrying the block: refused
+    at its line, not an internal error."""
+    ck = _compile(reshaped_in_a_loop, {"x_ptr": F32, "y_ptr": F32, "out_ptr": F32}, BM=16, BN=16)
+    with pytest.raises(strip_mine.Refused) as e:
+        _split(ck, 2)
+    assert "xb.reshape, which needs the whole block" in e.value.reason
+    assert e.value.loc[1] == reshaped_in_a_loop.fn.__code__.co_firstlineno + 6  # (the decorator line + 6)

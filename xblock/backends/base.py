@@ -13,6 +13,10 @@ class BaseOptions:
 
     num_warps: int = 4
     num_stages: int = 3
+    # Triton's FMA contraction of `a * b + c`. sim and cpu never contract it (they round the product, as
+    # enable_fp_fusion=False does on cuda) and ascend's vector instructions round each product, so there
+    # the option is accepted and has no effect (on ascend, scalar C++ is the device compiler's to contract)
+    enable_fp_fusion: bool = True
 
 
 def _identity(x):

@@ -51,8 +51,9 @@ chunk's rows of it (`tensor.extract_slice`). The chunk loops the pass makes carr
 topk, flip), dots whose `b` or contracted dimension is on the split axis, atomic_cas, atomics whose
 old value is used, device_print, non-splat constants and transposes that put the split axis twice in
 a block; scans with a combine function along the axis; reductions with a combine function to a
-block; loops carrying blocks on the axis that store or reduce along it; a load that would see memory
-the program stored to after (or before) it; volatile loads read again by several loops."""
+block; loops carrying blocks on the axis that store or reduce along it, or reshape a block onto it; a
+load that would see memory the program stored to after (or before) it; volatile loads read again by
+several loops."""
 
 from __future__ import annotations
 
@@ -410,7 +411,8 @@ class _Miner:
             try:
                 bad = o.name in ("xb.store", "xb.atomic_rmw", "xb.atomic_cas", "xb.print", "xb.assert") or (
                     o.name in _FOLDS + ("xb.scan",) and o.name != "xb.histogram" and self.along(o)) or (
-                    o.name in _WHY and any(self.on_axis(v) for v in o.operands) and self.needs_whole(o))
+                    o.name in _WHY and any(self.on_axis(v) for v in list(o.operands) + list(o.results))
+                    and self.needs_whole(o))  # (a reshape may put a block on the split axis that was not)
             except Refused as r:
                 found.append(r)
                 return ir.WalkResult.INTERRUPT
@@ -651,9 +653,13 @@ class _Miner:
             attr = ir.DenseElementsAttr.get_splat(t, ir.DenseElementsAttr(op.attributes["value"]).get_splat_value())
             m[op.results[0]] = arith.constant(t, attr, loc=op.location)
             return None
-        if n == "xb.reshape" and not self.on_axis(op.operands[0]):  # a repeated row (repeated_row)
+        if n == "xb.reshape" and self.on_axis(op.results[0]) and not self.on_axis(op.operands[0]):
+            # a repeated row (repeated_row); a reshape off the split axis altogether (the interleaved `b`
+            # of a dot whose rows are split, in a loop body copied whole) is copied as it is, below
             t = self.chunk_type(op.results[0])
             row = self.repeated_row(op)
+            if row is None:  # (needs_whole, through kind or check_pure, lets no other such reshape through)
+                raise Refused("internal: a reshape onto the split axis that is not a repeated row", op)
             width = shape_of(row)[1]
             rows = ir.RankedTensorType.get([t.shape[0] * t.shape[1] // width, width], row.type.element_type)
             m[op.results[0]] = xb.reshape(xb.broadcast(row, rows, loc=op.location), t, loc=op.location)

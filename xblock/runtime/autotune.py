@@ -197,6 +197,13 @@ class _Tuner:
         """What autotuning keys on for argument `name` (its bucket, see JITFunction.key_value)."""
         return self.fn.key_value(name, value)
 
+    def resolve(self, args, meta: dict):
+        """(the kernel under the wrappers, the meta-parameters a launch with `args` and `meta` gives it):
+        what `xblock.profile` prices, one launch of one config."""
+        raise AutotuneError(at_kernel(self.source, f"{self.__name__} is autotuned: xblock.profile prices one "
+                                                   f"config; profile the kernel under @autotune with its "
+                                                   f"meta-parameters"))
+
     def _check_names(self, what, names) -> None:
         params = self.fn.source.params
         bad = [n for n in names if n not in params]
@@ -656,6 +663,10 @@ class Heuristics(_Tuner):
     def plan(self, args, target, kwargs):
         """What a launch with these arguments compiles (see JITFunction.plan)."""
         return self.fn.plan(args, target, self._fill(args, dict(kwargs)))
+
+    def resolve(self, args, meta: dict):
+        meta = self._fill(args, dict(meta))
+        return self.fn.resolve(args, meta) if isinstance(self.fn, _Tuner) else (self.fn, meta)
 
 
 def heuristics(values: dict):

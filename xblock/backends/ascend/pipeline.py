@@ -27,7 +27,7 @@ from ...errors import CompilationError, XBlockWarning
 from ...errors import debug as debugging
 from ...passes import coarsen_programs, column_accesses, combine_dot_add, strip_mine, verify
 from .cube import rowsplit
-from .emit.api_surface import check_source
+from .emit.api_surface import RESERVED_NAMES, check_source
 from .emit.cpp import emit
 from .lower.driver import Lowering
 from .lower.ops import (  # noqa: F401  (register rules)
@@ -77,6 +77,7 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
     in chunks did not help). Only the warnings of the lowering kept are shown.
     """
     attempts: dict = {}
+    _cpp_names(module, metadata)
     if combine_dot_add.run(module):  # `acc += dot(a, b)` is a Cube K loop too (TorchInductor's templates)
         verify(module, combine_dot_add.NAME)
     if column_accesses.run(module, _vector_transpose):  # a column-major load or store: row copies, a UB transpose
@@ -126,6 +127,24 @@ def make_ascendc(module: ir.Module, metadata: dict, options) -> str:
         warnings.warn_explicit(text, XBlockWarning, file, line or 1)
     metadata["soc"] = options.soc
     return tried.out.operation.get_asm(enable_debug_info=True)
+
+
+def _cpp_names(module: ir.Module, metadata: dict) -> None:
+    """A kernel or argument named like a C++ keyword or a type the AscendC source spells (`new`, `half`,
+    `int`) takes a trailing "_" on ascend: the name becomes a C++ function, GM_ADDR parameter and tiling
+    field (a kernel's own locals are renamed by the emitter, emit/cpp.py `fresh`)."""
+    kernel = kernel_of(module)
+    names = [ir.StringAttr(a).value for a in ir.ArrayAttr(kernel.attributes["xb.arg_names"])]
+    if any(n in RESERVED_NAMES for n in names):
+        names = [n + "_" if n in RESERVED_NAMES else n for n in names]
+        with module.context:
+            kernel.attributes["xb.arg_names"] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names])
+        metadata["arg_names"] = [n + "_" if n in RESERVED_NAMES else n for n in metadata["arg_names"]]
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    if name in RESERVED_NAMES:
+        with module.context:
+            kernel.attributes["sym_name"] = ir.StringAttr.get(name + "_")
+        metadata["name"] = name + "_"
 
 
 def _row_chunks_refused(attempts: dict, chunks: int) -> str:

@@ -492,14 +492,21 @@ for _api in ENTRIES:
 
 # ----- the checker -------------------------------------------------------------------------------
 
-CPP_KEYWORDS = frozenset("""alignas alignof auto bool break case char const constexpr const_cast continue decltype
-default do double else enum explicit extern false float for goto if inline int long namespace noexcept nullptr
-operator private public reinterpret_cast return short signed sizeof static static_assert static_cast struct switch
-template this true typedef typename union unsigned using void volatile while""".split())
+CPP_KEYWORDS = frozenset("""alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+char16_t char32_t class compl concept const consteval constexpr constinit const_cast continue co_await co_return
+co_yield decltype default delete do double dynamic_cast else enum explicit export extern false float for friend goto
+if inline int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+register reinterpret_cast requires return short signed sizeof static static_assert static_cast struct switch
+template this thread_local throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t
+while xor xor_eq""".split())
 FIXED_WIDTH = frozenset(f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64))
 PREPROCESSOR_WORDS = frozenset({"defined"})
 _BUILTIN_TYPES = frozenset({"bool", "char", "short", "int", "long", "float", "double", "void", "signed", "unsigned",
                             "auto"}) | FIXED_WIDTH
+# Words a kernel's own names must not take in the emitted source (emit/cpp.py `fresh` adds "_" to them): C++
+# keywords and alternative tokens, the types the emitter spells, and the namespace and helpers it declares.
+RESERVED_NAMES = CPP_KEYWORDS | FIXED_WIDTH | PREPROCESSOR_WORDS | frozenset(
+    {"half", "bfloat16_t", "AscendC", "std", "main", "NULL", "size_t"})
 
 
 class ApiSurfaceError(XBlockError):

@@ -19,7 +19,7 @@ from ....dialects import ascendc as A
 from ....dialects.locations import source_loc
 from ..options import MIX_AIC_1_2
 from ..values import SIZE
-from .api_surface import SUPPORTED
+from .api_surface import RESERVED_NAMES, SUPPORTED
 from .cube import CubeCalls
 from .layout import LayoutCalls
 
@@ -98,6 +98,10 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
     # ----- names and expressions -----------------------------------------------------------------
     def fresh(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        elif base in RESERVED_NAMES:  # a kernel's `do`, `new`, `half` ...
+            base += "_"
         name, k = base, 1
         while name in self.used:
             name, k = f"{base}_{k}", k + 1

@@ -59,6 +59,8 @@ def profile(kernel, grid, *args, target: str = "ascend", soc: str = "910B3", sam
         raise cost.ProfileError(f"xblock.profile: no cost model for target '{target}' (only 'ascend')")
     cost.soc_cost(soc)  # an unknown soc fails before anything is compiled
     k = services.jit(kernel)  # the runtime's jit (an @xblock.jit kernel stays as it is)
+    if getattr(k, "__xblock_tuner__", False):  # @heuristics: the kernel under it, its values filled in
+        k, meta = k.resolve(args, meta)
     ck = k.warmup(*args, target="ascend", soc=soc, **meta)
     md = ck.metadata
     params = set(k.source.params)

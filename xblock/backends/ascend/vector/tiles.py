@@ -327,6 +327,18 @@ def _lower_as_data(ctx, op, v: ir.Value) -> Tile | None:
     return t if isinstance(t, Tile) else None
 
 
+def _mask_as_data(ctx, v: ir.Value) -> Tile:
+    """A mask block with no bounds per dimension (`(r % L) >= k`, kept symbolic while it only masks a
+    load lane by lane) as the bit mask its compare and logic ops make on tiles of their operands, the
+    way `tl.where` computes such a condition: for a masked load with a block `other` (load.py), which
+    selects `other` with it after the load."""
+    owner = v.owner
+    if not isinstance(owner, ir.Block) and (t := _lower_as_data(ctx, owner, v)) is not None:
+        return t
+    raise ctx.error("this mask (not bounds like `offs < n` per dimension) cannot be computed as a block on ascend "
+                    "here; for a load with a block `other`, load with a scalar `other` and tl.where after it")
+
+
 def _affine_i32(ctx, a, shape: tuple) -> Tile:
     """base + sum(stride_d * index_d) in int32 lanes: exact and wrapping as in C (float lanes lose
     integers past 2**24). The index along each dimension is the float iota cast to int32 (exact)."""
@@ -375,7 +387,7 @@ def materialize(ctx, v: ir.Value) -> Tile:
     if elem == "i1":
         b = ctx.ps.mask(v)
         if b is None:
-            raise ctx.error("internal: mask without structure")
+            return _mask_as_data(ctx, v)
         bits = ctx.new_tile("ui8", shape)
         conds = list(b.dims)
         if not conds:
