@@ -125,3 +125,24 @@ def test_a_causal_conv1d_takes_the_initial_states_before_each_sequence(dtype):
         o = np.zeros((T, D), np.float32)
         xblock.jit(causal_conv1d)[(1,)](x, w, init, o, L, T=T, D=D, K=K, target=target)
         np.testing.assert_array_equal(o, want, err_msg=target)
+
+
+@triton.jit
+def batch_bounded_or_block(x_ptr, y_ptr, o_ptr, L, batch, B: tl.constexpr):
+    # applied-ai's causal conv1d masks with the sequence index too: `(r // L < batch) & (r % L >= 1)`
+    r = tl.arange(0, B)
+    y = tl.load(y_ptr + r)
+    x = tl.load(x_ptr + r - 1, mask=((r // L) < batch) & ((r % L) >= 1), other=y)
+    tl.store(o_ptr + r, x)
+
+
+@pytest.mark.parametrize("batch", [0, 3, 9])
+def test_a_sequence_index_bound_in_the_mask_selects_a_block_other(batch):
+    rng = np.random.default_rng(batch)
+    x, y = rng.standard_normal(32).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    r = np.arange(32)
+    want = np.where((r // 4 < batch) & (r % 4 >= 1), np.concatenate([x[:1], x[:-1]]), y)
+    for target in ("ascend", "sim"):
+        o = np.zeros_like(x)
+        xblock.jit(batch_bounded_or_block)[(1,)](x, y, o, 4, batch, B=32, target=target)
+        np.testing.assert_array_equal(o, want, err_msg=target)

@@ -413,8 +413,8 @@ def materialize(ctx, v: ir.Value) -> Tile:
         raise ctx.error("a block of pointers cannot be used as data")
     a = ctx.ps.affine(v)
     owner = v.owner
-    if a is None and not isinstance(owner, ir.Block) and owner.name == "arith.remsi":
-        return divmod_tile(ctx, owner, bind=False)  # a wrapped offset used as data after all
+    if a is None and not isinstance(owner, ir.Block) and owner.name in ("arith.remsi", "arith.divsi"):
+        return divmod_tile(ctx, owner, bind=False)  # a wrapped offset (or a row index `i // n`) as data after all
     if a is None and not isinstance(owner, ir.Block) and ctx.ps.affine(v, wrapped=True) is not None and \
             (t := _lower_as_data(ctx, owner, v)) is not None:
         return t
