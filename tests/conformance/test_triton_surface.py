@@ -205,3 +205,36 @@ def test_names_triton_has_keep_working(target):
     xblock.jit(spellings)[(1,)](x, out, BLOCK=16, target=target)
     ref = np.exp2(x) + np.floor(x) + np.tanh(x) + np.exp(x) + x.sum() + np.maximum(x, 0)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------- a block's logical_and / logical_or methods
+@triton.jit
+def in_window_or_sentinel(x_ptr, y_ptr, lo, hi, N: tl.constexpr):
+    # TorchInductor's bucketize_binary_search combines its bool blocks with these methods
+    x = tl.load(x_ptr + tl.arange(0, N))
+    keep = (x > lo).logical_and(x < hi).logical_or(x == -3)
+    tl.store(y_ptr + tl.arange(0, N), keep.to(tl.int32))
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_block_logical_and_or_methods(target):
+    x = np.arange(-4, 12, dtype=np.int32)
+    y = np.zeros(16, np.int32)
+    xblock.jit(in_window_or_sentinel)[(1,)](x, y, 0, 5, N=16, target=target)
+    np.testing.assert_array_equal(y, (((x > 0) & (x < 5)) | (x == -3)).astype(np.int32))
+
+
+def test_block_logical_and_or_methods_compile_for_cuda():
+    ck = precompile(in_window_or_sentinel, (np.zeros(16, np.int32), np.zeros(16, np.int32), 0, 5), {"N": 16})
+    assert "cubin" in ck.asm
+
+
+@triton.jit
+def logical_and_of_ints(x_ptr, y_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(y_ptr + tl.arange(0, N), x.logical_and(x > 0).to(tl.int32))
+
+
+def test_block_logical_and_of_an_integer_block_is_an_error_at_its_line():
+    with pytest.raises(xblock.CompilationError, match=r"test_triton_surface.py:\d+.*`logical_and` needs bool"):
+        xblock.jit(logical_and_of_ints)[(1,)](np.zeros(8, np.int32), np.zeros(8, np.int32), N=8, target="sim")

@@ -240,3 +240,20 @@ def test_ascend_coarsen_option():
     assert "coarsen" not in ck.metadata
     with pytest.raises(xblock.errors.XBlockError, match="coarsen must be True or False"):
         case.kernel.warmup(*case.copy_args(), target="ascend", coarsen=2, **case.meta)
+
+
+@xblock.jit
+def column_sums_by_atomics(x_ptr, c_ptr, N: xl.constexpr, K: xl.constexpr):
+    # GemLite's gemv: an unmasked atomic_add of a [1, N] block per program of a 2-D grid (split over K)
+    offs_n = xl.program_id(0) * N + xl.arange(0, N)
+    offs_k = xl.program_id(1) * K + xl.arange(0, K)
+    x = xl.load(x_ptr + offs_k[:, None] * 64 + offs_n[None, :])
+    xl.atomic_add(c_ptr + offs_n[None, :], xl.sum(x, axis=0, keep_dims=True))
+
+
+def test_an_unmasked_atomic_of_a_coarsened_program_takes_the_valid_mask():
+    # (the pass rebuilt an unmasked atomic with its attributes read as named attributes: an internal error)
+    x = (np.arange(64 * 64) % 7).astype(np.float32).reshape(64, 64)
+    c = np.zeros(64, np.float32)
+    column_sums_by_atomics[(4, 4)](x, c, N=16, K=16, target="ascend")
+    np.testing.assert_array_equal(c, x.sum(0))

@@ -22,7 +22,7 @@ from .. import language as xl
 from ..dialects import xb
 from ..dialects.locations import LIBRARY
 from ..errors import CompilationError, XBlockError, debug
-from ..language.core import _unwrap, constexpr, is_builtin, tensor
+from ..language.core import _unwrap, builtin, constexpr, is_builtin, tensor
 from ..language.descriptors import aggregate, host_descriptor_type
 from .control import ControlFlow, _has_tensor, _is_py_value, flatten, lift_returns, rebuild, spec_key
 from .semantic import Semantic, SemanticError
@@ -53,14 +53,28 @@ _TENSOR_METHODS = {"to": "cast", "cast": "cast", "reshape": "reshape", "view": "
                    "cumprod": "cumprod", "reduce": "reduce", "associative_scan": "associative_scan",
                    "xor_sum": "xor_sum", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
                    "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "abs": "abs",
-                   "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil", "logical_and": None,
+                   "sigmoid": "sigmoid", "erf": "erf", "floor": "floor", "ceil": "ceil",
                    "split": "split", "gather": "gather", "histogram": "histogram", "item": "item",
                    "flip": "flip", "sort": "sort", "ravel": "ravel", "softmax": "softmax", "reduce_or": "reduce_or",
                    "sqrt_rn": "sqrt_rn", "cdiv": "cdiv", "store": "store", "atomic_add": "atomic_add",
                    "atomic_and": "atomic_and", "atomic_cas": "atomic_cas", "atomic_max": "atomic_max",
                    "atomic_min": "atomic_min", "atomic_or": "atomic_or", "atomic_xchg": "atomic_xchg",
                    "atomic_xor": "atomic_xor"}
-_BLOCK_ATTRS = ("dtype", "shape", "type", "numel", "T", *(n for n, v in _TENSOR_METHODS.items() if v))
+
+
+def _logical(kind: str):
+    """A block's `logical_and`/`logical_or` method (Triton's tensor methods: bool operands, as `and`/`or`)."""
+    @builtin
+    def method(input, other, _semantic=None):
+        for v in (input, other):
+            check_bool_operand(_unwrap(v), f"logical_{kind}")
+        return _semantic.logical(kind, _unwrap(input), _unwrap(other))
+    return method
+
+
+_LOGICAL_METHODS = {"logical_and": _logical("and"), "logical_or": _logical("or")}
+_BLOCK_ATTRS = ("dtype", "shape", "type", "numel", "T", *_LOGICAL_METHODS,
+                *(n for n, v in _TENSOR_METHODS.items() if v))
 
 
 
@@ -355,6 +369,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                 return self.sem.permute(base, None)
             if name in _TENSOR_METHODS and _TENSOR_METHODS[name]:
                 return _Method(getattr(xl, _TENSOR_METHODS[name]), base)
+            if name in _LOGICAL_METHODS:
+                return _Method(_LOGICAL_METHODS[name], base)
             raise SemanticError(f"a block has no attribute '{name}'" + _did_you_mean(name, _BLOCK_ATTRS))
         if isinstance(base, aggregate):
             if not hasattr(base, name) or name.startswith("_"):

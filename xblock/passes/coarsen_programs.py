@@ -322,7 +322,7 @@ class _Coarsen:
             xb.store(ops[0], ops[1], valid, cache=ir.StringAttr(op.attributes["cache"]).value,
                      evict=ir.StringAttr(op.attributes["evict"]).value, loc=loc, ip=ip)
         else:
-            attrs = {k.name: k.attr for k in op.attributes if k.name != "operandSegmentSizes"}
+            attrs = {k: op.attributes[k] for k in op.attributes if k != "operandSegmentSizes"}
             attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([1, 1, 1])
             new = ir.Operation.create("xb.atomic_rmw", results=[op.result.type], operands=ops[:2] + [valid],
                                       attributes=attrs, loc=loc, ip=ip)

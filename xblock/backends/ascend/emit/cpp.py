@@ -38,7 +38,8 @@ class CStyle:
     # value, before C++20) is undefined, so they are printed as calls of helpers that compute in uint32_t (the
     # kernel's own functions: lowerCamel, unlike the AscendC API)
     wrapping = {"arith.addi": "wrapAdd", "arith.subi": "wrapSub", "arith.muli": "wrapMul", "arith.shli": "wrapShl"}
-    cmpi = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]
+    cmpi = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]  # predicates 6-9 (ult..uge): operands unsigned
+    unsigned = {"i8": "uint8_t", "i16": "uint16_t", "i32": "uint32_t", "i64": "uint64_t", "index": "uint64_t"}
     cmpf = [None, "==", ">", ">=", "<", "<=", "!=", None, "==", ">", ">=", "<", "<=", "!=", None, None]
     casts = ("arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.fptosi", "arith.extf",
              "arith.truncf", "arith.index_cast", "arith.uitofp", "arith.fptoui", "arith.bitcast")
@@ -128,10 +129,19 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
         t = str(op.result.type)
         return f"static_cast<{self.ctype(t)}>({e})" if t in ("f16", "bf16") else e
 
+    def as_unsigned(self, v: ir.Value) -> str:
+        """`v` read as unsigned (the C++ types are signed: an unsigned compare or division needs the cast)."""
+        t = str(v.type)
+        return f"static_cast<{self.unsigned[t]}>({self.expr(v)})" if t in self.unsigned else self.expr(v)
+
     def value_expr(self, op) -> str:
         n = op.name
         if n == "arith.constant":
             return self.literal(op)
+        if n in ("arith.divui", "arith.remui"):  # (uint64 keys and hashes: 2**63 and above are not negative)
+            t = str(op.result.type)
+            e = f"({self.as_unsigned(op.operands[0])} {self.binary[n]} {self.as_unsigned(op.operands[1])})"
+            return f"static_cast<{self.ctype(t)}>{e}"
         if n in self.binary:
             lhs = self.expr(op.operands[0])
             t = str(op.result.type)
@@ -149,6 +159,8 @@ class AscendCEmitter(CStyle, CubeCalls, LayoutCalls):
             a, b = self.expr(op.operands[0]), self.expr(op.operands[1])
             if a == b:  # a value compared with itself (CSE made two conditions one): no self-comparison in C++
                 return self.self_compare(n, k, a)
+            if n == "arith.cmpi" and k >= 6:  # ult, ule, ugt, uge
+                a, b = self.as_unsigned(op.operands[0]), self.as_unsigned(op.operands[1])
             return f"({a} {(self.cmpi if n == 'arith.cmpi' else self.cmpf)[k]} {b})"
         if n == "arith.select":
             a, b = self.arm(op, op.operands[1]), self.arm(op, op.operands[2])

@@ -265,7 +265,8 @@ def divmod_tile(ctx, op, bind: bool = True) -> Tile:
     """C's truncating x / y or x % y of integer blocks. The vector unit divides floats only: the
     quotient is a float Div truncated to int32, exact while |x| + |y| < 2**24 (int8 and int16 always:
     they divide in int32 lanes, zero-extended for divui/remui, and wrap back); signed int32 lanes are
-    then corrected to C's exact quotient (intexact.Exact32); uint32 ones stay exact below 2**24.
+    then corrected to C's exact quotient (intexact.Exact32); uint32 ones stay exact below 2**24 (a kernel's
+    uint32 blocks divide lane by lane instead: elementwise.py).
     `bind`: the tile is op's result (else a temporary, e.g. for `materialize`)."""
     elem = elem_of(op.result.type)
     if elem not in ("i8", "i16", "i32"):

@@ -563,7 +563,11 @@ def _lower_int_divmod(ctx, op):
     if structured(ctx, r):
         ctx.vmap[r] = Struct(r)
         return
-    if elem_of(r.type) == "i64" and op.name in ("arith.divsi", "arith.remsi"):  # C's `/` and `%` per lane
+    if elem_of(r.type) == "i64":  # C's `/` and `%` per lane (unsigned ones on unsigned C++ values: emit/cpp.py)
         return by_lanes(ctx, op, "integer division of int64 blocks has no vector instruction (910B has no 64-bit "
                         "lanes)")
+    if elem_of(r.type) == "i32" and op.name in ("arith.divui", "arith.remui"):
+        # the vector unit divides floats, exact for uint32 below 2**24 only; exact int32 (intexact.Exact32) is signed
+        return by_lanes(ctx, op, "unsigned division of int32 blocks is exact only on C++ scalars (the vector unit "
+                        "divides floats)")
     ctx.vmap[r] = divmod_tile(ctx, op)
