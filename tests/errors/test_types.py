@@ -406,3 +406,17 @@ def k_where_ptr_mix(x_ptr, n):
 
 def test_where_mixing_pointer_and_float():
     compile_error(k_where_ptr_mix, SIG)
+
+
+@xblock.jit
+def k_fp64_scale_in_loop(x_ptr, scale, n):
+    offs = xl.arange(0, 16)
+    acc = xl.zeros((16,), xl.float32)
+    for i in range(n):  # ERR
+        acc = acc + xl.load(x_ptr + i * 16 + offs) * scale
+
+
+def test_an_fp64_scalar_reaching_a_loop_carried_block_names_np_float64():
+    # SGLang's prefill attention passes sm_scale = 1 / np.sqrt(d), an np.float64: fp64 in xblock, fp32 in Triton
+    compile_error(k_fp64_scale_in_loop, {"x_ptr": "*fp32", "scale": "fp64", "n": "i32"},
+                  match=r"has type .*float32.* before the loop but .*float64.*np.float64.*float\(v\)")
