@@ -238,3 +238,25 @@ def logical_and_of_ints(x_ptr, y_ptr, N: tl.constexpr):
 def test_block_logical_and_of_an_integer_block_is_an_error_at_its_line():
     with pytest.raises(xblock.CompilationError, match=r"test_triton_surface.py:\d+.*`logical_and` needs bool"):
         xblock.jit(logical_and_of_ints)[(1,)](np.zeros(8, np.int32), np.zeros(8, np.int32), N=8, target="sim")
+
+
+# ------------------------------------------------------------- an np.float64 scalar is fp32, as in Triton
+@triton.jit
+def scaled_row_sums(x_ptr, out_ptr, sm_scale, n_rows, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    acc = tl.zeros((N,), dtype=tl.float32)
+    for r in range(n_rows):  # the accumulator keeps its type through the loop only if sm_scale is fp32
+        acc += tl.load(x_ptr + r * N + offs) * sm_scale
+    tl.store(out_ptr + offs, acc)
+
+
+@pytest.mark.parametrize("target", RUN_TARGETS)
+def test_an_np_float64_scalar_is_fp32_as_in_triton(target):
+    # SGLang's prefill attention passes sm_scale = 1.0 / np.sqrt(head_dim), an np.float64
+    x = np.arange(3 * 16, dtype=np.float32).reshape(3, 16)
+    out = np.zeros(16, np.float32)
+    scale = 1.0 / np.sqrt(np.float64(64))
+    xblock.jit(scaled_row_sums)[(1,)](x, out, scale, 3, N=16, target=target)
+    np.testing.assert_array_equal(out, (x * np.float32(scale)).sum(0, dtype=np.float32))
+    md = xblock.jit(scaled_row_sums).warmup(x, out, scale, 3, N=16, target="sim").metadata
+    assert dict(zip(md["arg_names"], md["arg_types"]))["sm_scale"] == "fp32"

@@ -416,7 +416,6 @@ def k_fp64_scale_in_loop(x_ptr, scale, n):
         acc = acc + xl.load(x_ptr + i * 16 + offs) * scale
 
 
-def test_an_fp64_scalar_reaching_a_loop_carried_block_names_np_float64():
-    # SGLang's prefill attention passes sm_scale = 1 / np.sqrt(d), an np.float64: fp64 in xblock, fp32 in Triton
+def test_an_fp64_scalar_reaching_a_loop_carried_block_says_to_cast_it():
     compile_error(k_fp64_scale_in_loop, {"x_ptr": "*fp32", "scale": "fp64", "n": "i32"},
-                  match=r"has type .*float32.* before the loop but .*float64.*np.float64.*float\(v\)")
+                  match=r"has type .*float32.* before the loop but .*float64.*fp64 scalar argument.*to\(tl.float32\)")

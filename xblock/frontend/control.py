@@ -490,8 +490,8 @@ class ControlFlow:
                         what = f"'{n}'" if len(blocks) == 1 else f"a block of '{n}'"
                         hint = "make its type the same (e.g. start from xl.zeros(...))"
                         if x.dtype.is_fp64() and not init.dtype.is_fp64():  # SGLang's sm_scale = 1 / np.sqrt(d)
-                            hint = ("a float64 reached it: an `np.float64` scalar argument is fp64 in xblock (Triton "
-                                    "makes it fp32): pass float(v), or cast with .to(tl.float32)")
+                            hint = ("a float64 reached it (an fp64 scalar argument, or a float64 block): cast with "
+                                    ".to(tl.float32), or start the block as float64")
                         raise SemanticError(
                             f"loop-carried variable {what} has type {init.type} before the loop but {x.type} "
                             f"{where}; {hint}")

@@ -75,7 +75,7 @@ def describe(name: str, v) -> tuple:
             raise ArgError(f"argument '{name}' = {v} does not fit in 64 bits")
         return sig, "1" if v == 1 else ("D" if v % 16 == 0 else "")
     if isinstance(v, (float, np.floating)):
-        return ("fp64" if type(v) is np.float64 else "fp32"), ""
+        return "fp32", ""  # np.float64 too, as Triton 3.6 (a float subclass); an fp64 scalar: a signature's fp64
     raise ArgError(f"argument '{name}' has type {type(v).__name__}, which kernels cannot take "
                    "(expected an array, a tensor, an int, a float or a bool)")
 
